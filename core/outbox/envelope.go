@@ -1,0 +1,96 @@
+package outbox
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Envelope is the public event envelope the relay hands to the queue and
+// consumers decode. Payload is json.RawMessage, so marshalling the Envelope
+// embeds the payload object verbatim instead of Base64-encoding bytes.
+// Consumers must ignore unknown fields: the envelope may grow.
+type Envelope struct {
+	EventID        string          `json:"event_id"`
+	EventType      string          `json:"event_type"`
+	PayloadVersion int             `json:"payload_version"`
+	AggregateType  string          `json:"aggregate_type"`
+	AggregateID    string          `json:"aggregate_id"`
+	ResourceType   string          `json:"resource_type"`
+	ResourceID     string          `json:"resource_id"`
+	BusinessKey    string          `json:"business_key,omitempty"`
+	RequestID      string          `json:"request_id"`
+	CorrelationID  string          `json:"correlation_id"`
+	OccurredAt     time.Time       `json:"occurred_at"`
+	Payload        json.RawMessage `json:"payload"`
+}
+
+// Envelope returns the public envelope of ev. OccurredAt is ev.CreatedAt,
+// the time of the business fact; the payload bytes are copied.
+func (ev Event) Envelope() Envelope {
+	return Envelope{
+		EventID:        ev.EventID,
+		EventType:      ev.EventType,
+		PayloadVersion: ev.PayloadVersion,
+		AggregateType:  ev.AggregateType,
+		AggregateID:    ev.AggregateID,
+		ResourceType:   ev.ResourceType,
+		ResourceID:     ev.ResourceID,
+		BusinessKey:    ev.BusinessKey,
+		RequestID:      ev.RequestID,
+		CorrelationID:  ev.CorrelationID,
+		OccurredAt:     ev.CreatedAt,
+		Payload:        slices.Clone(ev.Payload),
+	}
+}
+
+// DecodeEnvelope parses a queued envelope. It returns a *ValidationError when
+// event_id, event_type or payload_version is invalid, and one wrapping
+// ErrPayloadNotStructured when payload is missing or not a JSON object, e.g.
+// a JSON string left by marshalling the payload twice (the Base64
+// regression). Unknown fields are ignored.
+func DecodeEnvelope(data []byte) (Envelope, error) {
+	var env Envelope
+	if err := json.Unmarshal(data, &env); err != nil {
+		return Envelope{}, fmt.Errorf("decode outbox envelope: %w", err)
+	}
+	if err := checkEventID(env.EventID); err != nil {
+		return Envelope{}, err
+	}
+	if err := checkEventType(env.EventType); err != nil {
+		return Envelope{}, err
+	}
+	if err := checkVersion(env.PayloadVersion); err != nil {
+		return Envelope{}, err
+	}
+	if err := checkPayloadObject(env.Payload); err != nil {
+		return Envelope{}, err
+	}
+	return env, nil
+}
+
+// Decode unmarshals the payload into dst, typically a pointer to the
+// event type's payload struct for env.PayloadVersion. It refuses a payload
+// that is not a JSON object like DecodeEnvelope does.
+func (env Envelope) Decode(dst any) error {
+	if err := checkPayloadObject(env.Payload); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(env.Payload, dst); err != nil {
+		return fmt.Errorf("decode %s v%d payload of event %s: %w", env.EventType, env.PayloadVersion, env.EventID, err)
+	}
+	return nil
+}
+
+func checkPayloadObject(p json.RawMessage) error {
+	if !isObject(p) {
+		return &ValidationError{
+			Field:  "payload",
+			Reason: fmt.Sprintf("starts with %.20q, not a json object; the producer may have marshalled it twice", bytes.TrimSpace(p)),
+			Err:    ErrPayloadNotStructured,
+		}
+	}
+	return nil
+}

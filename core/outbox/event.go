@@ -1,0 +1,165 @@
+package outbox
+
+import (
+	"encoding/json"
+	"errors"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/july/template/core/lease"
+)
+
+// Field limits. Stores size their columns at least this large.
+const (
+	// MaxEventTypeLen bounds event_type.
+	MaxEventTypeLen = 100
+	// MaxTypeLen bounds aggregate_type and resource_type.
+	MaxTypeLen = 64
+	// MaxIDLen bounds aggregate_id, resource_id, business_key, request_id and
+	// correlation_id.
+	MaxIDLen = 128
+	// MaxPayloadBytes bounds the encoded JSON payload (256 KiB): an event
+	// carries the facts a consumer needs, not a whole business object.
+	MaxPayloadBytes = 256 << 10
+)
+
+var (
+	eventTypeRE = regexp.MustCompile(`^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$`)
+	uuidRE      = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+)
+
+const nilUUID = "00000000-0000-0000-0000-000000000000"
+
+// Event is one row of tb_outbox_event. Field comments name the column.
+type Event struct {
+	ID             int64  // id; assigned by the store, 0 before insert
+	EventID        string // event_id; canonical lowercase UUID, never regenerated
+	EventType      string // event_type, e.g. "topup.created"
+	PayloadVersion int    // payload_version, >= 1
+	AggregateType  string // aggregate_type
+	AggregateID    string // aggregate_id
+	ResourceType   string // resource_type
+	ResourceID     string // resource_id
+	BusinessKey    string // business_key; optional
+	RequestID      string // request_id; the entry command's id
+	CorrelationID  string // correlation_id; the business chain's id
+	// Payload is payload (jsonb): a JSON object produced by New, or read back
+	// by a store. Never build it by hand.
+	Payload          json.RawMessage
+	Status           Status      // status
+	RetryCount       int         // retry_count; failed attempts so far
+	NextAttemptAt    time.Time   // next_attempt_at; claimable from this instant
+	Lease            lease.Lease // lease_owner, lease_expires_at and the fencing token
+	LastErrorCode    string      // last_error_code
+	LastErrorMessage string      // last_error_message; redacted by the caller
+	CreatedAt        time.Time   // created_at; also the envelope's occurred_at
+	UpdatedAt        time.Time   // updated_at
+	DeliveredAt      *time.Time  // delivered_at; nil until delivered
+}
+
+// NewParams are the arguments to New. EventID and Now come from the caller
+// because core generates no ids and reads no clock.
+type NewParams struct {
+	EventID        string
+	EventType      string
+	PayloadVersion int
+	AggregateType  string
+	AggregateID    string
+	ResourceType   string
+	ResourceID     string
+	BusinessKey    string // optional
+	RequestID      string
+	// CorrelationID defaults to RequestID when empty: a chain that starts
+	// here is identified by its entry command.
+	CorrelationID string
+	// Payload is a struct, a pointer to a struct or a map with string keys.
+	// It is marshalled exactly once, here.
+	Payload any
+	Now     time.Time
+}
+
+// New validates p and returns a Pending event due at p.Now. It returns every
+// problem found, joined; each is a *ValidationError whose Field is the column
+// name (payload problems also wrap ErrPayloadNotStructured or
+// ErrPayloadTooLarge).
+func New(p NewParams) (Event, error) {
+	if p.CorrelationID == "" {
+		p.CorrelationID = p.RequestID
+	}
+	errs := []error{
+		checkEventID(p.EventID),
+		checkEventType(p.EventType),
+		checkVersion(p.PayloadVersion),
+		checkText("aggregate_type", p.AggregateType, MaxTypeLen, true),
+		checkText("aggregate_id", p.AggregateID, MaxIDLen, true),
+		checkText("resource_type", p.ResourceType, MaxTypeLen, true),
+		checkText("resource_id", p.ResourceID, MaxIDLen, true),
+		checkText("business_key", p.BusinessKey, MaxIDLen, false),
+		checkText("request_id", p.RequestID, MaxIDLen, true),
+		checkText("correlation_id", p.CorrelationID, MaxIDLen, true),
+	}
+	if p.Now.IsZero() {
+		errs = append(errs, &ValidationError{Field: "created_at", Reason: "now is zero; pass the current time"})
+	}
+	payload, err := MarshalPayload(p.Payload)
+	errs = append(errs, err)
+	if err := errors.Join(errs...); err != nil {
+		return Event{}, err
+	}
+	return Event{
+		EventID:        p.EventID,
+		EventType:      p.EventType,
+		PayloadVersion: p.PayloadVersion,
+		AggregateType:  p.AggregateType,
+		AggregateID:    p.AggregateID,
+		ResourceType:   p.ResourceType,
+		ResourceID:     p.ResourceID,
+		BusinessKey:    p.BusinessKey,
+		RequestID:      p.RequestID,
+		CorrelationID:  p.CorrelationID,
+		Payload:        payload,
+		Status:         Pending,
+		NextAttemptAt:  p.Now,
+		CreatedAt:      p.Now,
+		UpdatedAt:      p.Now,
+	}, nil
+}
+
+func checkEventID(id string) error {
+	if !uuidRE.MatchString(id) || id == nilUUID {
+		return &ValidationError{Field: "event_id", Reason: "must be a non-nil canonical lowercase uuid like 0b7e6f2a-5c1d-4e8f-9a3b-2c4d6e8f0a1b"}
+	}
+	return nil
+}
+
+func checkEventType(t string) error {
+	if len(t) > MaxEventTypeLen || !eventTypeRE.MatchString(t) {
+		return &ValidationError{Field: "event_type", Reason: "must be lowercase dotted words like topup.created, at most 100 bytes"}
+	}
+	return nil
+}
+
+func checkVersion(v int) error {
+	if v < 1 {
+		return &ValidationError{Field: "payload_version", Reason: "must be 1 or greater"}
+	}
+	return nil
+}
+
+// checkText requires visible ASCII (0x21-0x7e): identifiers travel through
+// logs, headers and queue metadata, where spaces and control bytes do harm.
+func checkText(field, v string, maxLen int, required bool) error {
+	switch {
+	case v == "" && required:
+		return &ValidationError{Field: field, Reason: "is empty; it is required"}
+	case len(v) > maxLen:
+		return &ValidationError{Field: field, Reason: "is longer than " + strconv.Itoa(maxLen) + " bytes"}
+	}
+	for i := range len(v) {
+		if v[i] < 0x21 || v[i] > 0x7e {
+			return &ValidationError{Field: field, Reason: "must be visible ascii without spaces or control characters"}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,165 @@
+package ports
+
+import (
+	"context"
+	"time"
+
+	"github.com/july/template/core/outbox"
+)
+
+// OutboxWriter appends events. Business code does not use it: it calls the
+// adapter's transaction-bound function (postgres.AppendOutbox with its own
+// bun.Tx) so the event commits with the business fact. OutboxWriter exists
+// for tools and tests that have no business transaction.
+type OutboxWriter interface {
+	// Append stores events as Pending in one atomic write, assigning ID (and
+	// CreatedAt/UpdatedAt from the events). It returns an error wrapping
+	// ErrConflict, and stores none of them, when an event_id already exists.
+	Append(ctx context.Context, events ...outbox.Event) error
+}
+
+// LeaseRef names one leased row: its id and the fencing token of the claim.
+type LeaseRef struct {
+	ID    int64
+	Token int64
+}
+
+// ClaimParams are the arguments to OutboxRelayStore.Claim.
+type ClaimParams struct {
+	Owner    string        // lease owner, e.g. "relay-7f3a/loop-0"
+	Limit    int           // at most this many rows, >= 1
+	LeaseFor time.Duration // lease length, (0, lease.MaxTTL]
+	Now      time.Time
+}
+
+// FailItem is one failed delivery: the row, its claim token and the
+// decision from outbox.Policy.OnFailure.
+type FailItem struct {
+	Ref      LeaseRef
+	Decision outbox.FailureDecision
+}
+
+// OutboxRelayStore is what the relay needs to move committed events out.
+// Implementations must be safe for concurrent use by several relay
+// processes: two callers never hold the same row at once.
+type OutboxRelayStore interface {
+	// Claim leases up to p.Limit due rows to p.Owner until p.Now+p.LeaseFor:
+	// Pending rows whose next_attempt_at <= p.Now, oldest due first. Each
+	// claim increments the row's fencing token and moves it to Delivering.
+	// Rows leased to anyone else, including an expired lease (recovery
+	// handles those), are skipped. It returns an empty slice, not an error,
+	// when nothing is due. Rows inserted by uncommitted transactions are
+	// never returned.
+	Claim(ctx context.Context, p ClaimParams) ([]outbox.Event, error)
+
+	// Complete marks the referenced rows Delivered, in one atomic write, for
+	// those still leased to owner with the same token and an unexpired lease
+	// at now. It returns the ids that were not completed because the lease
+	// was lost; they are left untouched. A delivered row never changes again.
+	Complete(ctx context.Context, owner string, now time.Time, refs []LeaseRef) (lost []int64, err error)
+
+	// Fail records failed attempts: each row still held by owner/token at now
+	// takes item.Decision (back to Pending with next_attempt_at, retry_count,
+	// last error; or Failed for good). Lost rows are returned, untouched.
+	Fail(ctx context.Context, owner string, now time.Time, items []FailItem) (lost []int64, err error)
+
+	// Renew extends the held, unexpired leases to now+leaseFor, keeping the
+	// tokens. It returns the ids whose lease was lost.
+	Renew(ctx context.Context, owner string, now time.Time, leaseFor time.Duration, refs []LeaseRef) (lost []int64, err error)
+
+	// Release hands held rows back as Pending, due at now, without counting
+	// an attempt (graceful shutdown). It returns the ids whose lease was lost.
+	Release(ctx context.Context, owner string, now time.Time, refs []LeaseRef) (lost []int64, err error)
+
+	// RecoverExpired returns up to limit Delivering rows whose lease expired
+	// at or before now to Pending, due at now, keeping event_id, payload,
+	// ids, retry_count and the token. It returns how many it recovered.
+	RecoverExpired(ctx context.Context, now time.Time, limit int) (int, error)
+}
+
+// OutboxOperatorStore serves operators and monitoring. It never deletes
+// an undelivered event and never changes a delivered event's content.
+type OutboxOperatorStore interface {
+	// Get returns the event with eventID or ErrNotFound.
+	Get(ctx context.Context, eventID string) (outbox.Event, error)
+
+	// List returns events matching f, newest first, at most f.Limit.
+	List(ctx context.Context, f OutboxFilter) ([]outbox.Event, error)
+
+	// Replay makes the chosen events Pending again under p.Request (operator,
+	// reason, batch id recorded on the rows), keeping their event_id and
+	// payload. Only events that outbox.CanReplay accepts at p.Now change;
+	// the others are reported in Skipped with the reason.
+	Replay(ctx context.Context, p ReplayParams) (ReplayResult, error)
+
+	// ReleaseLeases returns Delivering rows held by owner (all owners when
+	// owner is empty) to Pending at now, even if their lease is live. For an
+	// operator who knows the holder is dead. It returns how many changed.
+	ReleaseLeases(ctx context.Context, owner string, now time.Time) (int, error)
+
+	// Stats summarises the backlog at now for monitoring.
+	Stats(ctx context.Context, now time.Time) (OutboxStats, error)
+
+	// PurgeDelivered deletes up to limit Delivered rows delivered before
+	// cutoff (the retention job) and returns how many. Pending, Delivering
+	// and Failed rows are never deleted.
+	PurgeDelivered(ctx context.Context, cutoff time.Time, limit int) (int, error)
+}
+
+// OutboxStore is the whole outbox port. Adapters implement it and the
+// contract suite tests it; core code depends on the narrow views.
+type OutboxStore interface {
+	OutboxWriter
+	OutboxRelayStore
+	OutboxOperatorStore
+}
+
+// OutboxFilter selects events for OutboxOperatorStore.List. Zero fields
+// match everything.
+type OutboxFilter struct {
+	Status        outbox.Status
+	EventType     string
+	CorrelationID string
+	AggregateType string
+	AggregateID   string
+	Limit         int // default 50, max 500
+}
+
+// ReplayParams are the arguments to OutboxOperatorStore.Replay.
+type ReplayParams struct {
+	EventIDs   []string
+	Request    outbox.ReplayRequest
+	Now        time.Time
+	StuckAfter time.Duration // a Pending row overdue this long counts as stuck
+}
+
+// ReplayResult reports what Replay did.
+type ReplayResult struct {
+	Replayed []string          // event ids now Pending again
+	Skipped  map[string]string // event id -> why it was not replayed
+}
+
+// OutboxStats is a backlog snapshot.
+type OutboxStats struct {
+	Pending          int64
+	Delivering       int64
+	Delivered        int64
+	Failed           int64
+	ExpiredLeases    int64         // Delivering rows whose lease ran out
+	OldestPendingAge time.Duration // 0 when nothing is pending
+	// BacklogByType counts Pending+Delivering rows per event_type.
+	BacklogByType map[string]int64
+	// RetryHistogram counts undelivered rows by retry_count.
+	RetryHistogram map[int]int64
+}
+
+// Publisher hands envelopes to the task queue (Asynq in production).
+type Publisher interface {
+	// Publish enqueues each envelope with its event_id as the queue's task
+	// id. It returns one error per envelope, nil when enqueued or already
+	// present under that id (a re-delivery the queue absorbed). Errors
+	// classify with outbox.Classify: a payload the queue can never accept is
+	// permanent, an unreachable queue transient (wrapping ErrUnavailable).
+	// Envelopes of one call may be enqueued concurrently.
+	Publish(ctx context.Context, envs []outbox.Envelope) []error
+}
