@@ -1,0 +1,88 @@
+package idempotency_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/july/template/core/idempotency"
+	"github.com/july/template/core/lease"
+)
+
+func TestDecide(t *testing.T) {
+	t.Parallel()
+
+	now := time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC)
+	fpA := idempotency.Fingerprint{Version: idempotency.FingerprintV1, Sum: sumOf('a')}
+	fpB := idempotency.Fingerprint{Version: idempotency.FingerprintV1, Sum: sumOf('b')}
+	fpA2 := idempotency.Fingerprint{Version: 2, Sum: fpA.Sum}
+	live := lease.Lease{Owner: "api-1", Token: 1, ExpiresAt: now.Add(time.Nanosecond)}
+	expiringNow := lease.Lease{Owner: "api-1", Token: 1, ExpiresAt: now}
+	expired := lease.Lease{Owner: "api-1", Token: 1, ExpiresAt: now.Add(-time.Second)}
+	released := lease.Lease{Token: 1}
+
+	rec := func(fp idempotency.Fingerprint, st idempotency.State, l lease.Lease) *idempotency.Record {
+		return &idempotency.Record{
+			Scope: idempotency.Scope{Principal: "u1", Operation: "topup.create"},
+			Key:   "key-0001", Fingerprint: fp, State: st, Lease: l,
+		}
+	}
+	tests := []struct {
+		name     string
+		existing *idempotency.Record
+		incoming idempotency.Fingerprint
+		want     idempotency.Decision
+		wantErr  error
+	}{
+		{"NoRecord", nil, fpA, idempotency.DecisionNew, nil},
+		{"CompletedSame", rec(fpA, idempotency.StateCompleted, lease.Lease{}), fpA, idempotency.DecisionReplay, nil},
+		{"CompletedDifferent", rec(fpA, idempotency.StateCompleted, lease.Lease{}), fpB, idempotency.DecisionReused, idempotency.ErrKeyReused},
+		{"InProgressDifferent", rec(fpA, idempotency.StateInProgress, live), fpB, idempotency.DecisionReused, idempotency.ErrKeyReused},
+		{"ExpiredDifferent", rec(fpA, idempotency.StateInProgress, expired), fpB, idempotency.DecisionReused, idempotency.ErrKeyReused},
+		{"InProgressLive", rec(fpA, idempotency.StateInProgress, live), fpA, idempotency.DecisionInProgress, idempotency.ErrInProgress},
+		{"LeaseExpiresAtNow", rec(fpA, idempotency.StateInProgress, expiringNow), fpA, idempotency.DecisionTakeover, nil},
+		{"LeaseExpired", rec(fpA, idempotency.StateInProgress, expired), fpA, idempotency.DecisionTakeover, nil},
+		{"LeaseReleased", rec(fpA, idempotency.StateInProgress, released), fpA, idempotency.DecisionTakeover, nil},
+		{"OtherVersion", rec(fpA, idempotency.StateCompleted, lease.Lease{}), fpA2, idempotency.DecisionReused, idempotency.ErrKeyReused},
+		{"ZeroFingerprints", rec(idempotency.Fingerprint{}, idempotency.StateCompleted, lease.Lease{}), idempotency.Fingerprint{}, idempotency.DecisionReused, idempotency.ErrKeyReused},
+		{"UnknownState", rec(fpA, idempotency.State(9), expired), fpA, idempotency.DecisionInProgress, idempotency.ErrInProgress},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+
+			got := idempotency.Decide(tt.existing, tt.incoming, now)
+			require.Equal(t, tt.want, got, "existing %+v incoming %s", tt.existing, tt.incoming)
+			if tt.wantErr == nil {
+				require.NoError(t, got.Err(), "decision %s", got)
+				return
+			}
+			require.ErrorIs(t, got.Err(), tt.wantErr, "decision %s", got)
+		})
+	}
+}
+
+func TestDecisionString(t *testing.T) {
+	t.Parallel()
+
+	names := map[idempotency.Decision]string{
+		idempotency.DecisionNew:        "new",
+		idempotency.DecisionReplay:     "replay",
+		idempotency.DecisionReused:     "reused",
+		idempotency.DecisionInProgress: "in_progress",
+		idempotency.DecisionTakeover:   "takeover",
+		idempotency.Decision(0):        "unknown",
+	}
+	for d, want := range names {
+		require.Equal(t, want, d.String(), "decision %d", int(d))
+	}
+}
+
+func sumOf(c byte) string {
+	b := make([]byte, 64)
+	for i := range b {
+		b[i] = c
+	}
+	return string(b)
+}

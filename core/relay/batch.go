@@ -1,0 +1,101 @@
+package relay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/july/template/core/outbox"
+	"github.com/july/template/core/ports"
+)
+
+// RunOnce claims one batch for owner, publishes it and marks the outcome.
+// It returns how many rows it claimed. Once rows are claimed the batch is
+// finished even if ctx is cancelled (bounded by Config.StopTimeout), so a
+// graceful stop never strands a lease.
+func (r *Relay) RunOnce(ctx context.Context, owner string) (int, error) {
+	if ctx.Err() != nil {
+		return 0, nil
+	}
+	events, err := r.store.Claim(ctx, ports.ClaimParams{
+		Owner: owner, Limit: r.cfg.BatchSize, LeaseFor: r.cfg.LeaseFor, Now: r.clock.Now(),
+	})
+	if err != nil {
+		return 0, fmt.Errorf("claim outbox batch: %w", err)
+	}
+	if len(events) == 0 {
+		return 0, nil
+	}
+	// Detach: finishing the batch is what keeps at-least-once cheap.
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.cfg.StopTimeout)
+	defer cancel()
+
+	envs := make([]outbox.Envelope, len(events))
+	for i, ev := range events {
+		envs[i] = ev.Envelope()
+	}
+	errs := r.pub.Publish(fctx, envs)
+
+	res := BatchResult{Claimed: len(events)}
+	var done []ports.LeaseRef
+	var failed []ports.FailItem
+	now := r.clock.Now()
+	for i, ev := range events {
+		ref := ports.LeaseRef{ID: ev.ID, Token: ev.Lease.Token}
+		var perr error
+		if i < len(errs) {
+			perr = errs[i]
+		} else {
+			perr = outbox.Transient("PUBLISH_RESULT_MISSING", "publisher returned fewer results than envelopes")
+		}
+		if perr == nil {
+			done = append(done, ref)
+			continue
+		}
+		d := r.cfg.Policy.OnFailure(ev.RetryCount, perr, now, r.opts.RandFunc())
+		if d.Final && d.Class == outbox.ClassTransient && errors.Is(perr, ports.ErrUnavailable) {
+			// An unreachable queue is not the event's fault: keep backing
+			// off (capped by Policy.Backoff.Max) instead of failing it for good.
+			d.Status, d.Final = outbox.Pending, false
+			d.NextAttemptAt = now.Add(r.cfg.Policy.Backoff.Delay(d.RetryCount, r.opts.RandFunc()))
+		}
+		d.Message = r.opts.RedactFunc(d.Message)
+		failed = append(failed, ports.FailItem{Ref: ref, Decision: d})
+		res.Attempts = append(res.Attempts, d.RetryCount)
+		if d.Final {
+			res.Failed++
+			res.FailedEvents = append(res.FailedEvents, FailedEvent{EventID: ev.EventID, EventType: ev.EventType, Code: d.Code, Attempts: d.RetryCount})
+		} else {
+			res.Retried++
+		}
+	}
+
+	var firstErr error
+	if len(done) > 0 {
+		lost, err := r.store.Complete(fctx, owner, now, done)
+		if err != nil {
+			// The events are in the queue; their leases expire and they are
+			// published again under the same event_id (at least once).
+			firstErr = fmt.Errorf("mark %d outbox events delivered: %w", len(done), err)
+		} else {
+			res.Delivered = len(done) - len(lost)
+			res.Lost += len(lost)
+		}
+	}
+	if len(failed) > 0 {
+		lost, err := r.store.Fail(fctx, owner, now, failed)
+		if err != nil && firstErr == nil {
+			firstErr = fmt.Errorf("record %d failed outbox deliveries: %w", len(failed), err)
+		}
+		res.Lost += len(lost)
+	}
+	for _, fe := range res.FailedEvents {
+		r.opts.Logger.Error("outbox event failed for good; replay it after fixing the cause",
+			"event_id", fe.EventID, "event_type", fe.EventType, "error_code", fe.Code, "attempts", fe.Attempts)
+	}
+	if res.Lost > 0 {
+		r.opts.Logger.Warn("outbox leases lost before marking; another relay took over", "owner", owner, "count", res.Lost)
+	}
+	r.opts.Observer.Batch(res)
+	return len(events), firstErr
+}

@@ -1,0 +1,182 @@
+package relay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/july/template/core/outbox"
+	"github.com/july/template/core/ports"
+)
+
+// Relay runs the claim loops and the recovery sweep.
+type Relay struct {
+	store ports.OutboxRelayStore
+	pub   ports.Publisher
+	clock ports.Clock
+	cfg   Config
+	opts  Options
+
+	wake []chan struct{}
+
+	mu     sync.Mutex
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// Options are the optional collaborators of a Relay.
+type Options struct {
+	// Logger receives one line per problem; default: slog.Default().
+	Logger *slog.Logger
+	// Observer receives batch results for metrics; default: none.
+	Observer Observer
+	// RandFunc returns a number in [0, 1) for backoff jitter; default: a
+	// fixed 0.5 (no jitter), so production wiring must pass math/rand.
+	RandFunc func() float64
+	// RedactFunc cleans an error message before it is stored in
+	// last_error_message; default: outbox.SafeMessage.
+	RedactFunc func(string) string
+}
+
+// New returns a Relay. It does not start it.
+func New(store ports.OutboxRelayStore, pub ports.Publisher, clock ports.Clock, cfg Config, opts Options) (*Relay, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if store == nil || pub == nil || clock == nil {
+		return nil, errors.New("relay: store, publisher and clock are required")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Observer == nil {
+		opts.Observer = nopObserver{}
+	}
+	if opts.RandFunc == nil {
+		opts.RandFunc = func() float64 { return 0.5 }
+	}
+	if opts.RedactFunc == nil {
+		opts.RedactFunc = outbox.SafeMessage
+	}
+	r := &Relay{store: store, pub: pub, clock: clock, cfg: cfg, opts: opts}
+	for range cfg.Loops {
+		r.wake = append(r.wake, make(chan struct{}, 1))
+	}
+	return r, nil
+}
+
+// Notify wakes every idle loop at once, e.g. on a Postgres NOTIFY after an
+// insert. It never blocks; notifications arriving while a loop is busy
+// coalesce into one extra pass.
+func (r *Relay) Notify() {
+	for _, c := range r.wake {
+		select {
+		case c <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// Start launches the loops and the sweep and returns immediately. Calling it
+// on a running relay does nothing.
+func (r *Relay) Start(context.Context) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cancel != nil {
+		return nil
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r.cancel, r.done = cancel, make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range r.cfg.Loops {
+		wg.Go(func() { r.loop(ctx, i) })
+	}
+	wg.Go(func() { r.sweep(ctx) })
+	go func(done chan struct{}) { wg.Wait(); close(done) }(r.done)
+	return nil
+}
+
+// Stop ends the loops after their in-flight batch is published and marked
+// (bounded by Config.StopTimeout) and waits for them or for ctx. It is safe
+// before Start and more than once.
+func (r *Relay) Stop(ctx context.Context) error {
+	r.mu.Lock()
+	cancel, done := r.cancel, r.done
+	r.cancel = nil
+	r.mu.Unlock()
+	if cancel == nil {
+		return nil
+	}
+	cancel()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("relay: stop: %w", ctx.Err())
+	}
+}
+
+// Owner returns the lease owner used by loop i.
+func (r *Relay) Owner(i int) string { return r.cfg.Owner + "/" + strconv.Itoa(i) }
+
+func (r *Relay) loop(ctx context.Context, i int) {
+	owner := r.Owner(i)
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		n, err := r.RunOnce(ctx, owner)
+		if err != nil && ctx.Err() == nil {
+			r.opts.Logger.Error("outbox relay batch failed; will retry", "owner", owner, "err", err)
+		}
+		if n == r.cfg.BatchSize && err == nil {
+			if ctx.Err() != nil {
+				return
+			}
+			continue // more may be due: no sleep while draining
+		}
+		timer.Reset(r.cfg.PollInterval)
+		select {
+		case <-ctx.Done():
+			return
+		case <-r.wake[i]:
+		case <-timer.C:
+		}
+	}
+}
+
+func (r *Relay) sweep(ctx context.Context) {
+	t := time.NewTicker(r.cfg.RecoverEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		n, err := r.RecoverOnce(ctx)
+		if err != nil && ctx.Err() == nil {
+			r.opts.Logger.Error("outbox lease recovery failed; will retry", "err", err)
+		}
+		if n > 0 {
+			r.Notify()
+		}
+	}
+}
+
+// RecoverOnce returns expired leases to Pending (up to 10 batches' worth).
+func (r *Relay) RecoverOnce(ctx context.Context) (int, error) {
+	n, err := r.store.RecoverExpired(ctx, r.clock.Now(), 10*r.cfg.BatchSize)
+	if err != nil {
+		return 0, fmt.Errorf("recover expired outbox leases: %w", err)
+	}
+	if n > 0 {
+		r.opts.Observer.Recovered(n)
+		r.opts.Logger.Warn("outbox leases expired and were recovered; a relay probably died", "count", n)
+	}
+	return n, nil
+}
