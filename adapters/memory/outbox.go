@@ -1,0 +1,317 @@
+package memory
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/july/template/core/lease"
+	"github.com/july/template/core/outbox"
+	"github.com/july/template/core/ports"
+)
+
+// OutboxStore is an in-memory ports.OutboxStore.
+type OutboxStore struct {
+	mu     sync.Mutex
+	nextID int64
+	rows   map[int64]*outbox.Event
+	byUUID map[string]int64
+}
+
+var _ ports.OutboxStore = (*OutboxStore)(nil)
+
+// NewOutboxStore returns an empty store.
+func NewOutboxStore() *OutboxStore {
+	return &OutboxStore{rows: map[int64]*outbox.Event{}, byUUID: map[string]int64{}}
+}
+
+// Append implements ports.OutboxWriter.
+func (s *OutboxStore) Append(_ context.Context, events ...outbox.Event) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	seen := map[string]bool{}
+	for _, ev := range events {
+		if ev.Status != outbox.Pending || len(ev.Payload) == 0 {
+			return fmt.Errorf("append outbox event %s: build events with outbox.New", ev.EventID)
+		}
+		if _, dup := s.byUUID[ev.EventID]; dup || seen[ev.EventID] {
+			return fmt.Errorf("append outbox event %s: %w: event_id exists", ev.EventID, ports.ErrConflict)
+		}
+		seen[ev.EventID] = true
+	}
+	for _, ev := range events {
+		s.nextID++
+		ev.ID = s.nextID
+		ev.Payload = slices.Clone(ev.Payload)
+		s.rows[ev.ID] = &ev
+		s.byUUID[ev.EventID] = ev.ID
+	}
+	return nil
+}
+
+// Claim implements ports.OutboxRelayStore.
+func (s *OutboxStore) Claim(_ context.Context, p ports.ClaimParams) ([]outbox.Event, error) {
+	if p.Limit < 1 {
+		return nil, fmt.Errorf("claim outbox: limit %d below 1", p.Limit)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var due []*outbox.Event
+	for _, ev := range s.rows {
+		if ev.Status == outbox.Pending && !p.Now.Before(ev.NextAttemptAt) {
+			due = append(due, ev)
+		}
+	}
+	slices.SortFunc(due, func(a, b *outbox.Event) int {
+		return cmp.Or(a.NextAttemptAt.Compare(b.NextAttemptAt), cmp.Compare(a.ID, b.ID))
+	})
+	out := []outbox.Event{}
+	for _, ev := range due[:min(len(due), p.Limit)] {
+		claimed, err := outbox.Claim(*ev, p.Owner, p.Now, p.LeaseFor)
+		if err != nil {
+			return nil, fmt.Errorf("claim outbox event %s: %w", ev.EventID, err)
+		}
+		*ev = claimed
+		out = append(out, clone(claimed))
+	}
+	return out, nil
+}
+
+// Complete implements ports.OutboxRelayStore.
+func (s *OutboxStore) Complete(_ context.Context, owner string, now time.Time, refs []ports.LeaseRef) ([]int64, error) {
+	return s.each(refs, func(ev outbox.Event, ref ports.LeaseRef) (outbox.Event, error) {
+		ev, err := outbox.Complete(ev, owner, ref.Token, now)
+		return ev, err
+	})
+}
+
+// Fail implements ports.OutboxRelayStore.
+func (s *OutboxStore) Fail(_ context.Context, owner string, now time.Time, items []ports.FailItem) ([]int64, error) {
+	refs := make([]ports.LeaseRef, len(items))
+	byID := make(map[int64]outbox.FailureDecision, len(items))
+	for i, it := range items {
+		refs[i], byID[it.Ref.ID] = it.Ref, it.Decision
+	}
+	return s.each(refs, func(ev outbox.Event, ref ports.LeaseRef) (outbox.Event, error) {
+		return outbox.Fail(ev, owner, ref.Token, byID[ref.ID], now)
+	})
+}
+
+// Renew implements ports.OutboxRelayStore.
+func (s *OutboxStore) Renew(_ context.Context, owner string, now time.Time, leaseFor time.Duration, refs []ports.LeaseRef) ([]int64, error) {
+	return s.each(refs, func(ev outbox.Event, ref ports.LeaseRef) (outbox.Event, error) {
+		return outbox.Renew(ev, owner, ref.Token, now, leaseFor)
+	})
+}
+
+// Release implements ports.OutboxRelayStore.
+func (s *OutboxStore) Release(_ context.Context, owner string, now time.Time, refs []ports.LeaseRef) ([]int64, error) {
+	return s.each(refs, func(ev outbox.Event, ref ports.LeaseRef) (outbox.Event, error) {
+		if ev.Status != outbox.Delivering {
+			return ev, &outbox.TransitionError{From: ev.Status, To: outbox.Pending}
+		}
+		l, err := ev.Lease.Release(owner, ref.Token)
+		if err != nil {
+			return ev, err
+		}
+		ev.Status, ev.Lease, ev.NextAttemptAt, ev.UpdatedAt = outbox.Pending, l, now, now
+		return ev, nil
+	})
+}
+
+// each applies fn to every referenced row under the lock. A row fn refuses
+// (lease lost, wrong status, unknown id) is reported as lost and unchanged.
+func (s *OutboxStore) each(refs []ports.LeaseRef, fn func(outbox.Event, ports.LeaseRef) (outbox.Event, error)) ([]int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var lost []int64
+	for _, ref := range refs {
+		ev, ok := s.rows[ref.ID]
+		if !ok {
+			lost = append(lost, ref.ID)
+			continue
+		}
+		next, err := fn(*ev, ref)
+		if err != nil {
+			lost = append(lost, ref.ID)
+			continue
+		}
+		*ev = next
+	}
+	return lost, nil
+}
+
+// RecoverExpired implements ports.OutboxRelayStore.
+func (s *OutboxStore) RecoverExpired(_ context.Context, now time.Time, limit int) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var expired []*outbox.Event
+	for _, ev := range s.rows {
+		if outbox.LeaseExpired(*ev, now) {
+			expired = append(expired, ev)
+		}
+	}
+	slices.SortFunc(expired, func(a, b *outbox.Event) int { return a.Lease.ExpiresAt.Compare(b.Lease.ExpiresAt) })
+	n := 0
+	for _, ev := range expired[:min(len(expired), max(limit, 0))] {
+		rec, err := outbox.Recover(*ev, now)
+		if err != nil {
+			return n, fmt.Errorf("recover outbox event %s: %w", ev.EventID, err)
+		}
+		*ev = rec
+		n++
+	}
+	return n, nil
+}
+
+// Get implements ports.OutboxOperatorStore.
+func (s *OutboxStore) Get(_ context.Context, eventID string) (outbox.Event, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id, ok := s.byUUID[eventID]
+	if !ok {
+		return outbox.Event{}, fmt.Errorf("get outbox event %s: %w", eventID, ports.ErrNotFound)
+	}
+	return clone(*s.rows[id]), nil
+}
+
+// List implements ports.OutboxOperatorStore.
+func (s *OutboxStore) List(_ context.Context, f ports.OutboxFilter) ([]outbox.Event, error) {
+	limit := cmp.Or(f.Limit, 50)
+	if limit < 1 || limit > 500 {
+		return nil, fmt.Errorf("list outbox: limit %d outside 1..500", f.Limit)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := []outbox.Event{}
+	for _, ev := range s.rows {
+		if (f.Status == 0 || ev.Status == f.Status) &&
+			(f.EventType == "" || ev.EventType == f.EventType) &&
+			(f.CorrelationID == "" || ev.CorrelationID == f.CorrelationID) &&
+			(f.AggregateType == "" || ev.AggregateType == f.AggregateType) &&
+			(f.AggregateID == "" || ev.AggregateID == f.AggregateID) {
+			out = append(out, clone(*ev))
+		}
+	}
+	slices.SortFunc(out, func(a, b outbox.Event) int { return cmp.Compare(b.ID, a.ID) })
+	return out[:min(len(out), limit)], nil
+}
+
+// Replay implements ports.OutboxOperatorStore.
+func (s *OutboxStore) Replay(_ context.Context, p ports.ReplayParams) (ports.ReplayResult, error) {
+	if err := p.Request.Validate(); err != nil {
+		return ports.ReplayResult{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	res := ports.ReplayResult{Skipped: map[string]string{}}
+	for _, eid := range p.EventIDs {
+		id, ok := s.byUUID[eid]
+		if !ok {
+			res.Skipped[eid] = "not found"
+			continue
+		}
+		next, err := outbox.Replay(*s.rows[id], p.Request, p.Now, p.StuckAfter)
+		if err != nil {
+			res.Skipped[eid] = skipReason(err)
+			continue
+		}
+		*s.rows[id] = next
+		res.Replayed = append(res.Replayed, eid)
+	}
+	return res, nil
+}
+
+// ReleaseLeases implements ports.OutboxOperatorStore.
+func (s *OutboxStore) ReleaseLeases(_ context.Context, owner string, now time.Time) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, ev := range s.rows {
+		if ev.Status == outbox.Delivering && (owner == "" || ev.Lease.Owner == owner) {
+			ev.Status, ev.NextAttemptAt, ev.UpdatedAt = outbox.Pending, now, now
+			ev.Lease = lease.Lease{Token: ev.Lease.Token}
+			n++
+		}
+	}
+	return n, nil
+}
+
+// Stats implements ports.OutboxOperatorStore.
+func (s *OutboxStore) Stats(_ context.Context, now time.Time) (ports.OutboxStats, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := ports.OutboxStats{BacklogByType: map[string]int64{}, RetryHistogram: map[int]int64{}}
+	var oldest time.Time
+	for _, ev := range s.rows {
+		switch ev.Status {
+		case outbox.Pending:
+			st.Pending++
+			if oldest.IsZero() || ev.CreatedAt.Before(oldest) {
+				oldest = ev.CreatedAt
+			}
+		case outbox.Delivering:
+			st.Delivering++
+			if outbox.LeaseExpired(*ev, now) {
+				st.ExpiredLeases++
+			}
+		case outbox.Delivered:
+			st.Delivered++
+		case outbox.Failed:
+			st.Failed++
+		}
+		if ev.Status == outbox.Pending || ev.Status == outbox.Delivering {
+			st.BacklogByType[ev.EventType]++
+		}
+		if ev.Status != outbox.Delivered {
+			st.RetryHistogram[ev.RetryCount]++
+		}
+	}
+	if !oldest.IsZero() && now.After(oldest) {
+		st.OldestPendingAge = now.Sub(oldest)
+	}
+	return st, nil
+}
+
+// PurgeDelivered implements ports.OutboxOperatorStore.
+func (s *OutboxStore) PurgeDelivered(_ context.Context, cutoff time.Time, limit int) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var old []*outbox.Event
+	for _, ev := range s.rows {
+		if ev.Status == outbox.Delivered && ev.DeliveredAt != nil && ev.DeliveredAt.Before(cutoff) {
+			old = append(old, ev)
+		}
+	}
+	slices.SortFunc(old, func(a, b *outbox.Event) int { return a.DeliveredAt.Compare(*b.DeliveredAt) })
+	old = old[:min(len(old), max(limit, 0))]
+	for _, ev := range old {
+		delete(s.byUUID, ev.EventID)
+		delete(s.rows, ev.ID)
+	}
+	return len(old), nil
+}
+
+func clone(ev outbox.Event) outbox.Event {
+	ev.Payload = slices.Clone(ev.Payload)
+	if ev.DeliveredAt != nil {
+		t := *ev.DeliveredAt
+		ev.DeliveredAt = &t
+	}
+	return ev
+}
+
+func skipReason(err error) string {
+	var te *outbox.TransitionError
+	switch {
+	case errors.Is(err, outbox.ErrNotReplayable):
+		return "not failed or stuck"
+	case errors.As(err, &te):
+		return te.Error()
+	}
+	return "refused"
+}

@@ -1,0 +1,73 @@
+package memory
+
+import (
+	"context"
+	"sync"
+
+	"github.com/july/template/core/outbox"
+	"github.com/july/template/core/ports"
+)
+
+// Publisher is an in-memory ports.Publisher. Like Asynq with a task id, it
+// absorbs a second envelope with an event_id it already holds.
+type Publisher struct {
+	mu       sync.Mutex
+	tasks    map[string]outbox.Envelope
+	order    []string
+	attempts map[string]int
+
+	// FailFunc, when set, is asked before each envelope is stored; a non-nil
+	// error is returned for that envelope and nothing is stored.
+	FailFunc func(outbox.Envelope) error
+}
+
+var _ ports.Publisher = (*Publisher)(nil)
+
+// NewPublisher returns an empty Publisher.
+func NewPublisher() *Publisher {
+	return &Publisher{tasks: map[string]outbox.Envelope{}, attempts: map[string]int{}}
+}
+
+// Publish implements ports.Publisher.
+func (p *Publisher) Publish(ctx context.Context, envs []outbox.Envelope) []error {
+	errs := make([]error, len(envs))
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i, env := range envs {
+		p.attempts[env.EventID]++
+		if err := ctx.Err(); err != nil {
+			errs[i] = outbox.Transient("QUEUE_UNAVAILABLE", "context done before enqueue")
+			continue
+		}
+		if p.FailFunc != nil {
+			if err := p.FailFunc(env); err != nil {
+				errs[i] = err
+				continue
+			}
+		}
+		if _, ok := p.tasks[env.EventID]; ok {
+			continue
+		}
+		p.tasks[env.EventID] = env
+		p.order = append(p.order, env.EventID)
+	}
+	return errs
+}
+
+// Tasks returns the stored envelopes in first-enqueue order.
+func (p *Publisher) Tasks() []outbox.Envelope {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]outbox.Envelope, 0, len(p.order))
+	for _, id := range p.order {
+		out = append(out, p.tasks[id])
+	}
+	return out
+}
+
+// Attempts returns how many times eventID was offered to Publish.
+func (p *Publisher) Attempts(eventID string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.attempts[eventID]
+}

@@ -1,0 +1,33 @@
+package redaction_test
+
+import (
+	"bytes"
+	"fmt"
+	"log/slog"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/july/template/core/redaction"
+)
+
+func TestSlogHelpers(t *testing.T) {
+	t.Parallel()
+
+	var buf bytes.Buffer
+	log := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{ReplaceAttr: redaction.ReplaceAttr}))
+	log.Info("login",
+		"user", "alice",
+		"dsn_password", "PLANTED1",
+		"api", redaction.Secret("PLANTED2"),
+		"header", "Bearer PLANTED3",
+		slog.Group("session", "id", "PLANTED4"),
+		slog.Group("req", "X-Api-Key", "PLANTED5", "path", "/a"),
+	)
+	out := buf.String()
+	require.NotContains(t, out, plant, "log line %s", out)
+	require.Contains(t, out, `"user":"alice"`)
+	require.Contains(t, out, `"path":"/a"`)
+	require.Contains(t, out, `"api":"[REDACTED]"`)
+	require.Equal(t, redaction.Redacted, fmt.Sprint(redaction.Secret("PLANTED")))
+}

@@ -1,0 +1,280 @@
+package relay_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/july/template/adapters/memory"
+	"github.com/july/template/core/outbox"
+	"github.com/july/template/core/ports"
+	"github.com/july/template/core/relay"
+)
+
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+type observer struct {
+	mu        sync.Mutex
+	results   []relay.BatchResult
+	recovered int
+}
+
+func (o *observer) Batch(r relay.BatchResult) { o.mu.Lock(); o.results = append(o.results, r); o.mu.Unlock() }
+func (o *observer) Recovered(n int)          { o.mu.Lock(); o.recovered += n; o.mu.Unlock() }
+func (o *observer) finalFailures() (n int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, r := range o.results {
+		n += r.Failed
+	}
+	return n
+}
+
+type testBundle struct {
+	clock *clock
+	store *memory.OutboxStore
+	pub   *memory.Publisher
+	obs   *observer
+	relay *relay.Relay
+}
+
+func setup(t *testing.T, cfg relay.Config) *testBundle {
+	t.Helper()
+	b := &testBundle{
+		clock: &clock{now: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)},
+		store: memory.NewOutboxStore(),
+		pub:   memory.NewPublisher(),
+		obs:   &observer{},
+	}
+	if cfg.Owner == "" {
+		cfg.Owner = "relay-test"
+	}
+	r, err := relay.New(b.store, b.pub, b.clock, cfg, relay.Options{Observer: b.obs})
+	require.NoError(t, err)
+	b.relay = r
+	return b
+}
+
+func (b *testBundle) seed(t *testing.T, n int) []string {
+	t.Helper()
+	ids := make([]string, n)
+	evs := make([]outbox.Event, n)
+	for i := range n {
+		ids[i] = uuid.NewString()
+		ev, err := outbox.New(outbox.NewParams{
+			EventID: ids[i], EventType: "test.happened", PayloadVersion: 1,
+			AggregateType: "order", AggregateID: fmt.Sprint(i), ResourceType: "order", ResourceID: fmt.Sprint(i),
+			RequestID: "req-" + ids[i][:8], Payload: map[string]int{"n": i}, Now: b.clock.Now(),
+		})
+		require.NoError(t, err)
+		evs[i] = ev
+	}
+	require.NoError(t, b.store.Append(t.Context(), evs...))
+	return ids
+}
+
+func (b *testBundle) drain(t *testing.T) {
+	t.Helper()
+	for range 1000 {
+		n, err := b.relay.RunOnce(t.Context(), b.relay.Owner(0))
+		require.NoError(t, err)
+		if n == 0 {
+			return
+		}
+	}
+	t.Fatal("relay did not drain in 1000 batches")
+}
+
+func (b *testBundle) status(t *testing.T, id string) outbox.Event {
+	t.Helper()
+	ev, err := b.store.Get(t.Context(), id)
+	require.NoError(t, err)
+	return ev
+}
+
+func TestRelayDeliversEveryEventOnce(t *testing.T) {
+	t.Parallel()
+
+	b := setup(t, relay.Config{BatchSize: 7})
+	ids := b.seed(t, 50)
+	b.drain(t)
+
+	require.Len(t, b.pub.Tasks(), 50)
+	for _, id := range ids {
+		ev := b.status(t, id)
+		require.Equal(t, outbox.Delivered, ev.Status, "event %s", id)
+		require.Equal(t, 1, b.pub.Attempts(id), "event %s published more than once", id)
+	}
+	for i, env := range b.pub.Tasks() {
+		require.Equal(t, ids[i], env.EventID, "oldest due first")
+		require.Equal(t, "req-"+ids[i][:8], env.RequestID, "request id travels unchanged")
+	}
+}
+
+func TestRelayTransientFailureBacksOffThenDelivers(t *testing.T) {
+	t.Parallel()
+
+	b := setup(t, relay.Config{Policy: outbox.Policy{MaxAttempts: 5, Backoff: outbox.Backoff{Base: time.Second, Max: time.Minute}}})
+	failures := 2
+	b.pub.FailFunc = func(outbox.Envelope) error {
+		if failures > 0 {
+			failures--
+			return outbox.Transient("QUEUE_BUSY", "try later")
+		}
+		return nil
+	}
+	id := b.seed(t, 1)[0]
+
+	b.drain(t)
+	ev := b.status(t, id)
+	require.Equal(t, outbox.Pending, ev.Status)
+	require.Equal(t, 1, ev.RetryCount)
+	require.Equal(t, "QUEUE_BUSY", ev.LastErrorCode)
+	require.True(t, ev.NextAttemptAt.After(b.clock.Now()), "a retry must wait for its backoff")
+
+	b.drain(t) // not due yet: nothing happens
+	require.Equal(t, 1, b.pub.Attempts(id))
+
+	b.clock.Advance(time.Minute)
+	b.drain(t)
+	b.clock.Advance(time.Minute)
+	b.drain(t)
+	ev = b.status(t, id)
+	require.Equal(t, outbox.Delivered, ev.Status)
+	require.Equal(t, 3, b.pub.Attempts(id))
+}
+
+func TestRelayMaxAttemptsAndPermanentFailure(t *testing.T) {
+	t.Parallel()
+
+	t.Run("MaxAttempts", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, relay.Config{Policy: outbox.Policy{MaxAttempts: 3, Backoff: outbox.Backoff{Base: time.Second, Max: time.Second}}})
+		b.pub.FailFunc = func(outbox.Envelope) error { return outbox.Transient("QUEUE_BUSY", "busy") }
+		id := b.seed(t, 1)[0]
+		for range 5 {
+			b.drain(t)
+			b.clock.Advance(time.Hour)
+		}
+		ev := b.status(t, id)
+		require.Equal(t, outbox.Failed, ev.Status)
+		require.Equal(t, 3, ev.RetryCount)
+		require.Equal(t, 3, b.pub.Attempts(id), "no attempt after the budget is spent")
+		require.Equal(t, 1, b.obs.finalFailures())
+	})
+
+	t.Run("Permanent", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, relay.Config{})
+		b.pub.FailFunc = func(outbox.Envelope) error { return outbox.Permanent("ENVELOPE_INVALID", "bad") }
+		id := b.seed(t, 1)[0]
+		b.drain(t)
+		ev := b.status(t, id)
+		require.Equal(t, outbox.Failed, ev.Status)
+		require.Equal(t, "ENVELOPE_INVALID", ev.LastErrorCode)
+		require.Equal(t, 1, b.pub.Attempts(id))
+	})
+
+	t.Run("UnavailableQueueNeverExhaustsAttempts", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, relay.Config{Policy: outbox.Policy{MaxAttempts: 2, Backoff: outbox.Backoff{Base: time.Second, Max: time.Second}}})
+		down := true
+		b.pub.FailFunc = func(outbox.Envelope) error {
+			if down {
+				return errors.Join(outbox.Transient("QUEUE_UNAVAILABLE", "redis down"), ports.ErrUnavailable)
+			}
+			return nil
+		}
+		id := b.seed(t, 1)[0]
+		for range 6 {
+			b.drain(t)
+			b.clock.Advance(time.Hour)
+		}
+		require.Equal(t, outbox.Pending, b.status(t, id).Status, "an outage must not fail events for good")
+		down = false
+		b.drain(t)
+		require.Equal(t, outbox.Delivered, b.status(t, id).Status)
+	})
+}
+
+func TestRelayRecoversCrashedHolder(t *testing.T) {
+	t.Parallel()
+
+	b := setup(t, relay.Config{LeaseFor: 10 * time.Second})
+	id := b.seed(t, 1)[0]
+	// A relay that claims and then dies before publishing or marking.
+	claimed, err := b.store.Claim(t.Context(), ports.ClaimParams{Owner: "dead", Limit: 10, LeaseFor: 10 * time.Second, Now: b.clock.Now()})
+	require.NoError(t, err)
+	require.Len(t, claimed, 1)
+
+	n, err := b.relay.RecoverOnce(t.Context())
+	require.NoError(t, err)
+	require.Zero(t, n, "a live lease must not be recovered")
+
+	b.clock.Advance(10 * time.Second) // exactly at expiry
+	n, err = b.relay.RecoverOnce(t.Context())
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	b.drain(t)
+
+	ev := b.status(t, id)
+	require.Equal(t, outbox.Delivered, ev.Status)
+	require.Equal(t, id, b.pub.Tasks()[0].EventID, "recovery keeps the event_id")
+	lost, err := b.store.Complete(t.Context(), "dead", b.clock.Now(), []ports.LeaseRef{{ID: claimed[0].ID, Token: claimed[0].Lease.Token}})
+	require.NoError(t, err)
+	require.Equal(t, []int64{claimed[0].ID}, lost, "the dead holder's stale token must not complete the row")
+}
+
+func TestRelayStartNotifyStop(t *testing.T) {
+	t.Parallel()
+
+	b := setup(t, relay.Config{Loops: 3, PollInterval: time.Hour, BatchSize: 5})
+	require.NoError(t, b.relay.Stop(t.Context()), "stop before start is safe")
+	require.NoError(t, b.relay.Start(t.Context()))
+	t.Cleanup(func() { _ = b.relay.Stop(context.Background()) })
+
+	b.seed(t, 23)
+	b.relay.Notify()
+	require.Eventually(t, func() bool { return len(b.pub.Tasks()) == 23 }, 5*time.Second, 5*time.Millisecond,
+		"a notification must wake idle loops even with an hour-long poll interval")
+
+	require.NoError(t, b.relay.Stop(t.Context()))
+	require.NoError(t, b.relay.Stop(t.Context()), "stop twice is safe")
+	st, err := b.store.Stats(t.Context(), b.clock.Now())
+	require.NoError(t, err)
+	require.Equal(t, int64(23), st.Delivered)
+	require.Zero(t, st.Delivering, "stop must not strand leases")
+}
+
+func TestRelayConfigValidation(t *testing.T) {
+	t.Parallel()
+
+	store, pub := memory.NewOutboxStore(), memory.NewPublisher()
+	clk := &clock{}
+	for name, cfg := range map[string]relay.Config{
+		"no owner":   {},
+		"loops":      {Owner: "r", Loops: 100},
+		"batch":      {Owner: "r", BatchSize: 5000},
+		"lease":      {Owner: "r", LeaseFor: 2 * time.Hour},
+		"poll below": {Owner: "r", PollInterval: time.Microsecond},
+	} {
+		_, err := relay.New(store, pub, clk, cfg, relay.Options{})
+		require.Error(t, err, name)
+	}
+}
