@@ -278,3 +278,38 @@ func TestRelayConfigValidation(t *testing.T) {
 		require.Error(t, err, name)
 	}
 }
+
+func TestRetentionRemovesOnlyOldDelivered(t *testing.T) {
+	t.Parallel()
+
+	b := setup(t, relay.Config{})
+	old := b.seed(t, 5)
+	b.drain(t)
+	b.clock.Advance(48 * time.Hour)
+	recent := b.seed(t, 3)
+	b.drain(t)
+	b.pub.FailFunc = func(outbox.Envelope) error { return outbox.Permanent("ENVELOPE_INVALID", "bad") }
+	failed := b.seed(t, 2)
+	b.drain(t)
+	pending := b.seed(t, 1)
+	b.clock.Advance(time.Hour)
+
+	ret, err := relay.NewRetention(b.store, b.clock, 24*time.Hour, 2, nil)
+	require.NoError(t, err)
+	removed := 0
+	ret.RemovedFunc = func(n int) { removed += n }
+	n, err := ret.RunOnce(t.Context())
+	require.NoError(t, err)
+	require.Equal(t, 5, n)
+	require.Equal(t, 5, removed, "the metric hook sees every removed row")
+	for _, id := range old {
+		_, err := b.store.Get(t.Context(), id)
+		require.ErrorIs(t, err, ports.ErrNotFound, "old delivered %s must be gone", id)
+	}
+	for _, id := range append(append(recent, failed...), pending...) {
+		_, err := b.store.Get(t.Context(), id)
+		require.NoError(t, err, "event %s must be kept", id)
+	}
+	_, err = relay.NewRetention(b.store, b.clock, time.Minute, 0, nil)
+	require.Error(t, err, "a window below an hour is refused")
+}
