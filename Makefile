@@ -12,8 +12,8 @@ FUZZTIME ?= 10s
 
 ## test: start/install Postgres+Redis if needed, lint, then run every test (race detector on).
 test: services lint
-	$(GO) test -race -count=1 -timeout 20m $(PKGS)
-	cd bench && $(GO) test -count=1 ./...
+	$(GO) test -race -count=1 -timeout 30m $(PKGS)
+	$(MAKE) fuzz FUZZTIME=5s
 
 ## services: make sure Postgres and Redis answer on 127.0.0.1.
 services:
@@ -22,6 +22,7 @@ services:
 ## lint: vet and gofmt.
 lint:
 	$(GO) vet $(PKGS)
+	cd bench && $(GO) vet ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
@@ -31,9 +32,11 @@ unit:
 
 ## fuzz: run each fuzz target for FUZZTIME (CI runs their seed corpora inside `make test`).
 fuzz:
-	$(GO) test -run XXX -fuzz FuzzRedactJSON -fuzztime $(FUZZTIME) ./core/redaction/
-	$(GO) test -run XXX -fuzz FuzzFingerprintCanonical -fuzztime $(FUZZTIME) ./core/idempotency/
+	$(GO) test -run XXX -fuzz '^FuzzRedactJSON$$' -fuzztime $(FUZZTIME) ./core/redaction/
+	$(GO) test -run XXX -fuzz '^FuzzRedactJSONAnyInput$$' -fuzztime $(FUZZTIME) ./core/redaction/
+	$(GO) test -run XXX -fuzz '^FuzzFingerprintCanonical$$' -fuzztime $(FUZZTIME) ./core/idempotency/
 
 ## bench: the Go benchmarks recorded in docs/performance.md.
 bench: services
+	$(GO) run ./bench/cmd/corebench
 	$(GO) test -run XXX -bench . -benchmem ./core/...
