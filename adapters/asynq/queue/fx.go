@@ -1,0 +1,104 @@
+package queue
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/hibiken/asynq"
+	"go.uber.org/fx"
+
+	"github.com/july/template/core/ports"
+)
+
+// ModuleConfig is what an app supplies (fx.Supply) for Module.
+type ModuleConfig struct {
+	// RedisURL is the asynq Redis, redis://[:password@]host:port/db
+	// (REDIS_URL).
+	RedisURL string
+	// Enqueuer configures the producer side.
+	Enqueuer Config
+	// Server configures the worker. Nil Queues process the Enqueuer's
+	// queue; a nil Logger takes the app's *slog.Logger when provided.
+	Server ServerConfig
+}
+
+// ConsumerGroup is the fx value group the worker collects Consumers from.
+const ConsumerGroup = `group:"asynq.consumers"`
+
+// Module provides asynq.RedisConnOpt, *asynq.Client (closed on stop),
+// *Enqueuer also as ports.Publisher, and *asynq.Server whose handlers are
+// the Consumers in ConsumerGroup. The server starts only in apps that
+// include RunWorker (or otherwise depend on *asynq.Server).
+var Module = fx.Module("asynq",
+	fx.Provide(
+		newRedisConnOpt,
+		newClient,
+		fx.Annotate(newEnqueuer, fx.As(fx.Self()), fx.As(new(ports.Publisher))),
+		newWorker,
+	),
+)
+
+// RunWorker makes the app start the worker server on start and shut it
+// down gracefully on stop.
+var RunWorker = fx.Invoke(func(*asynq.Server) {})
+
+// AsConsumer annotates a constructor returning a Consumer so its result
+// joins ConsumerGroup:
+//
+//	fx.Provide(queue.AsConsumer(newOrderCreatedConsumer))
+func AsConsumer(f any) any { return fx.Annotate(f, fx.ResultTags(ConsumerGroup)) }
+
+func newRedisConnOpt(cfg ModuleConfig) (asynq.RedisConnOpt, error) {
+	opt, err := asynq.ParseRedisURI(cfg.RedisURL)
+	if err != nil {
+		// The URL may hold a password, so it is not echoed.
+		return nil, fmt.Errorf("asynq queue: REDIS_URL is not a valid redis:// URL (%d chars); use redis://host:port/db", len(cfg.RedisURL))
+	}
+	return opt, nil
+}
+
+func newClient(lc fx.Lifecycle, opt asynq.RedisConnOpt) *asynq.Client {
+	c := asynq.NewClient(opt)
+	lc.Append(fx.StopHook(c.Close))
+	return c
+}
+
+func newEnqueuer(c *asynq.Client, cfg ModuleConfig) (*Enqueuer, error) {
+	return NewEnqueuer(c, cfg.Enqueuer)
+}
+
+type workerParams struct {
+	fx.In
+
+	Lifecycle fx.Lifecycle
+	Opt       asynq.RedisConnOpt
+	Config    ModuleConfig
+	Logger    *slog.Logger `optional:"true"`
+	Consumers []Consumer   `group:"asynq.consumers"`
+}
+
+func newWorker(p workerParams) (*asynq.Server, error) {
+	sc := p.Config.Server
+	if sc.Logger == nil {
+		sc.Logger = p.Logger
+	}
+	if len(sc.Queues) == 0 {
+		q := p.Config.Enqueuer.Queue
+		if q == "" {
+			q = DefaultQueue
+		}
+		sc.Queues = map[string]int{q: 1}
+	}
+	mux, err := NewMux(sc.Logger, p.Consumers)
+	if err != nil {
+		return nil, err
+	}
+	srv := NewServer(p.Opt, sc)
+	p.Lifecycle.Append(fx.Hook{
+		// Start only spawns goroutines; it does not block on Redis.
+		OnStart: func(context.Context) error { return srv.Start(mux) },
+		OnStop:  func(context.Context) error { srv.Shutdown(); return nil },
+	})
+	return srv, nil
+}
