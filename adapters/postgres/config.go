@@ -1,0 +1,52 @@
+package postgres
+
+import "time"
+
+// Pool defaults used by Open when a Config field is zero. They suit one
+// service replica talking to a Postgres with max_connections around 100.
+const (
+	DefaultMaxOpenConns    = 20
+	DefaultMaxIdleConns    = 10
+	DefaultConnMaxLifetime = 30 * time.Minute
+	DefaultConnMaxIdleTime = 5 * time.Minute
+	DefaultPingTimeout     = 5 * time.Second
+)
+
+// Config says where Postgres is and how to size the pool. Zero fields take
+// the DefaultXxx values.
+type Config struct {
+	// URL is a postgres:// URL or a key=value DSN (DATABASE_URL).
+	URL string
+	// MaxOpenConns caps open connections (default DefaultMaxOpenConns).
+	MaxOpenConns int
+	// MaxIdleConns caps idle connections (default DefaultMaxIdleConns).
+	MaxIdleConns int
+	// ConnMaxLifetime recycles connections older than this (default DefaultConnMaxLifetime).
+	ConnMaxLifetime time.Duration
+	// ConnMaxIdleTime closes connections idle longer than this (default DefaultConnMaxIdleTime).
+	ConnMaxIdleTime time.Duration
+	// PingTimeout bounds the ping done by Open (default DefaultPingTimeout).
+	PingTimeout time.Duration
+}
+
+func (c Config) withDefaults() Config {
+	if c.MaxOpenConns <= 0 {
+		c.MaxOpenConns = DefaultMaxOpenConns
+	}
+	if c.MaxIdleConns <= 0 {
+		c.MaxIdleConns = DefaultMaxIdleConns
+	}
+	if c.MaxIdleConns > c.MaxOpenConns {
+		c.MaxIdleConns = c.MaxOpenConns
+	}
+	if c.ConnMaxLifetime <= 0 {
+		c.ConnMaxLifetime = DefaultConnMaxLifetime
+	}
+	if c.ConnMaxIdleTime <= 0 {
+		c.ConnMaxIdleTime = DefaultConnMaxIdleTime
+	}
+	if c.PingTimeout <= 0 {
+		c.PingTimeout = DefaultPingTimeout
+	}
+	return c
+}

@@ -1,0 +1,4 @@
+package postgres
+
+// Translate exposes translate to the external tests.
+var Translate = translate

@@ -1,0 +1,2 @@
+-- Structure-only rollback: refused while any checkpoint is recorded.
+DROP TABLE tb_backfill_checkpoint;

@@ -1,0 +1,53 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
+)
+
+// ErrNoURL is returned by Open when Config.URL is empty.
+var ErrNoURL = errors.New("postgres url is empty: set DATABASE_URL to postgres://user@host:5432/db")
+
+// Open returns a bun.DB over the pgx stdlib driver with the pool sized by
+// cfg, after checking that the server answers. The caller closes it.
+func Open(ctx context.Context, cfg Config) (*bun.DB, error) {
+	if cfg.URL == "" {
+		return nil, ErrNoURL
+	}
+	cfg = cfg.withDefaults()
+	pcfg, err := pgx.ParseConfig(cfg.URL)
+	if err != nil {
+		// pgx may echo the URL (and its password) in the error; do not.
+		return nil, errors.New("parse postgres url: malformed; use postgres://user@host:5432/db")
+	}
+	sqldb := stdlib.OpenDB(*pcfg)
+	sqldb.SetMaxOpenConns(cfg.MaxOpenConns)
+	sqldb.SetMaxIdleConns(cfg.MaxIdleConns)
+	sqldb.SetConnMaxLifetime(cfg.ConnMaxLifetime)
+	sqldb.SetConnMaxIdleTime(cfg.ConnMaxIdleTime)
+	db := bun.NewDB(sqldb, pgdialect.New())
+
+	pctx, cancel := context.WithTimeout(ctx, cfg.PingTimeout)
+	defer cancel()
+	if err := db.PingContext(pctx); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("ping postgres %s:%d: %w", pcfg.Host, pcfg.Port, err)
+	}
+	return db, nil
+}
+
+// Health reports whether Postgres answers a trivial query; readiness probes
+// call it.
+func Health(ctx context.Context, db bun.IDB) error {
+	var one int
+	if err := db.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
+		return fmt.Errorf("postgres health: %w", err)
+	}
+	return nil
+}

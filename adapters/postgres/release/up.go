@@ -1,0 +1,102 @@
+package release
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/migrate"
+)
+
+// UpResult is what Up did.
+type UpResult struct {
+	Waited  time.Duration `json:"waited_ns"`
+	Check   *Report       `json:"check"`
+	Applied []string      `json:"applied"`
+	Verify  *Report       `json:"verify,omitempty"`
+}
+
+// Up takes the advisory lock (waiting at most lockTimeout), runs Check,
+// applies the pending migrations (each in its own transaction, recorded only
+// on success) and runs Verify plus a row-count conservation check on the
+// tables that existed before. It returns ErrLockTimeout, ErrCheckFailed,
+// ErrApplyFailed or ErrVerifyFailed (wrapped) with the partial result.
+func Up(ctx context.Context, db *bun.DB, sets []Set, lockTimeout time.Duration) (*UpResult, error) {
+	res := &UpResult{Applied: []string{}}
+	waited, err := withLock(ctx, db, lockTimeout, func() error { return up(ctx, db, sets, res) })
+	res.Waited = waited
+	return res, err
+}
+
+func up(ctx context.Context, db *bun.DB, sets []Set, res *UpResult) error {
+	var err error
+	if res.Check, err = Check(ctx, db, sets); err != nil {
+		return err
+	}
+	if !res.Check.OK() {
+		return fmt.Errorf("%w (%d violations)", ErrCheckFailed, res.Check.Violations())
+	}
+	man, err := BuildManifest(sets)
+	if err != nil {
+		return err
+	}
+	before, err := rowCounts(ctx, db, man.Tables())
+	if err != nil {
+		return err
+	}
+	ms, err := newMigrations(sets)
+	if err != nil {
+		return err
+	}
+	m := migrate.NewMigrator(db, ms, migrate.WithMarkAppliedOnSuccess(true))
+	if err := m.Init(ctx); err != nil {
+		return fmt.Errorf("%w: init migration tables: %w", ErrApplyFailed, err)
+	}
+	group, err := m.Migrate(ctx)
+	for _, mg := range group.Migrations {
+		if mg.ID > 0 { // recorded, so its transaction committed
+			res.Applied = append(res.Applied, mg.Name)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrApplyFailed, err)
+	}
+	if res.Verify, err = Verify(ctx, db, sets); err != nil {
+		return err
+	}
+	after, err := rowCounts(ctx, db, man.Tables())
+	if err != nil {
+		return err
+	}
+	for table, n := range before {
+		if after[table] != n {
+			res.Verify.add(SeverityViolation, "row_count_changed", table, after[table]-n,
+				"row count changed while migrating; migrations must be structure-only, move data changes to a backfill")
+		}
+	}
+	if !res.Verify.OK() {
+		return fmt.Errorf("%w (%d violations)", ErrVerifyFailed, res.Verify.Violations())
+	}
+	return nil
+}
+
+// rowCounts counts the rows of each existing table.
+func rowCounts(ctx context.Context, db bun.IDB, tables []string) (map[string]int64, error) {
+	out := map[string]int64{}
+	for _, t := range tables {
+		ok, err := tableExists(ctx, db, t)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue
+		}
+		n, err := countRows(ctx, db, fmt.Sprintf(`SELECT count(*) FROM %q`, t))
+		if err != nil {
+			return nil, fmt.Errorf("count rows of %s: %w", t, err)
+		}
+		out[t] = n
+	}
+	return out, nil
+}

@@ -1,0 +1,199 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/july/template/adapters/postgres"
+	"github.com/july/template/adapters/postgres/release"
+)
+
+// Exit codes; documented in usage and docs/release-runbook.md.
+const (
+	exitOK          = 0
+	exitUsage       = 1
+	exitCheckFailed = 2
+	exitApplyFailed = 3
+	exitVerifyFail  = 4
+	exitLockTimeout = 5
+	exitRefused     = 6
+)
+
+const usage = `migrate: release-step migrations for a July service.
+
+Usage:
+  migrate <command> [flags]
+
+Commands:
+  status                 list applied and pending migrations
+  check                  pre-flight check; writes nothing (READ ONLY transaction)
+  up                     lock, check, apply pending migrations, verify
+  verify                 post-flight verification (smoke test is rolled back)
+  down --to VERSION      structure-only rollback to VERSION (0 = all); refuses if data would be lost
+  backfill NAME          run a resumable backfill (names: %s)
+
+Run 'migrate <command> -h' for the command's flags. Every command accepts --json.
+
+Environment:
+  DATABASE_URL   postgres://user@host:5432/db (required)
+  LOG_LEVEL      debug, info (default), warn or error; logs go to stderr
+
+Exit codes:
+  0 ok   1 usage or environment   2 check failed   3 apply failed
+  4 verify failed   5 lock timeout   6 refused (down with data)
+`
+
+// cli carries what every command needs.
+type cli struct {
+	getenv    func(string) string
+	stdout    io.Writer
+	stderr    io.Writer
+	log       *slog.Logger
+	sets      []release.Set
+	backfills []release.Backfill
+	json      bool
+}
+
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	return runWith(ctx, args, getenv, stdout, stderr, migrationSets(), backfills())
+}
+
+// runWith is run with injectable migration sets and backfills (tests use
+// test-only sets).
+func runWith(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer,
+	sets []release.Set, bfs []release.Backfill,
+) int {
+	c := &cli{getenv: getenv, stdout: stdout, stderr: stderr, sets: sets, backfills: bfs,
+		log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: logLevel(getenv("LOG_LEVEL"))}))}
+	if len(args) == 0 {
+		fmt.Fprintf(stderr, usage, c.backfillNames())
+		return exitUsage
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		fmt.Fprintf(stdout, usage, c.backfillNames())
+		return exitOK
+	case "status":
+		return c.cmd(ctx, "status", args[1:], "list applied and pending migrations", nil, c.status)
+	case "check":
+		return c.cmd(ctx, "check", args[1:], "pre-flight check; exits 2 on any violation and writes nothing", nil, c.check)
+	case "verify":
+		return c.cmd(ctx, "verify", args[1:], "post-flight verification; exits 4 on any violation", nil, c.verify)
+	case "up":
+		var timeout time.Duration
+		return c.cmd(ctx, "up", args[1:], "take the migration lock, check, apply, verify; exits 2/3/4/5 on failure",
+			func(fs *flag.FlagSet) {
+				fs.DurationVar(&timeout, "lock-timeout", release.DefaultLockTimeout, "give up (exit 5) if another run holds the lock this long")
+			}, func(ctx context.Context, db *bun.DB, _ []string) int { return c.up(ctx, db, timeout) })
+	case "down":
+		var to string
+		var timeout time.Duration
+		return c.cmd(ctx, "down", args[1:], "roll structure back to --to VERSION; exits 6 when a table would lose rows",
+			func(fs *flag.FlagSet) {
+				fs.StringVar(&to, "to", "", "target version, kept applied (0 rolls back everything) (required)")
+				fs.DurationVar(&timeout, "lock-timeout", release.DefaultLockTimeout, "give up (exit 5) if another run holds the lock this long")
+			}, func(ctx context.Context, db *bun.DB, _ []string) int { return c.down(ctx, db, to, timeout) })
+	case "backfill":
+		var size int
+		return c.cmd(ctx, "backfill", args[1:], "run backfill NAME batch by batch from its checkpoint ("+c.backfillNames()+")",
+			func(fs *flag.FlagSet) {
+				fs.IntVar(&size, "batch-size", release.DefaultBatchSize, "rows per batch (each batch is one transaction)")
+			}, func(ctx context.Context, db *bun.DB, pos []string) int { return c.backfill(ctx, db, pos, size) })
+	default:
+		fmt.Fprintf(stderr, "migrate: unknown command %q\n\n", args[0])
+		fmt.Fprintf(stderr, usage, c.backfillNames())
+		return exitUsage
+	}
+}
+
+// cmd parses flags (positional arguments may come before or after them),
+// opens the database and runs fn.
+func (c *cli) cmd(ctx context.Context, name string, args []string, summary string,
+	flags func(*flag.FlagSet), fn func(ctx context.Context, db *bun.DB, pos []string) int,
+) int {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(c.stderr)
+	fs.BoolVar(&c.json, "json", false, "print one JSON object instead of text")
+	if flags != nil {
+		flags(fs)
+	}
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: migrate %s [flags]\n\n%s\n\nFlags:\n", name, summary)
+		fs.PrintDefaults()
+		fmt.Fprintf(fs.Output(), "\nExit codes: 0 ok, 1 usage, 2 check failed, 3 apply failed, 4 verify failed, 5 lock timeout, 6 refused\n")
+	}
+	for _, a := range args {
+		if a == "-h" || a == "-help" || a == "--help" || a == "--h" {
+			fs.SetOutput(c.stdout) // asked-for help goes to stdout
+		}
+	}
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return exitOK
+			}
+			return exitUsage
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		pos, args = append(pos, fs.Arg(0)), fs.Args()[1:]
+	}
+	url := c.getenv("DATABASE_URL")
+	if url == "" {
+		fmt.Fprintln(c.stderr, "migrate: DATABASE_URL is not set; export DATABASE_URL=postgres://user@host:5432/db")
+		return exitUsage
+	}
+	db, err := postgres.Open(ctx, postgres.Config{URL: url, MaxOpenConns: 4})
+	if err != nil {
+		fmt.Fprintf(c.stderr, "migrate: %v\n", err)
+		return exitUsage
+	}
+	defer db.Close()
+	c.log.Debug("connected", "command", name)
+	return fn(ctx, db, pos)
+}
+
+func (c *cli) backfillNames() string {
+	names := make([]string, 0, len(c.backfills))
+	for _, b := range c.backfills {
+		names = append(names, b.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// emit prints v as JSON when --json is set, otherwise calls text.
+func (c *cli) emit(v any, text func(w io.Writer)) {
+	if c.json {
+		enc := json.NewEncoder(c.stdout)
+		enc.SetEscapeHTML(false)
+		_ = enc.Encode(v)
+		return
+	}
+	text(c.stdout)
+}
+
+// fail reports an error that is not a report (infrastructure, apply).
+func (c *cli) fail(code int, command string, err error) int {
+	c.log.Error("command failed", "command", command, "exit_code", code, "err", err)
+	fmt.Fprintf(c.stderr, "migrate %s: %v\n", command, err)
+	return code
+}
+
+func logLevel(s string) slog.Level {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(s)); err != nil {
+		return slog.LevelInfo
+	}
+	return l
+}
