@@ -1,0 +1,124 @@
+// Package envconf reads the apps' environment variables with one error per
+// bad variable that names it and the expected form, and never echoes a
+// secret's value.
+package envconf
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Reader collects values and errors from getenv.
+type Reader struct {
+	getenv func(string) string
+	errs   []error
+}
+
+// New returns a Reader over getenv (os.Getenv in main).
+func New(getenv func(string) string) *Reader { return &Reader{getenv: getenv} }
+
+// Err returns every problem found, joined, or nil.
+func (r *Reader) Err() error { return errors.Join(r.errs...) }
+
+func (r *Reader) fail(name, format string, args ...any) {
+	r.errs = append(r.errs, fmt.Errorf("%s: %s", name, fmt.Sprintf(format, args...)))
+}
+
+// String returns the variable or def when unset.
+func (r *Reader) String(name, def string) string {
+	if v := strings.TrimSpace(r.getenv(name)); v != "" {
+		return v
+	}
+	return def
+}
+
+// Required returns the variable or records that it is missing.
+func (r *Reader) Required(name, form string) string {
+	v := strings.TrimSpace(r.getenv(name))
+	if v == "" {
+		r.fail(name, "is required; set it to %s", form)
+	}
+	return v
+}
+
+// URL returns a required URL with one of schemes. The value is never echoed
+// because URLs carry passwords.
+func (r *Reader) URL(name string, schemes ...string) string {
+	form := schemes[0] + "://user:password@host:port/name"
+	v := r.Required(name, form)
+	if v == "" {
+		return ""
+	}
+	u, err := url.Parse(v)
+	if err != nil || u.Host == "" || !contains(schemes, u.Scheme) {
+		r.fail(name, "is not a valid %s URL (value hidden); expected %s", strings.Join(schemes, "/"), form)
+	}
+	return v
+}
+
+// Int returns an integer in [lo, hi] or def when unset.
+func (r *Reader) Int(name string, def, lo, hi int) int {
+	s := r.String(name, "")
+	if s == "" {
+		return def
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < lo || n > hi {
+		r.fail(name, "%q is not an integer in %d..%d", s, lo, hi)
+		return def
+	}
+	return n
+}
+
+// Duration returns a Go duration (e.g. 500ms, 30s) in [lo, hi] or def.
+func (r *Reader) Duration(name string, def, lo, hi time.Duration) time.Duration {
+	s := r.String(name, "")
+	if s == "" {
+		return def
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < lo || d > hi {
+		r.fail(name, "%q is not a duration in %s..%s (e.g. 30s)", s, lo, hi)
+		return def
+	}
+	return d
+}
+
+// Addr returns a listen address like :8080 or 127.0.0.1:8080, or def.
+func (r *Reader) Addr(name, def string) string {
+	s := r.String(name, def)
+	i := strings.LastIndex(s, ":")
+	if i < 0 {
+		r.fail(name, "%q is not host:port (e.g. :8080)", s)
+		return def
+	}
+	if p, err := strconv.Atoi(s[i+1:]); err != nil || p < 0 || p > 65535 {
+		r.fail(name, "%q has no valid port (e.g. :8080)", s)
+	}
+	return s
+}
+
+// LogLevel returns LOG_LEVEL-style levels: debug, info, warn, error.
+func (r *Reader) LogLevel(name string) slog.Level {
+	s := strings.ToLower(r.String(name, "info"))
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(s)); err != nil {
+		r.fail(name, "%q is not one of debug, info, warn, error", s)
+		return slog.LevelInfo
+	}
+	return l
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
