@@ -3,7 +3,6 @@ package memory
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -217,7 +216,7 @@ func (s *OutboxStore) Replay(_ context.Context, p ports.ReplayParams) (ports.Rep
 		}
 		next, err := outbox.Replay(*s.rows[id], p.Request, p.Now, p.StuckAfter)
 		if err != nil {
-			res.Skipped[eid] = skipReason(err)
+			res.Skipped[eid] = err.Error()
 			continue
 		}
 		*s.rows[id] = next
@@ -259,8 +258,6 @@ func (s *OutboxStore) Stats(_ context.Context, now time.Time) (ports.OutboxStats
 			if outbox.LeaseExpired(*ev, now) {
 				st.ExpiredLeases++
 			}
-		case outbox.Delivered:
-			st.Delivered++
 		case outbox.Failed:
 			st.Failed++
 		}
@@ -303,15 +300,4 @@ func clone(ev outbox.Event) outbox.Event {
 		ev.DeliveredAt = &t
 	}
 	return ev
-}
-
-func skipReason(err error) string {
-	var te *outbox.TransitionError
-	switch {
-	case errors.Is(err, outbox.ErrNotReplayable):
-		return "not failed or stuck"
-	case errors.As(err, &te):
-		return te.Error()
-	}
-	return "refused"
 }

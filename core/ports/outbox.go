@@ -139,11 +139,13 @@ type ReplayResult struct {
 	Skipped  map[string]string // event id -> why it was not replayed
 }
 
-// OutboxStats is a backlog snapshot.
+// OutboxStats is a backlog snapshot. It counts only live and failed rows:
+// delivered rows are not counted because the table may hold millions of them
+// (delivery throughput comes from the relay's outbox_delivered_total counter),
+// so Stats stays cheap on the partial indexes however large the table grows.
 type OutboxStats struct {
 	Pending          int64
 	Delivering       int64
-	Delivered        int64
 	Failed           int64
 	ExpiredLeases    int64         // Delivering rows whose lease ran out
 	OldestPendingAge time.Duration // 0 when nothing is pending

@@ -1,0 +1,74 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/uptrace/bun"
+
+	"github.com/july/template/core/outbox"
+)
+
+// appendColumns are the columns AppendOutbox writes; every other column
+// takes its default (lease_token 0, no lease, no error, not delivered).
+const appendColumns = `event_id, event_type, payload_version, aggregate_type, aggregate_id,
+	resource_type, resource_id, business_key, request_id, correlation_id, payload,
+	status, retry_count, next_attempt_at, created_at, updated_at`
+
+// appendRow is one VALUES tuple; the casts keep the row typed when bun
+// inlines the arguments.
+const appendRow = `(?::uuid, ?, ?, ?, ?, ?, ?, NULLIF(?, ''), ?, ?, ?::jsonb, 1, ?, ?, ?, ?)`
+
+// AppendOutbox inserts events as Pending through db, which is normally the
+// business code's own bun.Tx: the events then commit or roll back with the
+// business fact. All events go in one multi-row INSERT, so either all are
+// stored or none.
+//
+// Events must come from outbox.New (Pending, with a payload); anything else
+// is refused with an *outbox.ValidationError before any write. A duplicate
+// event_id, already stored or repeated within events, returns an error
+// wrapping ports.ErrConflict and stores nothing; inside a transaction that
+// error also aborts the transaction, so return it to roll back. Events are
+// values, so the assigned ids are not reported back: callers address events
+// by EventID. Appending no events does nothing.
+func AppendOutbox(ctx context.Context, db bun.IDB, events ...outbox.Event) error {
+	if len(events) == 0 {
+		return nil
+	}
+	var q strings.Builder
+	q.WriteString("INSERT INTO tb_outbox_event (" + appendColumns + ") VALUES ")
+	args := make([]any, 0, 15*len(events))
+	for i := range events {
+		ev := &events[i]
+		if err := checkAppendable(ev); err != nil {
+			return fmt.Errorf("append outbox event %d of %d: %w", i+1, len(events), err)
+		}
+		if i > 0 {
+			q.WriteByte(',')
+		}
+		q.WriteString(appendRow)
+		args = append(args,
+			ev.EventID, ev.EventType, ev.PayloadVersion, ev.AggregateType, ev.AggregateID,
+			ev.ResourceType, ev.ResourceID, ev.BusinessKey, ev.RequestID, ev.CorrelationID, string(ev.Payload),
+			ev.RetryCount, ev.NextAttemptAt, ev.CreatedAt, ev.UpdatedAt)
+	}
+	if _, err := db.ExecContext(ctx, q.String(), args...); err != nil {
+		return fmt.Errorf("append %d outbox events: %w", len(events), translate(err))
+	}
+	return nil
+}
+
+// checkAppendable refuses events that did not come from outbox.New: the
+// store trusts New's validation and only checks what New guarantees.
+func checkAppendable(ev *outbox.Event) error {
+	switch {
+	case ev.Status != outbox.Pending:
+		return &outbox.ValidationError{Field: "status", Reason: fmt.Sprintf("is %s; append only new Pending events built with outbox.New", ev.Status)}
+	case len(ev.Payload) == 0:
+		return &outbox.ValidationError{Field: "payload", Reason: "is empty; build the event with outbox.New", Err: outbox.ErrPayloadNotStructured}
+	case ev.EventID == "" || ev.NextAttemptAt.IsZero() || ev.CreatedAt.IsZero():
+		return &outbox.ValidationError{Field: "event_id", Reason: "event id or times are missing; build the event with outbox.New"}
+	}
+	return nil
+}

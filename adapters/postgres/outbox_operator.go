@@ -1,0 +1,192 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
+
+	"github.com/july/template/core/outbox"
+	"github.com/july/template/core/ports"
+)
+
+// maxReplayBatchIDLen is the width of replay_batch_id, narrower than
+// outbox.MaxOperatorLen.
+const maxReplayBatchIDLen = 64
+
+// replaySQL applies outbox.Replay's result to the rows it accepted and
+// records who replayed them, why and in which batch.
+const replaySQL = `UPDATE tb_outbox_event
+SET status = 1, retry_count = 0, next_attempt_at = ?, updated_at = ?,
+	lease_owner = NULL, lease_expires_at = NULL,
+	replay_batch_id = ?, replayed_by = ?, replay_reason = ?, replayed_at = ?
+WHERE id = ANY(?::bigint[])`
+
+const releaseLeasesSQL = `UPDATE tb_outbox_event
+SET status = 1, next_attempt_at = ?, updated_at = ?, lease_owner = NULL, lease_expires_at = NULL
+WHERE status = 2 AND (? = '' OR lease_owner = ?)`
+
+// purgeSQL bounds the batch with a materialized CTE, as recoverSQL does.
+const purgeSQL = `WITH old AS MATERIALIZED (
+	SELECT id FROM tb_outbox_event
+	WHERE status = 3 AND delivered_at < ?
+	ORDER BY delivered_at
+	LIMIT ?
+	FOR UPDATE SKIP LOCKED
+)
+DELETE FROM tb_outbox_event AS e USING old WHERE e.id = old.id`
+
+// statsSQL counts every status in one pass. The oldest-pending age is how
+// long the most overdue Pending row has been due: it measures relay lag,
+// not how long ago the business fact happened.
+// Delivered rows are excluded so the query only walks the partial indexes
+// of the live statuses, however many delivered rows the table holds.
+const statsSQL = `SELECT
+	count(*) FILTER (WHERE status = 1),
+	count(*) FILTER (WHERE status = 2),
+	count(*) FILTER (WHERE status = 4),
+	count(*) FILTER (WHERE status = 2 AND lease_expires_at <= ?),
+	min(next_attempt_at) FILTER (WHERE status = 1)
+FROM tb_outbox_event
+WHERE status IN (1, 2, 4)`
+
+// Replay makes the chosen Failed or stuck events Pending again in one
+// transaction: the rows are locked, checked with outbox.Replay, and the
+// accepted ones updated together with the replay record. Unknown ids and
+// rows outbox.CanReplay refuses (delivered, live leases, not yet stuck)
+// are listed in Skipped and not touched. An invalid request changes
+// nothing and returns its *outbox.ValidationError.
+func (s *OutboxStore) Replay(ctx context.Context, p ports.ReplayParams) (ports.ReplayResult, error) {
+	req := p.Request
+	if err := req.Validate(); err != nil {
+		return ports.ReplayResult{}, fmt.Errorf("replay outbox events: %w", err)
+	}
+	if len(req.BatchID) > maxReplayBatchIDLen {
+		return ports.ReplayResult{}, fmt.Errorf("replay outbox events: %w", &outbox.ValidationError{Field: "batch_id", Reason: fmt.Sprintf("is longer than %d bytes", maxReplayBatchIDLen)})
+	}
+	res := ports.ReplayResult{Skipped: map[string]string{}}
+	var wanted []string // valid ids, each once, in request order
+	seen := make(map[string]bool, len(p.EventIDs))
+	for _, id := range p.EventIDs {
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		if _, err := uuid.Parse(id); err != nil {
+			res.Skipped[id] = "not found: not a uuid"
+			continue
+		}
+		wanted = append(wanted, id)
+	}
+	if len(wanted) == 0 {
+		return res, nil
+	}
+	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		var rows []outboxRow
+		if err := tx.NewSelect().Model(&rows).
+			Where("event_id = ANY(?::uuid[])", pgdialect.Array(wanted)).
+			OrderExpr("id").For("UPDATE").Scan(ctx); err != nil {
+			return err
+		}
+		byID := make(map[string]outbox.Event, len(rows))
+		for i := range rows {
+			byID[rows[i].EventID] = rows[i].toEvent()
+		}
+		var ids []int64
+		for _, id := range wanted {
+			ev, ok := byID[id]
+			if !ok {
+				res.Skipped[id] = "not found"
+				continue
+			}
+			if _, err := outbox.Replay(ev, req, p.Now, p.StuckAfter); err != nil {
+				res.Skipped[id] = err.Error()
+				continue
+			}
+			ids = append(ids, ev.ID)
+			res.Replayed = append(res.Replayed, id)
+		}
+		if len(ids) == 0 {
+			return nil
+		}
+		_, err := tx.ExecContext(ctx, replaySQL, p.Now, p.Now, req.BatchID, req.Operator, req.Reason, p.Now, pgdialect.Array(ids))
+		return err
+	})
+	if err != nil {
+		return ports.ReplayResult{}, fmt.Errorf("replay %d outbox events: %w", len(wanted), translate(err))
+	}
+	return res, nil
+}
+
+// ReleaseLeases returns Delivering rows held by owner (every owner when
+// owner is empty) to Pending due at now, live leases included, keeping
+// retry_count and the tokens.
+func (s *OutboxStore) ReleaseLeases(ctx context.Context, owner string, now time.Time) (int, error) {
+	res, err := s.db.ExecContext(ctx, releaseLeasesSQL, now, now, owner, owner)
+	if err != nil {
+		return 0, fmt.Errorf("release outbox leases of %q: %w", owner, translate(err))
+	}
+	return affected(res)
+}
+
+// Stats returns the backlog at now in three queries: status counts,
+// backlog by event type and the retry histogram. OldestPendingAge is how
+// long the most overdue Pending row has been due (0 when none is due).
+func (s *OutboxStore) Stats(ctx context.Context, now time.Time) (ports.OutboxStats, error) {
+	st := ports.OutboxStats{BacklogByType: map[string]int64{}, RetryHistogram: map[int]int64{}}
+	var oldest bun.NullTime
+	if err := s.db.QueryRowContext(ctx, statsSQL, now).Scan(
+		&st.Pending, &st.Delivering, &st.Failed, &st.ExpiredLeases, &oldest); err != nil {
+		return st, fmt.Errorf("count outbox events: %w", translate(err))
+	}
+	if !oldest.IsZero() {
+		st.OldestPendingAge = max(now.Sub(oldest.Time), 0)
+	}
+	if err := groupCount(ctx, s.db, "SELECT event_type, count(*) FROM tb_outbox_event WHERE status IN (1, 2) GROUP BY 1", st.BacklogByType); err != nil {
+		return st, fmt.Errorf("count outbox backlog by type: %w", err)
+	}
+	if err := groupCount(ctx, s.db, "SELECT retry_count, count(*) FROM tb_outbox_event WHERE status IN (1, 2, 4) GROUP BY 1", st.RetryHistogram); err != nil {
+		return st, fmt.Errorf("count outbox retries: %w", err)
+	}
+	return st, nil
+}
+
+// groupCount runs a "key, count" query into m.
+func groupCount[K comparable](ctx context.Context, db bun.IDB, query string, m map[K]int64) error {
+	rows, err := db.QueryContext(ctx, query)
+	if err != nil {
+		return translate(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k K
+		var n int64
+		if err := rows.Scan(&k, &n); err != nil {
+			return err
+		}
+		m[k] = n
+	}
+	return rows.Err()
+}
+
+// PurgeDelivered deletes up to limit (lowered to OutboxConfig.SweepLimit)
+// rows delivered before cutoff, oldest first. Other statuses are never
+// deleted.
+func (s *OutboxStore) PurgeDelivered(ctx context.Context, cutoff time.Time, limit int) (int, error) {
+	if limit < 1 {
+		return 0, fmt.Errorf("purge delivered outbox events: limit %d; pass 1 or more", limit)
+	}
+	res, err := s.db.ExecContext(ctx, purgeSQL, cutoff, min(limit, s.cfg.SweepLimit))
+	if err != nil {
+		return 0, fmt.Errorf("purge delivered outbox events: %w", translate(err))
+	}
+	return affected(res)
+}
+
+func affected(res interface{ RowsAffected() (int64, error) }) (int, error) {
+	n, err := res.RowsAffected()
+	return int(n), err
+}

@@ -1,0 +1,254 @@
+package postgres
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"time"
+	"unicode/utf8"
+
+	"github.com/uptrace/bun/dialect/pgdialect"
+
+	"github.com/july/template/core/lease"
+	"github.com/july/template/core/outbox"
+	"github.com/july/template/core/ports"
+)
+
+// Column widths of tb_outbox_event that Fail writes; longer values are cut
+// rather than failing the whole batch.
+const (
+	maxErrorCodeLen    = 64
+	maxErrorMessageLen = 512
+)
+
+// claimSQL locks the due rows with SKIP LOCKED, so concurrent relays split
+// the backlog instead of queueing behind each other, then leases them in
+// the same statement. MATERIALIZED keeps the LIMIT and the locks in one
+// evaluated set.
+const claimSQL = `WITH due AS MATERIALIZED (
+	SELECT id FROM tb_outbox_event
+	WHERE status = 1 AND next_attempt_at <= ?
+	ORDER BY next_attempt_at, id
+	LIMIT ?
+	FOR UPDATE SKIP LOCKED
+)
+UPDATE tb_outbox_event AS e
+SET status = 2, lease_owner = ?, lease_token = e.lease_token + 1, lease_expires_at = ?, updated_at = ?
+FROM due WHERE e.id = due.id
+RETURNING e.*`
+
+// heldSQL is the guard every write by a lease holder repeats: the row is
+// still Delivering, leased to this owner under this claim's token.
+const heldSQL = `e.id = r.id AND e.status = 2 AND e.lease_owner = ? AND e.lease_token = r.token`
+
+// liveSQL adds "and the lease has not run out" (lease.Lease.Check).
+const liveSQL = heldSQL + ` AND e.lease_expires_at > ?`
+
+const completeSQL = `UPDATE tb_outbox_event AS e
+SET status = 3, delivered_at = ?, updated_at = ?, lease_owner = NULL, lease_expires_at = NULL
+FROM unnest(?::bigint[], ?::bigint[]) AS r(id, token)
+WHERE ` + liveSQL + `
+RETURNING e.id`
+
+const failSQL = `UPDATE tb_outbox_event AS e
+SET status = r.status, next_attempt_at = r.next_at, retry_count = r.retries,
+	last_error_code = NULLIF(r.code, ''), last_error_message = NULLIF(r.msg, ''),
+	updated_at = ?, lease_owner = NULL, lease_expires_at = NULL
+FROM unnest(?::bigint[], ?::bigint[], ?::smallint[], ?::timestamptz[], ?::int[], ?::text[], ?::text[])
+	AS r(id, token, status, next_at, retries, code, msg)
+WHERE ` + liveSQL + `
+RETURNING e.id`
+
+const renewSQL = `UPDATE tb_outbox_event AS e
+SET lease_expires_at = ?, updated_at = ?
+FROM unnest(?::bigint[], ?::bigint[]) AS r(id, token)
+WHERE ` + liveSQL + `
+RETURNING e.id`
+
+// releaseSQL has no expiry check: lease.Lease.Release allows handing back
+// an expired lease as long as nobody took over (the token still matches).
+const releaseSQL = `UPDATE tb_outbox_event AS e
+SET status = 1, next_attempt_at = ?, updated_at = ?, lease_owner = NULL, lease_expires_at = NULL
+FROM unnest(?::bigint[], ?::bigint[]) AS r(id, token)
+WHERE ` + heldSQL + `
+RETURNING e.id`
+
+// recoverSQL locks the victims in a materialized CTE so LIMIT bounds the
+// rows changed: a plain "id IN (SELECT ... LIMIT)" may be re-evaluated and
+// touch more.
+const recoverSQL = `WITH expired AS MATERIALIZED (
+	SELECT id FROM tb_outbox_event
+	WHERE status = 2 AND lease_expires_at <= ?
+	ORDER BY lease_expires_at
+	LIMIT ?
+	FOR UPDATE SKIP LOCKED
+)
+UPDATE tb_outbox_event AS e
+SET status = 1, next_attempt_at = ?, updated_at = ?, lease_owner = NULL, lease_expires_at = NULL
+FROM expired WHERE e.id = expired.id`
+
+// Claim leases up to p.Limit due Pending rows (lowered to
+// OutboxConfig.ClaimLimit) to p.Owner, oldest due first. It returns an
+// error wrapping lease.ErrInvalid for an empty owner or a lease length
+// outside (0, lease.MaxTTL], and for a Limit below 1.
+func (s *OutboxStore) Claim(ctx context.Context, p ports.ClaimParams) ([]outbox.Event, error) {
+	if err := checkLease(p.Owner, p.LeaseFor); err != nil {
+		return nil, fmt.Errorf("claim outbox events: %w", err)
+	}
+	if p.Limit < 1 {
+		return nil, fmt.Errorf("claim outbox events: %w: limit %d; pass 1 or more", lease.ErrInvalid, p.Limit)
+	}
+	var rows []outboxRow
+	err := s.db.NewRaw(claimSQL, p.Now, min(p.Limit, s.cfg.ClaimLimit), p.Owner, p.Now.Add(p.LeaseFor), p.Now).Scan(ctx, &rows)
+	if err != nil {
+		return nil, fmt.Errorf("claim outbox events: %w", translate(err))
+	}
+	// UPDATE ... RETURNING does not keep the CTE's order.
+	slices.SortFunc(rows, func(a, b outboxRow) int {
+		return cmp.Or(a.NextAttemptAt.Compare(b.NextAttemptAt), cmp.Compare(a.ID, b.ID))
+	})
+	return toEvents(rows), nil
+}
+
+// Complete marks the rows Delivered in one UPDATE; see
+// ports.OutboxRelayStore.Complete.
+func (s *OutboxStore) Complete(ctx context.Context, owner string, now time.Time, refs []ports.LeaseRef) ([]int64, error) {
+	if len(refs) == 0 {
+		return nil, nil
+	}
+	if owner == "" {
+		return nil, fmt.Errorf("complete outbox events: %w: owner is empty", lease.ErrInvalid)
+	}
+	ids, tokens := refArrays(refs)
+	return s.held(ctx, "complete", refs, completeSQL, now, now, ids, tokens, owner, now)
+}
+
+// Fail applies each item's decision in one UPDATE; see
+// ports.OutboxRelayStore.Fail. A decision whose Status is neither Pending
+// nor Failed fails the whole call before any write. Error codes and
+// messages longer than their columns are cut.
+func (s *OutboxStore) Fail(ctx context.Context, owner string, now time.Time, items []ports.FailItem) ([]int64, error) {
+	if len(items) == 0 {
+		return nil, nil
+	}
+	if owner == "" {
+		return nil, fmt.Errorf("fail outbox events: %w: owner is empty", lease.ErrInvalid)
+	}
+	items = slices.Clone(items)
+	slices.SortFunc(items, func(a, b ports.FailItem) int { return cmp.Compare(a.Ref.ID, b.Ref.ID) })
+	n := len(items)
+	refs := make([]ports.LeaseRef, n)
+	ids, tokens, retries := make([]int64, n), make([]int64, n), make([]int, n)
+	statuses, nextAt := make([]int, n), make([]time.Time, n)
+	codes, msgs := make([]string, n), make([]string, n)
+	for i, it := range items {
+		d := it.Decision
+		if d.Status != outbox.Pending && d.Status != outbox.Failed {
+			return nil, fmt.Errorf("fail outbox event %d: %w", it.Ref.ID, &outbox.TransitionError{From: outbox.Delivering, To: d.Status})
+		}
+		refs[i], ids[i], tokens[i] = it.Ref, it.Ref.ID, it.Ref.Token
+		statuses[i], nextAt[i], retries[i] = int(d.Status), cmp.Or(d.NextAttemptAt, now), max(d.RetryCount, 0)
+		codes[i], msgs[i] = truncate(d.Code, maxErrorCodeLen), truncate(d.Message, maxErrorMessageLen)
+	}
+	return s.held(ctx, "fail", refs, failSQL, now,
+		pgdialect.Array(ids), pgdialect.Array(tokens), pgdialect.Array(statuses), pgdialect.Array(nextAt),
+		pgdialect.Array(retries), pgdialect.Array(codes), pgdialect.Array(msgs), owner, now)
+}
+
+// Renew extends live leases to now+leaseFor; see
+// ports.OutboxRelayStore.Renew.
+func (s *OutboxStore) Renew(ctx context.Context, owner string, now time.Time, leaseFor time.Duration, refs []ports.LeaseRef) ([]int64, error) {
+	if len(refs) == 0 {
+		return nil, nil
+	}
+	if err := checkLease(owner, leaseFor); err != nil {
+		return nil, fmt.Errorf("renew outbox leases: %w", err)
+	}
+	ids, tokens := refArrays(refs)
+	return s.held(ctx, "renew", refs, renewSQL, now.Add(leaseFor), now, ids, tokens, owner, now)
+}
+
+// Release hands rows back as Pending due at now, keeping retry_count and
+// the token; an expired lease may still be released if nobody took over.
+func (s *OutboxStore) Release(ctx context.Context, owner string, now time.Time, refs []ports.LeaseRef) ([]int64, error) {
+	if len(refs) == 0 {
+		return nil, nil
+	}
+	if owner == "" {
+		return nil, fmt.Errorf("release outbox leases: %w: owner is empty", lease.ErrInvalid)
+	}
+	ids, tokens := refArrays(refs)
+	return s.held(ctx, "release", refs, releaseSQL, now, now, ids, tokens, owner)
+}
+
+// RecoverExpired returns up to limit (lowered to OutboxConfig.SweepLimit)
+// expired Delivering rows to Pending, longest expired first.
+func (s *OutboxStore) RecoverExpired(ctx context.Context, now time.Time, limit int) (int, error) {
+	if limit < 1 {
+		return 0, fmt.Errorf("recover expired outbox leases: limit %d; pass 1 or more", limit)
+	}
+	res, err := s.db.ExecContext(ctx, recoverSQL, now, min(limit, s.cfg.SweepLimit), now, now)
+	if err != nil {
+		return 0, fmt.Errorf("recover expired outbox leases: %w", translate(err))
+	}
+	return affected(res)
+}
+
+// held runs one holder write and returns the refs it did not change.
+func (s *OutboxStore) held(ctx context.Context, op string, refs []ports.LeaseRef, query string, args ...any) ([]int64, error) {
+	var done []int64
+	if err := s.db.NewRaw(query, args...).Scan(ctx, &done); err != nil {
+		return nil, fmt.Errorf("%s %d outbox events: %w", op, len(refs), translate(err))
+	}
+	return lostIDs(refs, done), nil
+}
+
+// refArrays returns the ids and tokens as array arguments, sorted by id so
+// concurrent batches lock shared rows in the same order.
+func refArrays(refs []ports.LeaseRef) (ids, tokens any) {
+	sorted := slices.Clone(refs)
+	slices.SortFunc(sorted, func(a, b ports.LeaseRef) int { return cmp.Compare(a.ID, b.ID) })
+	is, ts := make([]int64, len(sorted)), make([]int64, len(sorted))
+	for i, r := range sorted {
+		is[i], ts[i] = r.ID, r.Token
+	}
+	return pgdialect.Array(is), pgdialect.Array(ts)
+}
+
+// lostIDs returns the ids of refs not in done, once each, in refs order.
+func lostIDs(refs []ports.LeaseRef, done []int64) []int64 {
+	if len(done) == len(refs) {
+		return nil
+	}
+	seen := make(map[int64]bool, len(refs))
+	for _, id := range done {
+		seen[id] = true
+	}
+	var lost []int64
+	for _, r := range refs {
+		if !seen[r.ID] {
+			seen[r.ID] = true
+			lost = append(lost, r.ID)
+		}
+	}
+	return lost
+}
+
+func checkLease(owner string, ttl time.Duration) error {
+	switch {
+	case owner == "":
+		return fmt.Errorf("%w: owner is empty", lease.ErrInvalid)
+	case ttl <= 0 || ttl > lease.MaxTTL:
+		return fmt.Errorf("%w: lease length %s outside (0, %s]", lease.ErrInvalid, ttl, lease.MaxTTL)
+	}
+	return nil
+}
+
+// truncate cuts s to at most n characters (varchar counts characters).
+func truncate(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n])
+}

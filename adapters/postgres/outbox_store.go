@@ -1,0 +1,131 @@
+package postgres
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/july/template/core/outbox"
+	"github.com/july/template/core/ports"
+)
+
+// OutboxStore defaults and bounds.
+const (
+	// DefaultOutboxClaimLimit is the default OutboxConfig.ClaimLimit.
+	DefaultOutboxClaimLimit = 1000
+	// DefaultOutboxSweepLimit is the default OutboxConfig.SweepLimit.
+	DefaultOutboxSweepLimit = 10_000
+	// MaxOutboxLimit bounds ClaimLimit and SweepLimit: larger batches hold
+	// row locks and WAL for too long in one statement.
+	MaxOutboxLimit = 100_000
+)
+
+// List limits, fixed by ports.OutboxFilter.
+const (
+	defaultListLimit = 50
+	maxListLimit     = 500
+)
+
+// OutboxConfig configures an OutboxStore. The zero value is valid.
+type OutboxConfig struct {
+	// ClaimLimit caps the rows one Claim takes; a larger ClaimParams.Limit
+	// is lowered to it. Default: DefaultOutboxClaimLimit. Range 1..MaxOutboxLimit.
+	ClaimLimit int
+	// SweepLimit caps the rows one RecoverExpired or PurgeDelivered call
+	// touches; a larger limit is lowered to it, and callers loop until
+	// the call returns less than they asked for. Default:
+	// DefaultOutboxSweepLimit. Range 1..MaxOutboxLimit.
+	SweepLimit int
+}
+
+func (c OutboxConfig) withDefaults() (OutboxConfig, error) {
+	c.ClaimLimit = cmp.Or(c.ClaimLimit, DefaultOutboxClaimLimit)
+	c.SweepLimit = cmp.Or(c.SweepLimit, DefaultOutboxSweepLimit)
+	if c.ClaimLimit < 1 || c.ClaimLimit > MaxOutboxLimit {
+		return c, fmt.Errorf("postgres: OutboxConfig.ClaimLimit %d out of range 1..%d", c.ClaimLimit, MaxOutboxLimit)
+	}
+	if c.SweepLimit < 1 || c.SweepLimit > MaxOutboxLimit {
+		return c, fmt.Errorf("postgres: OutboxConfig.SweepLimit %d out of range 1..%d", c.SweepLimit, MaxOutboxLimit)
+	}
+	return c, nil
+}
+
+// OutboxStore is ports.OutboxStore on tb_outbox_event. Every relay method
+// is a single SQL statement, so it is atomic on its own and safe for any
+// number of concurrent relays: claims use FOR UPDATE SKIP LOCKED and every
+// later write repeats the owner and fencing token in its WHERE clause.
+type OutboxStore struct {
+	db  bun.IDB
+	cfg OutboxConfig
+}
+
+var _ ports.OutboxStore = (*OutboxStore)(nil)
+
+// NewOutboxStore returns an OutboxStore that reads and writes through db
+// (a *bun.DB pool, or a bun.Tx to run every call inside one transaction).
+// It returns an error for an out-of-range config.
+func NewOutboxStore(db bun.IDB, cfg OutboxConfig) (*OutboxStore, error) {
+	if db == nil {
+		return nil, errors.New("postgres: NewOutboxStore needs a db; pass the *bun.DB from Open")
+	}
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return &OutboxStore{db: db, cfg: cfg}, nil
+}
+
+// Append stores events as Pending in one INSERT; see AppendOutbox. Business
+// code calls AppendOutbox with its own transaction instead.
+func (s *OutboxStore) Append(ctx context.Context, events ...outbox.Event) error {
+	return AppendOutbox(ctx, s.db, events...)
+}
+
+// Get returns the event with eventID, or an error wrapping ports.ErrNotFound
+// (also for an id that is not a uuid, since no such row can exist).
+func (s *OutboxStore) Get(ctx context.Context, eventID string) (outbox.Event, error) {
+	if _, err := uuid.Parse(eventID); err != nil {
+		return outbox.Event{}, fmt.Errorf("get outbox event %q: %w", eventID, ports.ErrNotFound)
+	}
+	var row outboxRow
+	if err := s.db.NewSelect().Model(&row).Where("event_id = ?::uuid", eventID).Scan(ctx); err != nil {
+		return outbox.Event{}, fmt.Errorf("get outbox event %s: %w", eventID, translate(err)) // no row: ErrNotFound
+	}
+	return row.toEvent(), nil
+}
+
+// List returns events matching f, newest (highest id) first. A zero Limit
+// means 50; a Limit above 500 is lowered to 500. An invalid non-zero
+// Status is an error.
+func (s *OutboxStore) List(ctx context.Context, f ports.OutboxFilter) ([]outbox.Event, error) {
+	if f.Status != 0 && !f.Status.Valid() {
+		return nil, fmt.Errorf("list outbox events: status %d is not 1..4", f.Status)
+	}
+	limit := min(cmp.Or(f.Limit, defaultListLimit), maxListLimit)
+	if limit < 0 {
+		return nil, fmt.Errorf("list outbox events: limit %d is negative", f.Limit)
+	}
+	var rows []outboxRow
+	q := s.db.NewSelect().Model(&rows).OrderExpr("id DESC").Limit(int64(limit))
+	if f.Status != 0 {
+		q = q.Where("status = ?", int16(f.Status))
+	}
+	for _, c := range [...]struct{ col, v string }{
+		{"event_type", f.EventType},
+		{"correlation_id", f.CorrelationID},
+		{"aggregate_type", f.AggregateType},
+		{"aggregate_id", f.AggregateID},
+	} {
+		if c.v != "" {
+			q = q.Where("? = ?", bun.Ident(c.col), c.v)
+		}
+	}
+	if err := q.Scan(ctx); err != nil {
+		return nil, fmt.Errorf("list outbox events: %w", translate(err))
+	}
+	return toEvents(rows), nil
+}

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/uptrace/bun"
+	"go.uber.org/fx"
+	"go.uber.org/fx/fxevent"
+
+	"github.com/july/template/adapters/asynq/queue"
+	"github.com/july/template/adapters/postgres"
+	"github.com/july/template/core/outbox"
+	"github.com/july/template/core/ports"
+	"github.com/july/template/core/redaction"
+	"github.com/july/template/core/relay"
+)
+
+// Domains adds the service's consumers to the relay, one fx option each
+// (the examples' is wired here; a new service deletes that line).
+var Domains = []fx.Option{}
+
+func serve(ctx context.Context, cfg config, stdout io.Writer) error {
+	log := newLogger(stdout, cfg.LogLevel)
+	app := fx.New(options(cfg, log))
+	if err := app.Err(); err != nil {
+		return fmt.Errorf("build app: %w", err)
+	}
+	startCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := app.Start(startCtx); err != nil {
+		return fmt.Errorf("start: %w", err)
+	}
+	log.Info("relay started", "owner", cfg.Owner, "loops", cfg.Loops, "batch_size", cfg.BatchSize, "admin_addr", cfg.AdminAddr)
+	<-ctx.Done()
+	log.Info("relay stopping: finishing in-flight batches")
+	stopCtx, cancelStop := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancelStop()
+	return app.Stop(stopCtx)
+}
+
+// options is the whole relay graph; TestGraph validates it.
+func options(cfg config, log *slog.Logger) fx.Option {
+	return fx.Options(
+		fx.WithLogger(func() fxevent.Logger {
+			if cfg.LogLevel <= slog.LevelDebug {
+				return &fxevent.SlogLogger{Logger: log}
+			}
+			return fxevent.NopLogger
+		}),
+		fx.Supply(cfg, log),
+		fx.Supply(postgres.Config{URL: cfg.DatabaseURL}),
+		postgres.Module,
+		fx.Supply(queue.ModuleConfig{
+			RedisURL: cfg.RedisURL,
+			Enqueuer: queue.Config{Queue: cfg.Queue},
+			Server:   queue.ServerConfig{Queues: map[string]int{cfg.Queue: 1}, Concurrency: cfg.WorkerConcurrency, Logger: log},
+		}),
+		queue.Module,
+		queue.RunWorker,
+		fx.Provide(
+			func() ports.Clock { return ports.ClockFunc(time.Now) },
+			newRegistry,
+			newOutboxStore,
+			newRelay,
+		),
+		fx.Invoke(startRelay, startListener, startAdmin, startRetention),
+		fx.Options(Domains...),
+	)
+}
+
+func newLogger(w io.Writer, level slog.Level) *slog.Logger {
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level, ReplaceAttr: redaction.ReplaceAttr}))
+}
+
+func newRegistry() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return reg
+}
+
+func newOutboxStore(db *bun.DB) (*postgres.OutboxStore, error) {
+	return postgres.NewOutboxStore(db, postgres.OutboxConfig{})
+}
+
+func newRelay(cfg config, store *postgres.OutboxStore, pub ports.Publisher, clock ports.Clock, reg *prometheus.Registry, log *slog.Logger) (*relay.Relay, error) {
+	red := &redaction.Redactor{}
+	return relay.New(store, pub, clock, relay.Config{
+		Owner:        cfg.Owner,
+		Loops:        cfg.Loops,
+		BatchSize:    cfg.BatchSize,
+		LeaseFor:     cfg.LeaseTTL,
+		PollInterval: cfg.PollInterval,
+		Policy:       outbox.Policy{MaxAttempts: cfg.MaxAttempts},
+	}, relay.Options{
+		Logger:     log,
+		Observer:   newRelayMetrics(reg),
+		RandFunc:   rand.Float64,
+		RedactFunc: func(s string) string { return outbox.SafeMessage(red.RedactText(s)) },
+	})
+}
+
+func startRelay(lc fx.Lifecycle, r *relay.Relay, store *postgres.OutboxStore, clock ports.Clock, reg *prometheus.Registry, log *slog.Logger) {
+	reg.MustRegister(newStatsCollector(store, clock, log))
+	lc.Append(fx.Hook{OnStart: r.Start, OnStop: r.Stop})
+}
+
+func startListener(lc fx.Lifecycle, cfg config, r *relay.Relay, log *slog.Logger) {
+	l := postgres.NewListener(cfg.DatabaseURL, postgres.OutboxChannel, r.Notify, log)
+	lc.Append(fx.Hook{OnStart: l.Start, OnStop: l.Stop})
+}
+
+func startRetention(lc fx.Lifecycle, cfg config, store *postgres.OutboxStore, clock ports.Clock, reg *prometheus.Registry, log *slog.Logger) error {
+	if cfg.Retention == 0 {
+		return nil
+	}
+	job, err := relay.NewRetention(store, clock, cfg.Retention, 1000, log)
+	if err != nil {
+		return err
+	}
+	removed := prometheus.NewCounter(prometheus.CounterOpts{Name: "outbox_retention_removed_total", Help: "Delivered events removed by the retention job."})
+	reg.MustRegister(removed)
+	job.RemovedFunc = func(n int) { removed.Add(float64(n)) }
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	lc.Append(fx.Hook{
+		OnStart: func(context.Context) error {
+			go func() { defer close(done); job.Run(ctx, 10*time.Minute) }()
+			return nil
+		},
+		OnStop: func(stopCtx context.Context) error {
+			cancel()
+			select {
+			case <-done:
+				return nil
+			case <-stopCtx.Done():
+				return errors.New("retention job did not stop in time")
+			}
+		},
+	})
+	return nil
+}
+
+// pingQueue reports whether Asynq's Redis answers.
+func pingQueue(c *asynq.Client) func(context.Context) error {
+	return func(context.Context) error { return c.Ping() }
+}

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/july/template/internal/envconf"
+)
+
+const envHelp = `  DATABASE_URL         postgres URL (required)
+  REDIS_URL            redis://host:port/db for Asynq (required)
+  LOG_LEVEL            debug|info|warn|error (default info)
+  ADMIN_ADDR           health and /metrics listener (default :9090)
+  RELAY_OWNER          lease owner id (default relay-<host>-<pid>)
+  RELAY_LOOPS          concurrent claim loops, 1..64 (default 2)
+  RELAY_BATCH_SIZE     rows per claim, 1..1000 (default 100)
+  RELAY_LEASE_TTL      lease length (default 30s)
+  RELAY_POLL_INTERVAL  idle poll when no NOTIFY arrives (default 500ms)
+  RELAY_MAX_ATTEMPTS   delivery attempts before an event fails (default 10)
+  OUTBOX_RETENTION     keep delivered events this long, then delete (default 0 = off; >= 1h)
+  ASYNQ_QUEUE          queue for outbox envelopes (default "default")
+  WORKER_CONCURRENCY   Asynq worker goroutines, 1..1000 (default 10)
+`
+
+type config struct {
+	DatabaseURL       string
+	RedisURL          string
+	LogLevel          slog.Level
+	AdminAddr         string
+	Owner             string
+	Loops             int
+	BatchSize         int
+	LeaseTTL          time.Duration
+	PollInterval      time.Duration
+	MaxAttempts       int
+	Retention         time.Duration
+	Queue             string
+	WorkerConcurrency int
+}
+
+func loadConfig(getenv func(string) string) (config, error) {
+	r := envconf.New(getenv)
+	host, _ := os.Hostname()
+	c := config{
+		DatabaseURL:       r.URL("DATABASE_URL", "postgres", "postgresql"),
+		RedisURL:          r.URL("REDIS_URL", "redis", "rediss"),
+		LogLevel:          r.LogLevel("LOG_LEVEL"),
+		AdminAddr:         r.Addr("ADMIN_ADDR", ":9090"),
+		Owner:             r.String("RELAY_OWNER", fmt.Sprintf("relay-%s-%d", host, os.Getpid())),
+		Loops:             r.Int("RELAY_LOOPS", 2, 1, 64),
+		BatchSize:         r.Int("RELAY_BATCH_SIZE", 100, 1, 1000),
+		LeaseTTL:          r.Duration("RELAY_LEASE_TTL", 30*time.Second, time.Second, time.Hour),
+		PollInterval:      r.Duration("RELAY_POLL_INTERVAL", 500*time.Millisecond, time.Millisecond, time.Minute),
+		MaxAttempts:       r.Int("RELAY_MAX_ATTEMPTS", 10, 1, 100),
+		Queue:             r.String("ASYNQ_QUEUE", "default"),
+		WorkerConcurrency: r.Int("WORKER_CONCURRENCY", 10, 1, 1000),
+	}
+	if s := r.String("OUTBOX_RETENTION", "0"); s != "0" {
+		c.Retention = r.Duration("OUTBOX_RETENTION", 0, time.Hour, 10*365*24*time.Hour)
+	}
+	return c, r.Err()
+}
