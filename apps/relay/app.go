@@ -65,7 +65,7 @@ func options(cfg config, log *slog.Logger) fx.Option {
 			Server:   queue.ServerConfig{Queues: map[string]int{cfg.Queue: 1}, Concurrency: cfg.WorkerConcurrency, Logger: log},
 		}),
 		queue.Module,
-		queue.RunWorker,
+		workerOption(cfg),
 		fx.Provide(
 			func() ports.Clock { return ports.ClockFunc(time.Now) },
 			newRegistry,
@@ -75,6 +75,15 @@ func options(cfg config, log *slog.Logger) fx.Option {
 		fx.Invoke(startRelay, startListener, startAdmin, startRetention),
 		fx.Options(Domains...),
 	)
+}
+
+// workerOption runs the Asynq worker unless WORKER_ENABLED=false (a relay
+// that only relays, e.g. when consumers run in their own deployment).
+func workerOption(cfg config) fx.Option {
+	if !cfg.WorkerEnabled {
+		return fx.Options()
+	}
+	return queue.RunWorker
 }
 
 func newLogger(w io.Writer, level slog.Level) *slog.Logger {

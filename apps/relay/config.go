@@ -22,6 +22,7 @@ const envHelp = `  DATABASE_URL         postgres URL (required)
   OUTBOX_RETENTION     keep delivered events this long, then delete (default 0 = off; >= 1h)
   ASYNQ_QUEUE          queue for outbox envelopes (default "default")
   WORKER_CONCURRENCY   Asynq worker goroutines, 1..1000 (default 10)
+  WORKER_ENABLED       run the Asynq worker in this process: true|false (default true)
 `
 
 type config struct {
@@ -38,6 +39,7 @@ type config struct {
 	Retention         time.Duration
 	Queue             string
 	WorkerConcurrency int
+	WorkerEnabled     bool
 }
 
 func loadConfig(getenv func(string) string) (config, error) {
@@ -56,6 +58,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		MaxAttempts:       r.Int("RELAY_MAX_ATTEMPTS", 10, 1, 100),
 		Queue:             r.String("ASYNQ_QUEUE", "default"),
 		WorkerConcurrency: r.Int("WORKER_CONCURRENCY", 10, 1, 1000),
+		WorkerEnabled:     r.Bool("WORKER_ENABLED", true),
 	}
 	if s := r.String("OUTBOX_RETENTION", "0"); s != "0" {
 		c.Retention = r.Duration("OUTBOX_RETENTION", 0, time.Hour, 10*365*24*time.Hour)

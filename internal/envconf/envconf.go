@@ -89,6 +89,20 @@ func (r *Reader) Duration(name string, def, lo, hi time.Duration) time.Duration 
 	return d
 }
 
+// Bool returns true|false (also 1|0, yes|no) or def when unset.
+func (r *Reader) Bool(name string, def bool) bool {
+	switch strings.ToLower(r.String(name, "")) {
+	case "":
+		return def
+	case "true", "1", "yes", "on":
+		return true
+	case "false", "0", "no", "off":
+		return false
+	}
+	r.fail(name, "%q is not true or false", r.String(name, ""))
+	return def
+}
+
 // Addr returns a listen address like :8080 or 127.0.0.1:8080, or def.
 func (r *Reader) Addr(name, def string) string {
 	s := r.String(name, def)
