@@ -42,18 +42,18 @@ var (
 
 func adminDB(t testing.TB) (*sql.DB, string) {
 	t.Helper()
-	ep := resolve(t)
+	base0 := resolvePostgres(t)
 	adminOnce.Do(func() {
-		admin, adminErr = sql.Open("pgx", ep.databaseURL)
+		admin, adminErr = sql.Open("pgx", base0)
 		if adminErr == nil {
 			admin.SetMaxOpenConns(4)
 			adminErr = admin.PingContext(context.Background())
 		}
 	})
 	if adminErr != nil {
-		t.Fatalf("connect to %s (%s): %v. Fix: make sure Postgres answers there and the role may CREATE DATABASE", EnvDatabaseURL, redactURL(ep.databaseURL), adminErr)
+		t.Fatalf("connect to %s (%s): %v. Fix: make sure Postgres answers there and the role may CREATE DATABASE", EnvDatabaseURL, redactURL(base0), adminErr)
 	}
-	return admin, ep.databaseURL
+	return admin, base0
 }
 
 // NewDB creates a fresh database for t and drops it (forcibly, with its

@@ -21,17 +21,17 @@ type Redis struct {
 // the prefix is deleted with SCAN + UNLINK; nothing else is touched.
 func NewRedis(t testing.TB) *Redis {
 	t.Helper()
-	ep := resolve(t)
-	opt, err := rueidis.ParseURL(ep.redisURL)
+	url := resolveRedis(t)
+	opt, err := rueidis.ParseURL(url)
 	if err != nil {
 		t.Fatalf("parse %s: %v. Fix: use the form redis://host:port/db", EnvRedisURL, err)
 	}
 	opt.DisableCache = true
 	c, err := rueidis.NewClient(opt)
 	if err != nil {
-		t.Fatalf("connect to %s (%s): %v. Fix: make sure Redis answers there", EnvRedisURL, ep.redisURL, err)
+		t.Fatalf("connect to %s (%s): %v. Fix: make sure Redis answers there", EnvRedisURL, url, err)
 	}
-	r := &Redis{URL: ep.redisURL, Prefix: "t:" + randomHex(6) + ":", Client: c}
+	r := &Redis{URL: url, Prefix: "t:" + randomHex(6) + ":", Client: c}
 	t.Cleanup(func() {
 		defer c.Close()
 		if err := DeletePrefix(context.Background(), c, r.Prefix); err != nil {

@@ -16,7 +16,6 @@ package testinfra
 import (
 	"fmt"
 	"os"
-	"strings"
 	"sync"
 	"testing"
 )
@@ -28,9 +27,9 @@ const (
 )
 
 var (
-	resolveOnce sync.Once
-	resolved    endpoints
-	resolveErr  error
+	pgOnce, redisOnce sync.Once
+	pgURL, redisURL   string
+	pgErr, redisErr   error
 )
 
 type endpoints struct {
@@ -38,31 +37,52 @@ type endpoints struct {
 	redisURL    string
 }
 
-// resolve returns the endpoints for this process, starting containers if needed.
-func resolve(t testing.TB) endpoints {
+// resolvePostgres returns the admin Postgres URL for this process, starting
+// a container if the variable is unset and Docker answers.
+func resolvePostgres(t testing.TB) string {
 	t.Helper()
-	resolveOnce.Do(func() {
-		resolved.databaseURL = os.Getenv(EnvDatabaseURL)
-		resolved.redisURL = os.Getenv(EnvRedisURL)
-		if resolved.databaseURL != "" && resolved.redisURL != "" {
+	pgOnce.Do(func() {
+		if pgURL = os.Getenv(EnvDatabaseURL); pgURL != "" {
 			return
 		}
-		var missing []string
-		if resolved.databaseURL == "" {
-			missing = append(missing, EnvDatabaseURL)
+		var ep endpoints
+		ep.redisURL = "unused"
+		if err := startContainers(&ep); err != nil {
+			pgErr = missing(EnvDatabaseURL, err)
+			return
 		}
-		if resolved.redisURL == "" {
-			missing = append(missing, EnvRedisURL)
-		}
-		if err := startContainers(&resolved); err != nil {
-			resolveErr = fmt.Errorf("no test infrastructure: %s not set and Docker is not usable (%v).\n"+
-				"Fix: export %s=postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable and %s=redis://127.0.0.1:6379/0 "+
-				"(a role that may CREATE DATABASE), or start a Docker engine, or run `make test` which does both",
-				strings.Join(missing, " and "), err, EnvDatabaseURL, EnvRedisURL)
-		}
+		pgURL = ep.databaseURL
 	})
-	if resolveErr != nil {
-		t.Fatal(resolveErr)
+	if pgErr != nil {
+		t.Fatal(pgErr)
 	}
-	return resolved
+	return pgURL
+}
+
+// resolveRedis is resolvePostgres for Redis.
+func resolveRedis(t testing.TB) string {
+	t.Helper()
+	redisOnce.Do(func() {
+		if redisURL = os.Getenv(EnvRedisURL); redisURL != "" {
+			return
+		}
+		var ep endpoints
+		ep.databaseURL = "unused"
+		if err := startContainers(&ep); err != nil {
+			redisErr = missing(EnvRedisURL, err)
+			return
+		}
+		redisURL = ep.redisURL
+	})
+	if redisErr != nil {
+		t.Fatal(redisErr)
+	}
+	return redisURL
+}
+
+func missing(name string, err error) error {
+	return fmt.Errorf("no test infrastructure: %s is not set and Docker is not usable (%v).\n"+
+		"Fix: export %s=postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable (a role that may CREATE DATABASE) "+
+		"and %s=redis://127.0.0.1:6379/0, or start a Docker engine, or run `make test`, which starts local servers and sets both",
+		name, err, EnvDatabaseURL, EnvRedisURL)
 }
