@@ -35,8 +35,12 @@ type observer struct {
 	recovered int
 }
 
-func (o *observer) Batch(r relay.BatchResult) { o.mu.Lock(); o.results = append(o.results, r); o.mu.Unlock() }
-func (o *observer) Recovered(n int)          { o.mu.Lock(); o.recovered += n; o.mu.Unlock() }
+func (o *observer) Batch(r relay.BatchResult) {
+	o.mu.Lock()
+	o.results = append(o.results, r)
+	o.mu.Unlock()
+}
+func (o *observer) Recovered(n int) { o.mu.Lock(); o.recovered += n; o.mu.Unlock() }
 func (o *observer) finalFailures() (n int) {
 	o.mu.Lock()
 	defer o.mu.Unlock()

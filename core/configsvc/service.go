@@ -1,0 +1,198 @@
+// Package configsvc runs the system-config use cases over the ports: admin
+// list/get/update through the sysconfig pipeline with an audit record for
+// every attempt, and the runtime read path (cache, then Postgres, then the
+// registered fallback) that business code uses.
+//
+// Postgres is the truth. The cache is filled after reads and invalidated
+// after a committed update; a cache that is down, slow or fails to
+// invalidate never changes what is stored, and a stale refill is refused by
+// the cache itself (ports.ConfigCache.Fill).
+package configsvc
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/july/template/core/ports"
+	"github.com/july/template/core/sysconfig"
+)
+
+// DefaultCacheTTL is how long a cached config row lives (PRD: five minutes).
+const DefaultCacheTTL = 5 * time.Minute
+
+// Options are a Service's optional collaborators.
+type Options struct {
+	// CacheTTL defaults to DefaultCacheTTL.
+	CacheTTL time.Duration
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+	// AlertFunc receives operator alerts (fallback used, invalidation
+	// failed). Default: an ERROR log line. Wire it to a metric too.
+	AlertFunc func(ctx context.Context, a sysconfig.Alert)
+}
+
+// Service is the system-config application service.
+type Service struct {
+	reg   *sysconfig.Registry
+	store ports.ConfigStore
+	cache ports.ConfigCache
+	clock ports.Clock
+	opts  Options
+
+	mu       sync.Mutex
+	verified map[string]sysconfig.Value
+}
+
+// CodeInvalidationFailed is the alert code of a failed cache invalidation.
+const CodeInvalidationFailed = "CONFIG_CACHE_INVALIDATION_FAILED"
+
+// New returns a Service.
+func New(reg *sysconfig.Registry, store ports.ConfigStore, cache ports.ConfigCache, clock ports.Clock, opts Options) (*Service, error) {
+	if reg == nil || store == nil || cache == nil || clock == nil {
+		return nil, errors.New("configsvc: registry, store, cache and clock are required")
+	}
+	opts.CacheTTL = cmp.Or(opts.CacheTTL, DefaultCacheTTL)
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.AlertFunc == nil {
+		log := opts.Logger
+		opts.AlertFunc = func(ctx context.Context, a sysconfig.Alert) {
+			log.ErrorContext(ctx, a.Message, "alert_code", a.Code, "config_key", a.Key, "component", "system-config")
+		}
+	}
+	return &Service{reg: reg, store: store, cache: cache, clock: clock, opts: opts, verified: map[string]sysconfig.Value{}}, nil
+}
+
+// Meta carries the request's ids into audit records.
+type Meta struct {
+	RequestID     string
+	CorrelationID string
+}
+
+// List returns the views of module ("" for all): every registered key (its
+// default at version 0 when it has no row yet) and every stored key no
+// module registered (read-only, registered=false), sorted by key.
+func (s *Service) List(ctx context.Context, module string) ([]sysconfig.View, error) {
+	rows, err := s.store.List(ctx, module)
+	if err != nil {
+		return nil, fmt.Errorf("list system configs: %w", err)
+	}
+	byKey := make(map[string]*sysconfig.Stored, len(rows))
+	for i := range rows {
+		byKey[rows[i].Key] = &rows[i]
+	}
+	var views []sysconfig.View
+	specs := s.reg.List(module)
+	if module == "" {
+		specs = nil
+		for _, m := range s.reg.Modules() {
+			specs = append(specs, s.reg.List(m)...)
+		}
+	}
+	for i := range specs {
+		views = append(views, sysconfig.ViewOf(&specs[i], byKey[specs[i].Key]))
+		delete(byKey, specs[i].Key)
+	}
+	for _, row := range byKey {
+		views = append(views, sysconfig.ViewOf(nil, row))
+	}
+	slices.SortFunc(views, func(a, b sysconfig.View) int { return cmp.Compare(a.Key, b.Key) })
+	return views, nil
+}
+
+// Get returns the view of key, or an error wrapping
+// sysconfig.ErrKeyNotRegistered when the key is neither registered nor stored.
+func (s *Service) Get(ctx context.Context, key string) (sysconfig.View, error) {
+	spec, registered := s.reg.Lookup(key)
+	row, err := s.store.Get(ctx, key)
+	switch {
+	case errors.Is(err, ports.ErrNotFound):
+		if !registered {
+			return sysconfig.View{}, fmt.Errorf("get system config %q: %w", key, sysconfig.ErrKeyNotRegistered)
+		}
+		return sysconfig.ViewOf(&spec, nil), nil
+	case err != nil:
+		return sysconfig.View{}, fmt.Errorf("get system config %q: %w", key, err)
+	}
+	if !registered {
+		return sysconfig.ViewOf(nil, &row), nil
+	}
+	return sysconfig.ViewOf(&spec, &row), nil
+}
+
+// Update applies one key change through the PRD pipeline: registration,
+// read-only, typed parse, constraints, optimistic version, then a
+// transaction writing the row and its audit record, then cache
+// invalidation. Every refused attempt is audited too. A failed invalidation
+// keeps the committed change and raises an alert; the cache's TTL and its
+// version marker bound the staleness.
+func (s *Service) Update(ctx context.Context, req sysconfig.UpdateRequest, meta Meta) (sysconfig.View, error) {
+	now := s.clock.Now()
+	var current *sysconfig.Stored
+	row, err := s.store.Get(ctx, req.Key)
+	switch {
+	case err == nil:
+		current = &row
+	case !errors.Is(err, ports.ErrNotFound):
+		return sysconfig.View{}, fmt.Errorf("read system config %q before update: %w", req.Key, err)
+	}
+	plan, err := sysconfig.PlanUpdate(s.reg, req, current)
+	if err != nil {
+		return sysconfig.View{}, s.reject(ctx, req, current, err, meta, now)
+	}
+	stored, err := s.store.Apply(ctx, plan, toPort(plan.Audit, meta, now), now)
+	if err != nil {
+		var vc *sysconfig.VersionConflictError
+		if errors.As(err, &vc) {
+			return sysconfig.View{}, s.reject(ctx, req, current, err, meta, now)
+		}
+		_ = s.reject(ctx, req, current, err, meta, now) // best effort: the write itself failed
+		return sysconfig.View{}, fmt.Errorf("apply system config %q: %w", req.Key, err)
+	}
+	if err := s.cache.Invalidate(ctx, req.Key, stored.Version, s.opts.CacheTTL); err != nil {
+		s.opts.AlertFunc(ctx, sysconfig.Alert{Key: req.Key, Code: CodeInvalidationFailed,
+			Message: fmt.Sprintf("配置 %s 已更新为版本 %d，但缓存失效失败；旧值最多保留 %s，请检查 Redis", req.Key, stored.Version, s.opts.CacheTTL)})
+	}
+	s.remember(req.Key, plan.Value)
+	return sysconfig.ViewOf(&plan.Spec, &stored), nil
+}
+
+// RecordForbidden audits an update attempt by an authenticated caller who
+// may not manage system config.
+func (s *Service) RecordForbidden(ctx context.Context, key, actor string, meta Meta) error {
+	return s.store.RecordRejected(ctx, ports.AuditRecord{
+		Action: sysconfig.ActionUpdate, Actor: actor, ResourceType: ResourceType, ResourceID: key,
+		Outcome: string(sysconfig.OutcomeRejected), Code: CodeForbidden, Reason: "当前账号无权修改系统配置",
+		RequestID: meta.RequestID, CorrelationID: meta.CorrelationID, At: s.clock.Now(),
+	})
+}
+
+// ResourceType is the audit resource type of system config records.
+const ResourceType = "system_config"
+
+// CodeForbidden is the audit code of an attempt by a non super admin.
+const CodeForbidden = "FORBIDDEN"
+
+func (s *Service) reject(ctx context.Context, req sysconfig.UpdateRequest, current *sysconfig.Stored, cause error, meta Meta, now time.Time) error {
+	rec := toPort(sysconfig.RejectedAudit(s.reg, req, current, cause), meta, now)
+	if err := s.store.RecordRejected(ctx, rec); err != nil {
+		return errors.Join(cause, fmt.Errorf("audit rejected update of %q: %w", req.Key, err))
+	}
+	return cause
+}
+
+func toPort(a sysconfig.AuditRecord, meta Meta, now time.Time) ports.AuditRecord {
+	return ports.AuditRecord{
+		Action: a.Action, Actor: a.Actor, ResourceType: ResourceType, ResourceID: a.Key,
+		Outcome: string(a.Outcome), Code: a.Code, Reason: a.Reason,
+		Before: a.OldValue, After: a.NewValue,
+		RequestID: meta.RequestID, CorrelationID: meta.CorrelationID, At: now,
+	}
+}
