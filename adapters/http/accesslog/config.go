@@ -1,0 +1,68 @@
+package accesslog
+
+import (
+	"log/slog"
+
+	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/july/template/core/redaction"
+)
+
+// DefaultCaptureBytes is how much of each body is buffered for redaction by
+// default: the server's default body limit, so every accepted JSON request
+// is redacted whole before it is cut to the log limit.
+const DefaultCaptureBytes = 1 << 20
+
+// CodeRedactionFailed is the alert code logged when redaction fails.
+const CodeRedactionFailed = "ACCESSLOG_REDACTION_FAILED"
+
+// Redactor is what the access log needs from core/redaction;
+// *redaction.Redactor implements it.
+type Redactor interface {
+	Summarise(p redaction.Policy, body redaction.Body) redaction.Result
+	RedactQuery(rawQuery string) string
+}
+
+var _ Redactor = (*redaction.Redactor)(nil)
+
+// RoutePolicy is a route's body rule.
+type RoutePolicy struct {
+	// Policy picks the redaction rules; the zero value is PolicyDefault.
+	Policy redaction.Policy
+	// AllowText lets a PolicyDefault route log clean plain-text or XML bodies.
+	AllowText bool
+}
+
+// Config configures New.
+type Config struct {
+	// Logger receives the "access" lines at INFO. Required.
+	Logger *slog.Logger
+	// Redactor redacts queries and bodies; its MaxBytes caps each logged
+	// body after redaction. Default: a zero redaction.Redactor (50 KiB).
+	// Production wiring should set one with a HashKey.
+	Redactor Redactor
+	// Routes maps an echo route pattern (c.Path(), e.g. "/api/v1/login")
+	// to its policy. Unlisted routes use PolicyDefault.
+	Routes map[string]RoutePolicy
+	// CaptureBytes caps how much of each body is buffered before redaction.
+	// A longer body is logged as a truncated Summary. Default:
+	// DefaultCaptureBytes.
+	CaptureBytes int
+	// Failures counts redaction failures. Optional; see NewFailureCounter.
+	Failures prometheus.Counter
+	// UserIDFunc returns the authenticated user id (auth.UserID fits).
+	// Optional; without it user_id is logged empty.
+	UserIDFunc func(echo.Context) string
+	// Skip, when it returns true, logs nothing for the request (e.g. probes).
+	Skip func(echo.Context) bool
+}
+
+// NewFailureCounter returns the redaction-failure counter. Register it
+// with the app's prometheus registry and pass it as Config.Failures.
+func NewFailureCounter() prometheus.Counter {
+	return prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "accesslog_redaction_failures_total",
+		Help: "Access-log bodies or queries that could not be redacted and were logged as a size summary only.",
+	})
+}
