@@ -1,7 +1,9 @@
 package memory
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"sync"
 
 	"github.com/july/template/core/outbox"
@@ -19,6 +21,16 @@ type Publisher struct {
 	// FailFunc, when set, is asked before each envelope is stored; a non-nil
 	// error is returned for that envelope and nothing is stored.
 	FailFunc func(outbox.Envelope) error
+
+	down bool
+}
+
+// SetDown simulates an unreachable queue: every Publish fails transiently
+// with an error wrapping ports.ErrUnavailable until SetDown(false).
+func (p *Publisher) SetDown(down bool) {
+	p.mu.Lock()
+	p.down = down
+	p.mu.Unlock()
 }
 
 var _ ports.Publisher = (*Publisher)(nil)
@@ -35,8 +47,12 @@ func (p *Publisher) Publish(ctx context.Context, envs []outbox.Envelope) []error
 	defer p.mu.Unlock()
 	for i, env := range envs {
 		p.attempts[env.EventID]++
-		if err := ctx.Err(); err != nil {
-			errs[i] = outbox.Transient("QUEUE_UNAVAILABLE", "context done before enqueue")
+		if ctx.Err() != nil || p.down {
+			errs[i] = errors.Join(outbox.Transient("QUEUE_UNAVAILABLE", "queue unreachable"), ports.ErrUnavailable)
+			continue
+		}
+		if env.EventID == "" || env.EventType == "" || !isObject(env.Payload) {
+			errs[i] = outbox.Permanent("ENVELOPE_INVALID", "envelope needs event_id, event_type and an object payload")
 			continue
 		}
 		if p.FailFunc != nil {
@@ -70,4 +86,9 @@ func (p *Publisher) Attempts(eventID string) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.attempts[eventID]
+}
+
+func isObject(b []byte) bool {
+	b = bytes.TrimSpace(b)
+	return len(b) > 0 && b[0] == '{'
 }

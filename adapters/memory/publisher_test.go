@@ -1,0 +1,27 @@
+package memory_test
+
+import (
+	"testing"
+
+	"github.com/july/template/adapters/memory"
+	"github.com/july/template/contracttests"
+	"github.com/july/template/core/outbox"
+	"github.com/july/template/core/ports"
+)
+
+func TestPublisherContract(t *testing.T) {
+	t.Parallel()
+
+	contracttests.RunPublisher(t, func(t *testing.T) contracttests.PublisherFixture {
+		p := memory.NewPublisher()
+		return contracttests.PublisherFixture{
+			Publisher: p,
+			Tasks:     func(*testing.T) []outbox.Envelope { return p.Tasks() },
+			Unreachable: func(*testing.T) ports.Publisher {
+				down := memory.NewPublisher()
+				down.SetDown(true)
+				return down
+			},
+		}
+	})
+}
