@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/uptrace/bun"
 
 	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/core/outbox"
@@ -119,13 +120,19 @@ func outboxCommand(ctx context.Context, args []string, getenv func(string) strin
 		return exitOK
 
 	case "show":
-		if fs.NArg() != 1 {
+		// The id may come before or after the flags: show [--payload] EVENT_ID.
+		if fs.NArg() < 1 {
 			fmt.Fprintln(stderr, "relay outbox show: give exactly one EVENT_ID")
 			return exitUsage
 		}
-		ev, err := store.Get(ctx, fs.Arg(0))
+		id := fs.Arg(0)
+		if err := fs.Parse(fs.Args()[1:]); err != nil || fs.NArg() != 0 {
+			fmt.Fprintln(stderr, "relay outbox show: give exactly one EVENT_ID")
+			return exitUsage
+		}
+		ev, err := store.Get(ctx, id)
 		if errors.Is(err, ports.ErrNotFound) {
-			fmt.Fprintf(stderr, "relay outbox show: no event %s\n", fs.Arg(0))
+			fmt.Fprintf(stderr, "relay outbox show: no event %s\n", id)
 			return exitError
 		} else if err != nil {
 			fmt.Fprintf(stderr, "relay outbox show: %v\n", err)
@@ -144,19 +151,26 @@ func outboxCommand(ctx context.Context, args []string, getenv func(string) strin
 		if *batchID == "" {
 			*batchID = "replay-" + now.UTC().Format("20060102T150405Z") + "-" + uuid.NewString()[:8]
 		}
-		res, err := store.Replay(ctx, ports.ReplayParams{
-			EventIDs: eventIDs, Now: now, StuckAfter: stuckAfter,
-			Request: outbox.ReplayRequest{Operator: *operator, Reason: *reason, BatchID: *batchID},
+		// The replay and its audit record commit together or not at all.
+		var res ports.ReplayResult
+		err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			txStore, err := postgres.NewOutboxStore(tx, postgres.OutboxConfig{})
+			if err != nil {
+				return err
+			}
+			if res, err = txStore.Replay(ctx, ports.ReplayParams{
+				EventIDs: eventIDs, Now: now, StuckAfter: stuckAfter,
+				Request: outbox.ReplayRequest{Operator: *operator, Reason: *reason, BatchID: *batchID},
+			}); err != nil {
+				return err
+			}
+			return audit.WriteAudit(ctx, tx, ports.AuditRecord{
+				Action: "outbox.replay", Actor: *operator, ResourceType: "outbox_batch", ResourceID: *batchID,
+				Outcome: "accepted", Reason: *reason, After: strings.Join(res.Replayed, ","), At: now,
+			})
 		})
 		if err != nil {
-			fmt.Fprintf(stderr, "relay outbox replay: %v\n", err)
-			return exitError
-		}
-		if err := audit.WriteAudit(ctx, db, ports.AuditRecord{
-			Action: "outbox.replay", Actor: *operator, ResourceType: "outbox_batch", ResourceID: *batchID,
-			Outcome: "accepted", Reason: *reason, After: strings.Join(res.Replayed, ","), At: now,
-		}); err != nil {
-			fmt.Fprintf(stderr, "relay outbox replay: events replayed but the audit record failed: %v\n", err)
+			fmt.Fprintf(stderr, "relay outbox replay: nothing changed: %v\n", err)
 			return exitError
 		}
 		return printJSON(stdout, map[string]any{"batch_id": *batchID, "replayed": res.Replayed, "skipped": res.Skipped})
@@ -165,20 +179,26 @@ func outboxCommand(ctx context.Context, args []string, getenv func(string) strin
 		if !needWho() {
 			return exitUsage
 		}
-		n, err := store.ReleaseLeases(ctx, *owner, now)
-		if err != nil {
-			fmt.Fprintf(stderr, "relay outbox release-leases: %v\n", err)
-			return exitError
-		}
 		resID := *owner
 		if resID == "" {
 			resID = "*"
 		}
-		if err := audit.WriteAudit(ctx, db, ports.AuditRecord{
-			Action: "outbox.release_leases", Actor: *operator, ResourceType: "outbox_lease_owner", ResourceID: resID,
-			Outcome: "accepted", Reason: *reason, After: fmt.Sprint(n), At: now,
-		}); err != nil {
-			fmt.Fprintf(stderr, "relay outbox release-leases: leases released but the audit record failed: %v\n", err)
+		var n int
+		err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			txStore, err := postgres.NewOutboxStore(tx, postgres.OutboxConfig{})
+			if err != nil {
+				return err
+			}
+			if n, err = txStore.ReleaseLeases(ctx, *owner, now); err != nil {
+				return err
+			}
+			return audit.WriteAudit(ctx, tx, ports.AuditRecord{
+				Action: "outbox.release_leases", Actor: *operator, ResourceType: "outbox_lease_owner", ResourceID: resID,
+				Outcome: "accepted", Reason: *reason, After: fmt.Sprint(n), At: now,
+			})
+		})
+		if err != nil {
+			fmt.Fprintf(stderr, "relay outbox release-leases: nothing changed: %v\n", err)
 			return exitError
 		}
 		return printJSON(stdout, map[string]any{"released": n, "owner": *owner})

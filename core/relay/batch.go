@@ -17,7 +17,7 @@ func (r *Relay) RunOnce(ctx context.Context, owner string) (int, error) {
 	if ctx.Err() != nil {
 		return 0, nil
 	}
-	events, err := r.store.Claim(ctx, ports.ClaimParams{
+	events, err := r.store.Claim(context.WithoutCancel(ctx), ports.ClaimParams{ // a cancelled claim may still commit its leases
 		Owner: owner, Limit: r.cfg.BatchSize, LeaseFor: r.cfg.LeaseFor, Now: r.clock.Now(),
 	})
 	if err != nil {

@@ -1,0 +1,505 @@
+package main_test
+
+// End-to-end harness: the relay binary runs as real child processes against
+// a private database and queue per test; the consumer is an Asynq server in
+// the test process whose side effect is a row in `consumed`.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/hibiken/asynq"
+	"github.com/redis/rueidis"
+	"github.com/stretchr/testify/require"
+	"github.com/uptrace/bun"
+
+	"github.com/july/template/adapters/asynq/queue"
+	"github.com/july/template/adapters/postgres"
+	"github.com/july/template/contracttests/testinfra"
+	"github.com/july/template/core/outbox"
+)
+
+// Bounds for every wait; the CI box is a busy 2-core machine.
+const (
+	waitLong = 30 * time.Second
+	tick     = 50 * time.Millisecond
+)
+
+// relayBin is the relay binary built once by TestMain.
+var relayBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "relay-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "relay e2e: temp dir:", err)
+		os.Exit(1)
+	}
+	relayBin = filepath.Join(dir, "relay")
+	build := exec.Command("go", "build", "-o", relayBin, ".")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "relay e2e: go build:", err)
+		_ = os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// orderCreated is the payload of the "order.created" test event.
+type orderCreated struct {
+	OrderID string `json:"order_id"`
+	Amount  int    `json:"amount"`
+}
+
+const orderCreatedType = "order.created"
+
+// world is one test's private database, queue and consumer.
+type world struct {
+	t        *testing.T
+	db       *testinfra.DB
+	store    *postgres.OutboxStore
+	redisURL string
+	queue    string
+	cons     *consumer
+}
+
+// newWorld creates a migrated database with the business tables and a
+// unique queue on redisURL ("" means the shared harness Redis). The queue's
+// keys are removed when the test ends.
+func newWorld(t *testing.T, redisURL string) *world {
+	t.Helper()
+	r := testinfra.NewRedis(t)
+	if redisURL == "" {
+		redisURL = r.URL
+	}
+	db := testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.Migrate})
+	for _, ddl := range []string{
+		`CREATE TABLE orders (id text PRIMARY KEY, amount int NOT NULL)`,
+		`CREATE TABLE consumed (event_id uuid PRIMARY KEY, order_id text NOT NULL, n int NOT NULL,
+			request_id text NOT NULL, correlation_id text NOT NULL)`,
+	} {
+		_, err := db.Bun.ExecContext(t.Context(), ddl)
+		require.NoError(t, err, "create business table: %s", ddl)
+	}
+	store, err := postgres.NewOutboxStore(db.Bun, postgres.OutboxConfig{})
+	require.NoError(t, err)
+	w := &world{t: t, db: db, store: store, redisURL: redisURL, queue: r.QueueName("e2e")}
+	t.Cleanup(func() { deleteQueue(t, redisURL, w.queue) })
+	return w
+}
+
+// deleteQueue removes the test's queue, including the completed tasks
+// asynq's DeleteQueue leaves behind. A private Redis that is gone is fine.
+func deleteQueue(t *testing.T, redisURL, q string) {
+	opt, err := asynq.ParseRedisURI(redisURL)
+	if err != nil {
+		t.Errorf("parse redis url: %v", err)
+		return
+	}
+	ins := asynq.NewInspector(opt)
+	defer ins.Close()
+	if err := ins.DeleteQueue(q, true); err != nil && !errors.Is(err, asynq.ErrQueueNotFound) && !isConnErr(err) {
+		t.Errorf("delete asynq queue %s: %v", q, err)
+	}
+	ro, err := rueidis.ParseURL(redisURL)
+	if err != nil {
+		return
+	}
+	ro.DisableCache = true
+	c, err := rueidis.NewClient(ro)
+	if err != nil {
+		return // private Redis already stopped
+	}
+	defer c.Close()
+	if err := testinfra.DeletePrefix(context.Background(), c, "asynq:{"+q+"}:"); err != nil && !isConnErr(err) {
+		t.Errorf("delete asynq keys of %s: %v", q, err)
+	}
+}
+
+func isConnErr(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) || strings.Contains(err.Error(), "connection refused")
+}
+
+// placeOrders writes the orders and one order.created event each through
+// db (the caller's transaction) and returns the event ids.
+func (w *world) placeOrders(ctx context.Context, db bun.IDB, reqID, corrID string, orders ...orderCreated) ([]string, error) {
+	ids := make([]string, len(orders))
+	evs := make([]outbox.Event, len(orders))
+	for i, o := range orders {
+		if _, err := db.NewRaw("INSERT INTO orders (id, amount) VALUES (?, ?)", o.OrderID, o.Amount).Exec(ctx); err != nil {
+			return nil, fmt.Errorf("insert order %s: %w", o.OrderID, err)
+		}
+		ev, err := outbox.New(outbox.NewParams{
+			EventID: uuid.NewString(), EventType: orderCreatedType, PayloadVersion: 1,
+			AggregateType: "order", AggregateID: o.OrderID, ResourceType: "order", ResourceID: o.OrderID,
+			RequestID: reqID, CorrelationID: corrID, Payload: o, Now: time.Now(),
+		})
+		if err != nil {
+			return nil, err
+		}
+		ids[i], evs[i] = ev.EventID, ev
+	}
+	if err := postgres.AppendOutbox(ctx, db, evs...); err != nil {
+		return nil, err
+	}
+	return ids, nil
+}
+
+// commit places orders in one committed transaction.
+func (w *world) commit(reqID, corrID string, orders ...orderCreated) []string {
+	w.t.Helper()
+	var ids []string
+	err := w.db.Bun.RunInTx(w.t.Context(), nil, func(ctx context.Context, tx bun.Tx) error {
+		var err error
+		ids, err = w.placeOrders(ctx, tx, reqID, corrID, orders...)
+		return err
+	})
+	require.NoError(w.t, err, "commit %d orders", len(orders))
+	return ids
+}
+
+// commitMany commits n orders in transactions of perTx and returns all ids.
+func (w *world) commitMany(prefix string, n, perTx int) []string {
+	w.t.Helper()
+	var all []string
+	for start := 0; start < n; start += perTx {
+		var batch []orderCreated
+		for i := start; i < min(start+perTx, n); i++ {
+			batch = append(batch, orderCreated{OrderID: fmt.Sprintf("%s-%04d", prefix, i), Amount: i})
+		}
+		all = append(all, w.commit(fmt.Sprintf("req-%s-%d", prefix, start), fmt.Sprintf("corr-%s-%d", prefix, start), batch...)...)
+	}
+	return all
+}
+
+// count runs a count(*) query.
+func (w *world) count(query string, args ...any) int {
+	w.t.Helper()
+	var n int
+	require.NoError(w.t, w.db.Bun.NewRaw(query, args...).Scan(w.t.Context(), &n), "query %s", query)
+	return n
+}
+
+// waitCount waits until query returns want.
+func (w *world) waitCount(want int, query string, args ...any) {
+	w.t.Helper()
+	eventually(w.t, query, func() (bool, string) {
+		got := w.count(query, args...)
+		return got == want, fmt.Sprintf("got %d, want %d", got, want)
+	})
+}
+
+// eventually polls cond in the test goroutine (so cond may use require)
+// until it holds, failing with cond's last state after waitLong.
+func eventually(t *testing.T, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(waitLong)
+	for {
+		ok, state := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not reached within %s; last state: %s", what, waitLong, state)
+		}
+		time.Sleep(tick)
+	}
+}
+
+// consumer is the in-process Asynq worker. Its business effect is one
+// `consumed` row per event (INSERT ... ON CONFLICT DO NOTHING); every raw
+// delivery is counted as well, so duplicates stay observable.
+type consumer struct {
+	mu         sync.Mutex
+	deliveries map[string]int // event_id -> handler calls
+	audits     int
+	logs       *syncBuffer
+}
+
+// startConsumer runs a worker on w's queue until the test ends.
+func (w *world) startConsumer() *consumer {
+	w.t.Helper()
+	c := &consumer{deliveries: map[string]int{}, logs: &syncBuffer{}}
+	log := slog.New(slog.NewJSONHandler(c.logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	opt, err := asynq.ParseRedisURI(w.redisURL)
+	require.NoError(w.t, err)
+	mux, err := queue.NewMux(log, []queue.Consumer{
+		{EventType: orderCreatedType, Handler: queue.Handle(func(ctx context.Context, env outbox.Envelope, p orderCreated) error {
+			c.mu.Lock()
+			c.deliveries[env.EventID]++
+			c.mu.Unlock()
+			_, err := w.db.Bun.NewRaw(`INSERT INTO consumed (event_id, order_id, n, request_id, correlation_id)
+				VALUES (?::uuid, ?, ?, ?, ?) ON CONFLICT (event_id) DO NOTHING`,
+				env.EventID, p.OrderID, p.Amount, env.RequestID, env.CorrelationID).Exec(ctx)
+			return err
+		})},
+		{EventType: postgres.AuditEventType, Handler: queue.Handle(func(context.Context, outbox.Envelope, postgres.AuditPayload) error {
+			c.mu.Lock()
+			c.audits++
+			c.mu.Unlock()
+			return nil
+		})},
+	})
+	require.NoError(w.t, err)
+	srv := queue.NewServer(opt, queue.ServerConfig{
+		Queues: map[string]int{w.queue: 1}, Concurrency: 8, Logger: log, ShutdownTimeout: 2 * time.Second,
+	})
+	require.NoError(w.t, srv.Start(mux))
+	w.t.Cleanup(func() {
+		srv.Shutdown()
+		if w.t.Failed() {
+			w.t.Logf("consumer logs:\n%s", c.logs.String())
+		}
+	})
+	w.cons = c
+	return c
+}
+
+// delivered returns the raw delivery count of each event id and the total.
+func (c *consumer) delivered() (map[string]int, int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string]int, len(c.deliveries))
+	total := 0
+	for k, v := range c.deliveries {
+		out[k] = v
+		total += v
+	}
+	return out, total
+}
+
+// relayProc is one relay child process.
+type relayProc struct {
+	t     *testing.T
+	name  string
+	cmd   *exec.Cmd
+	admin string // host:port of the admin server
+	logs  *syncBuffer
+	done  chan struct{}
+	err   error // Wait's result, set before done closes
+}
+
+// startRelay runs `relay` (serve) for w with env overrides ("KEY=VALUE")
+// and waits for /healthz. It is killed when the test ends.
+func (w *world) startRelay(name string, env ...string) *relayProc {
+	w.t.Helper()
+	p := w.spawnRelay(name, w.redisURL, env...)
+	p.waitHealthy()
+	return p
+}
+
+// spawnRelay starts the process without waiting for it.
+func (w *world) spawnRelay(name, redisURL string, env ...string) *relayProc {
+	w.t.Helper()
+	p := &relayProc{t: w.t, name: name, admin: freeAddr(w.t), logs: &syncBuffer{}, done: make(chan struct{})}
+	p.cmd = exec.Command(relayBin)
+	p.cmd.Env = append([]string{
+		"PATH=" + os.Getenv("PATH"),
+		"DATABASE_URL=" + w.db.URL,
+		"REDIS_URL=" + redisURL,
+		"ASYNQ_QUEUE=" + w.queue,
+		"ADMIN_ADDR=" + p.admin,
+		"RELAY_OWNER=" + name,
+		"WORKER_ENABLED=false",
+		"RELAY_POLL_INTERVAL=100ms",
+	}, env...)
+	p.cmd.Stdout, p.cmd.Stderr = p.logs, p.logs
+	require.NoError(w.t, p.cmd.Start(), "start relay %s", name)
+	go func() { p.err = p.cmd.Wait(); close(p.done) }()
+	w.t.Cleanup(func() {
+		if !p.exited() {
+			_ = p.cmd.Process.Kill()
+			<-p.done
+		}
+		if w.t.Failed() {
+			w.t.Logf("relay %s logs:\n%s", name, p.logs.String())
+		}
+	})
+	return p
+}
+
+func (p *relayProc) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+func (p *relayProc) waitHealthy() {
+	p.t.Helper()
+	eventually(p.t, "relay "+p.name+" /healthz answers 200", func() (bool, string) {
+		require.False(p.t, p.exited(), "relay %s exited early: %v\n%s", p.name, p.err, p.logs.String())
+		code, _ := p.get("/healthz")
+		return code == http.StatusOK, fmt.Sprintf("status %d", code)
+	})
+}
+
+// get fetches an admin path; code is 0 when the server does not answer.
+func (p *relayProc) get(path string) (int, string) {
+	c := http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Get("http://" + p.admin + path)
+	if err != nil {
+		return 0, ""
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// metric returns the value of an unlabelled sample from /metrics.
+func (p *relayProc) metric(name string) float64 {
+	p.t.Helper()
+	code, body := p.get("/metrics")
+	require.Equal(p.t, http.StatusOK, code, "relay %s /metrics", p.name)
+	sc := bufio.NewScanner(strings.NewReader(body))
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), name+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			require.NoError(p.t, err, "parse %s sample %q", name, v)
+			return f
+		}
+	}
+	p.t.Fatalf("relay %s /metrics has no sample %s:\n%s", p.name, name, body)
+	return 0
+}
+
+// kill sends SIGKILL and waits: the process gets no chance to clean up.
+func (p *relayProc) kill() {
+	p.t.Helper()
+	require.NoError(p.t, p.cmd.Process.Kill())
+	<-p.done
+	var ee *exec.ExitError
+	require.ErrorAs(p.t, p.err, &ee, "relay %s was killed", p.name)
+	ws, ok := ee.Sys().(syscall.WaitStatus)
+	require.True(p.t, ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL, "relay %s ended by SIGKILL, got %v", p.name, p.err)
+}
+
+// terminate sends SIGTERM and returns Wait's error, failing after limit.
+func (p *relayProc) terminate(limit time.Duration) error {
+	p.t.Helper()
+	start := time.Now()
+	require.NoError(p.t, p.cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case <-p.done:
+		p.t.Logf("relay %s stopped %s after SIGTERM", p.name, time.Since(start).Round(time.Millisecond))
+		return p.err
+	case <-time.After(limit):
+		p.t.Fatalf("relay %s still running %s after SIGTERM", p.name, limit)
+		return nil
+	}
+}
+
+// errorLines returns the relay's log lines at level ERROR.
+func (p *relayProc) errorLines() []string {
+	var out []string
+	for line := range strings.SplitSeq(p.logs.String(), "\n") {
+		if strings.Contains(line, `"level":"ERROR"`) {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+// runCLI runs `relay args...` against w's database and returns its output
+// and exit code.
+func (w *world) runCLI(args ...string) (stdout, stderr string, code int) {
+	w.t.Helper()
+	ctx, cancel := context.WithTimeout(w.t.Context(), waitLong)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, relayBin, args...)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "DATABASE_URL=" + w.db.URL}
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	default:
+		w.t.Fatalf("run relay %v: %v", args, err)
+	}
+	return out.String(), errOut.String(), code
+}
+
+// freeAddr returns a 127.0.0.1 address that was free a moment ago (the
+// relay needs a fixed ADMIN_ADDR, so ":0" cannot be used).
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close())
+	return addr
+}
+
+// blackHole accepts TCP connections and never answers: a Redis that hangs.
+func blackHole(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+			go func() { _, _ = io.Copy(io.Discard, c) }()
+		}
+	}()
+	t.Cleanup(func() {
+		_ = l.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	})
+	return "redis://" + l.Addr().String() + "/0"
+}
+
+// syncBuffer is a bytes.Buffer safe for a child process's output copier
+// and concurrent readers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}

@@ -1,0 +1,114 @@
+package testinfra
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"net"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// RedisProc is a private redis-server child process for outage tests: unlike
+// the shared Redis from NewRedis it may be stopped and started again on the
+// same port. It keeps nothing on disk, so a restart comes back empty.
+type RedisProc struct {
+	// Port is the TCP port on 127.0.0.1; it stays the same across restarts.
+	Port int
+	// URL is redis://127.0.0.1:<Port>/0.
+	URL string
+
+	bin string
+	mu  sync.Mutex
+	cmd *exec.Cmd
+	out *bytes.Buffer
+}
+
+// StartRedisProc starts redis-server (from PATH, else /usr/bin) on a free
+// port and waits until it answers PING. The process is killed when t ends.
+func StartRedisProc(t testing.TB) *RedisProc {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		bin = "/usr/bin/redis-server"
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("find a free port for redis-server: %v", err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	_ = l.Close()
+	r := &RedisProc{Port: port, URL: fmt.Sprintf("redis://127.0.0.1:%d/0", port), bin: bin}
+	t.Cleanup(func() { r.Stop(t) })
+	r.Start(t)
+	return r
+}
+
+// Start (re)starts the server on Port and waits up to 10s for PING. It does
+// nothing when the server is already running.
+func (r *RedisProc) Start(t testing.TB) {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cmd != nil {
+		return
+	}
+	r.out = &bytes.Buffer{}
+	cmd := exec.Command(r.bin, "--port", strconv.Itoa(r.Port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--daemonize", "no", "--protected-mode", "no")
+	cmd.Stdout, cmd.Stderr = r.out, r.out
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v. Fix: install redis-server (apt-get install redis-server)", r.bin, err)
+	}
+	r.cmd = cmd
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if err := ping(r.Port); err == nil {
+			return
+		} else if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait() // after Wait the output buffer is safe to read
+			r.cmd = nil
+			t.Fatalf("redis-server on port %d did not answer PING within 10s: %v; output: %s", r.Port, err, r.out.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Stop kills the server (SIGKILL, no shutdown save) and waits for it to
+// exit. It is safe to call when the server is not running.
+func (r *RedisProc) Stop(t testing.TB) {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cmd == nil {
+		return
+	}
+	_ = r.cmd.Process.Kill()
+	_ = r.cmd.Wait()
+	r.cmd = nil
+}
+
+func ping(port int) error {
+	c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(time.Second))
+	if _, err := c.Write([]byte("PING\r\n")); err != nil {
+		return err
+	}
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		return err
+	}
+	if !strings.HasPrefix(line, "+PONG") {
+		return fmt.Errorf("unexpected reply %q", strings.TrimSpace(line))
+	}
+	return nil
+}
