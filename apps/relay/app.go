@@ -57,7 +57,7 @@ func options(cfg config, log *slog.Logger) fx.Option {
 			return fxevent.NopLogger
 		}),
 		fx.Supply(cfg, log),
-		fx.Supply(postgres.Config{URL: cfg.DatabaseURL}),
+		fx.Supply(postgres.Config{URL: cfg.DatabaseURL, RuntimeParams: relayParams}),
 		postgres.Module,
 		fx.Supply(queue.ModuleConfig{
 			RedisURL: cfg.RedisURL,
@@ -76,6 +76,13 @@ func options(cfg config, log *slog.Logger) fx.Option {
 		fx.Options(Domains...),
 	)
 }
+
+// relayParams tune the relay's own sessions. Its writes (claim, complete,
+// fail) commit without waiting for the WAL flush: a crash can at worst lose
+// the last few marks, which re-delivers those events (at least once, as
+// designed) or leaves a claim unrecorded. Business transactions that append
+// events keep their own, synchronous, commits.
+var relayParams = map[string]string{"application_name": "outbox-relay", "synchronous_commit": "off"}
 
 // workerOption runs the Asynq worker unless WORKER_ENABLED=false (a relay
 // that only relays, e.g. when consumers run in their own deployment).

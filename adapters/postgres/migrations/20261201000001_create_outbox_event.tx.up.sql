@@ -45,7 +45,8 @@ CREATE INDEX ix_outbox_event_delivered_at ON tb_outbox_event (delivered_at) WHER
 CREATE INDEX ix_outbox_event_aggregate ON tb_outbox_event (aggregate_type, aggregate_id);
 CREATE INDEX ix_outbox_event_resource ON tb_outbox_event (resource_type, resource_id);
 CREATE INDEX ix_outbox_event_correlation ON tb_outbox_event (correlation_id);
-CREATE INDEX ix_outbox_event_request ON tb_outbox_event (request_id);
+-- No request_id index: nothing looks events up by it, and every status
+-- change is a non-HOT update that writes one entry into each full index.
 
 -- One NOTIFY per inserting statement (not per row) wakes LISTENing relays;
 -- the relay still polls, so a lost notification only delays delivery.

@@ -1,0 +1,180 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/july/template/adapters/postgres"
+	"github.com/july/template/core/ports"
+	"github.com/july/template/core/relay"
+)
+
+func drainFlags(fs *flag.FlagSet) func(context.Context, common, io.Writer) error {
+	events := fs.Int("events", 20_000, "events pre-filled before each drain")
+	loops := fs.String("loops", "1,4", "claim loop counts to try (relay.Config.Loops)")
+	batches := fs.String("batch", "100,500", "batch sizes to try (relay.Config.BatchSize)")
+	return func(ctx context.Context, c common, out io.Writer) error {
+		ls, err := parseInts(*loops, "loops")
+		if err != nil {
+			return err
+		}
+		bs, err := parseInts(*batches, "batch")
+		if err != nil {
+			return err
+		}
+		return drain(ctx, c, out, *events, ls, bs)
+	}
+}
+
+type drainResult struct {
+	rates   []float64 // events/s per run
+	cpuUS   []float64 // this process's CPU µs per event
+	pgUS    []float64 // this database's Postgres backends, CPU µs per event
+	redisUS []float64 // redis-server CPU µs per event
+	machine []float64 // machine busy share
+}
+
+func drain(ctx context.Context, c common, out io.Writer, n int, loops, batches []int) error {
+	e, err := newEnv(ctx, c)
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	db, err := e.openRelay(ctx, postgres.DefaultMaxOpenConns)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+
+	results := map[[2]int]*drainResult{}
+	// Runs are the outer loop so noise from other load spreads over every
+	// scenario instead of hitting one.
+	for run := range c.runs {
+		for _, l := range loops {
+			for _, b := range batches {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				m, err := drainOnce(ctx, e, db, n, l, b)
+				if err != nil {
+					return fmt.Errorf("drain run %d loops=%d batch=%d: %w", run+1, l, b, err)
+				}
+				fmt.Fprintf(slogWriter, "drain run %d loops=%d batch=%d: %.0f events/s, CPU µs/event relay %.1f postgres %.1f redis %.1f, machine busy %.0f%%\n",
+					run+1, l, b, m.rate, m.cpuUS, m.pgUS, m.redisUS, 100*m.busy)
+				r := results[[2]int{l, b}]
+				if r == nil {
+					r = &drainResult{}
+					results[[2]int{l, b}] = r
+				}
+				r.rates = append(r.rates, m.rate)
+				r.cpuUS = append(r.cpuUS, m.cpuUS)
+				r.pgUS = append(r.pgUS, m.pgUS)
+				r.redisUS = append(r.redisUS, m.redisUS)
+				r.machine = append(r.machine, m.busy)
+			}
+		}
+	}
+
+	fmt.Fprintf(out, "### drain: %d pre-filled events, publish concurrency %d, median of %d runs\n\n", n, c.publishConcurrency, c.runs)
+	fmt.Fprintln(out, "| loops | batch | events/s (median) | runs | CPU µs/event: relay / postgres / redis | machine busy | target |")
+	fmt.Fprintln(out, "|---:|---:|---:|---|---|---:|---|")
+	for _, l := range loops {
+		for _, b := range batches {
+			r := results[[2]int{l, b}]
+			med := median(r.rates)
+			target := "—"
+			switch l {
+			case 1:
+				target = fmt.Sprintf("≥ 15,000: %s", verdict(med >= 15_000))
+			case 4:
+				target = fmt.Sprintf("≥ 20,000: %s", verdict(med >= 20_000))
+			}
+			fmt.Fprintf(out, "| %d | %d | %.0f | %s | %.0f / %.0f / %.0f | %.0f%% | %s |\n",
+				l, b, med, joinFloats(r.rates, "%.0f"), median(r.cpuUS), median(r.pgUS), median(r.redisUS), 100*median(r.machine), target)
+		}
+	}
+	fmt.Fprintln(out)
+	return nil
+}
+
+// drainMeasure is one drain's throughput and where the CPU went.
+type drainMeasure struct {
+	rate                 float64
+	cpuUS, pgUS, redisUS float64
+	busy                 float64
+}
+
+// drainOnce fills the table with n due events and times the relay until
+// every one is marked Delivered.
+func drainOnce(ctx context.Context, e *env, db *bun.DB, n, loops, batch int) (m drainMeasure, err error) {
+	if err := e.reset(ctx, db); err != nil {
+		return m, err
+	}
+	evs, err := newEvents(n, time.Now().Add(-time.Second))
+	if err != nil {
+		return m, err
+	}
+	if err := prefill(ctx, db, evs, 500); err != nil {
+		return m, err
+	}
+	q, err := e.newQueue()
+	if err != nil {
+		return m, err
+	}
+	defer q.Close()
+	store, err := postgres.NewOutboxStore(db, postgres.OutboxConfig{})
+	if err != nil {
+		return m, err
+	}
+	cnt := newCounter(n)
+	clock := ports.ClockFunc(time.Now)
+	r, err := relay.New(store, q, clock, relay.Config{Owner: "outboxbench", Loops: loops, BatchSize: batch},
+		relay.Options{Observer: cnt, Logger: quietLogger})
+	if err != nil {
+		return m, err
+	}
+
+	s0, u0 := sampleServers(ctx, db), sampleUsage()
+	start := time.Now()
+	if err := r.Start(ctx); err != nil {
+		return m, err
+	}
+	select {
+	case <-cnt.done:
+	case <-time.After(5 * time.Minute):
+		err = fmt.Errorf("only %d of %d delivered after 5 minutes", cnt.delivered.Load(), n)
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	elapsed := time.Since(start)
+	proc, busy := sampleUsage().since(u0)
+	pg, rds := sampleServers(ctx, db).since(s0)
+	if serr := r.Stop(context.Background()); serr != nil && err == nil {
+		err = serr
+	}
+	if err != nil {
+		return m, err
+	}
+	if o := cnt.other.Load(); o != 0 {
+		return m, fmt.Errorf("%d events were retried, failed or lost; a clean drain has none", o)
+	}
+	st, err := store.Stats(ctx, clock.Now())
+	if err != nil {
+		return m, err
+	}
+	if st.Pending != 0 || st.Delivering != 0 {
+		return m, fmt.Errorf("after the drain %d pending and %d delivering remain", st.Pending, st.Delivering)
+	}
+	perEvent := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(n) }
+	return drainMeasure{rate: float64(n) / elapsed.Seconds(), cpuUS: perEvent(proc), pgUS: perEvent(pg), redisUS: perEvent(rds), busy: busy}, nil
+}
+
+// quietLogger drops the relay's routine logs; errors still surface as
+// missing deliveries.
+var quietLogger = slog.New(slog.NewTextHandler(slogWriter, &slog.HandlerOptions{Level: slog.LevelWarn}))
