@@ -1,0 +1,72 @@
+package taskhttp
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/july/template/core/tasks"
+)
+
+// PollParam is the query parameter carrying how many polls the client
+// already made for the task (see the package doc).
+const PollParam = "poll"
+
+// PollsSoFar returns the ?poll= count of c, or 0 when it is missing,
+// malformed or negative.
+func PollsSoFar(c echo.Context) int {
+	n, err := strconv.Atoi(c.QueryParam(PollParam))
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
+}
+
+// Render writes t as a tasks.View JSON body with status 200. It always sets
+// ETag (a strong hash of the body), Cache-Control: no-cache (clients
+// revalidate every poll) and, while t is not terminal, Retry-After from
+// tasks.PollHint(t.Status, pollsSoFar). When the request's If-None-Match
+// matches the ETag it answers 304 with the same headers and no body.
+func Render(c echo.Context, t tasks.Task, pollsSoFar int) error {
+	body, err := json.Marshal(t.View())
+	if err != nil {
+		return fmt.Errorf("render task %q: %w", t.ID, err)
+	}
+	tag := ETag(body)
+	h := c.Response().Header()
+	h.Set("ETag", tag)
+	h.Set(echo.HeaderCacheControl, "no-cache")
+	if d, ok := tasks.PollHint(t.Status, pollsSoFar); ok {
+		h.Set(echo.HeaderRetryAfter, tasks.RetryAfterSeconds(d))
+	}
+	if noneMatch(c.Request().Header.Get("If-None-Match"), tag) {
+		return c.NoContent(http.StatusNotModified)
+	}
+	return c.JSONBlob(http.StatusOK, body)
+}
+
+// ETag returns the strong entity tag of a rendered body: the quoted first
+// 128 bits of its SHA-256, so any change to any field of the view changes it.
+func ETag(body []byte) string {
+	sum := sha256.Sum256(body)
+	return `"` + hex.EncodeToString(sum[:16]) + `"`
+}
+
+// noneMatch reports whether an If-None-Match header matches tag, using the
+// weak comparison RFC 9110 prescribes for it: "*" or any listed tag equal
+// to tag once a W/ prefix is dropped.
+func noneMatch(header, tag string) bool {
+	for cand := range strings.SplitSeq(header, ",") {
+		cand = strings.TrimSpace(cand)
+		if cand == "*" || strings.TrimPrefix(cand, "W/") == tag {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,172 @@
+package memory
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/july/template/core/lease"
+	"github.com/july/template/core/ports"
+	"github.com/july/template/core/tasks"
+)
+
+// TaskStore is an in-memory ports.TaskStore: one business task table as a
+// map, changed only through the core/tasks rules under one mutex.
+type TaskStore struct {
+	mu   sync.Mutex
+	rows map[string]tasks.Task
+}
+
+var _ ports.TaskStore = (*TaskStore)(nil)
+
+// NewTaskStore returns an empty store.
+func NewTaskStore() *TaskStore {
+	return &TaskStore{rows: map[string]tasks.Task{}}
+}
+
+// Create implements ports.TaskStore.
+func (s *TaskStore) Create(_ context.Context, id string, total int64, now time.Time) (tasks.Task, error) {
+	t, err := tasks.NewTask(id, total, now)
+	if err != nil {
+		return tasks.Task{}, fmt.Errorf("create task: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, dup := s.rows[id]; dup {
+		return tasks.Task{}, fmt.Errorf("create task %q: %w: id exists", id, ports.ErrConflict)
+	}
+	s.rows[id] = cloneTask(t)
+	return cloneTask(t), nil
+}
+
+// Get implements ports.TaskStore.
+func (s *TaskStore) Get(_ context.Context, id string) (tasks.Task, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.rows[id]
+	if !ok {
+		return tasks.Task{}, fmt.Errorf("get task %q: %w", id, ports.ErrNotFound)
+	}
+	return cloneTask(t), nil
+}
+
+// Claim implements ports.TaskStore.
+func (s *TaskStore) Claim(_ context.Context, id, owner string, leaseFor time.Duration, now time.Time) (tasks.Task, error) {
+	return s.apply(id, func(t tasks.Task) (tasks.Task, error) { return t.Claim(owner, now, leaseFor) })
+}
+
+// Renew implements ports.TaskStore.
+func (s *TaskStore) Renew(_ context.Context, id, owner string, token int64, leaseFor time.Duration, now time.Time) error {
+	_, err := s.apply(id, func(t tasks.Task) (tasks.Task, error) {
+		next, err := t.Renew(owner, token, now, leaseFor)
+		return next, holderError(t, owner, token, now, err)
+	})
+	return err
+}
+
+// RecordProgress implements ports.TaskStore.
+func (s *TaskStore) RecordProgress(_ context.Context, id, owner string, token int64, success, failed int64, now time.Time) (tasks.Task, error) {
+	return s.apply(id, func(t tasks.Task) (tasks.Task, error) {
+		next, err := t.RecordProgress(owner, token, success, failed, now)
+		return next, holderError(t, owner, token, now, err)
+	})
+}
+
+// Complete implements ports.TaskStore.
+func (s *TaskStore) Complete(_ context.Context, id, owner string, token int64, now time.Time) (tasks.Task, error) {
+	return s.apply(id, func(t tasks.Task) (tasks.Task, error) {
+		next, err := t.Complete(owner, token, now)
+		return next, holderError(t, owner, token, now, err)
+	})
+}
+
+// Fail implements ports.TaskStore.
+func (s *TaskStore) Fail(_ context.Context, id, owner string, token int64, summary tasks.Summary, now time.Time) (tasks.Task, error) {
+	return s.apply(id, func(t tasks.Task) (tasks.Task, error) {
+		next, err := t.Fail(owner, token, summary, now)
+		return next, holderError(t, owner, token, now, err)
+	})
+}
+
+// Cancel implements ports.TaskStore.
+func (s *TaskStore) Cancel(_ context.Context, id string, now time.Time, cancellable bool) (tasks.Task, error) {
+	return s.apply(id, func(t tasks.Task) (tasks.Task, error) { return t.Cancel(cancellable, now) })
+}
+
+// RecoverExpired implements ports.TaskStore, longest expired first.
+func (s *TaskStore) RecoverExpired(_ context.Context, now time.Time, limit int) (int, error) {
+	if limit < 1 {
+		return 0, fmt.Errorf("recover expired tasks: limit %d; pass 1 or more", limit)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var expired []tasks.Task
+	for _, t := range s.rows {
+		if t.Status == tasks.Processing && t.Lease.Claimable(now) {
+			expired = append(expired, t)
+		}
+	}
+	slices.SortFunc(expired, func(a, b tasks.Task) int {
+		return cmp.Or(a.Lease.ExpiresAt.Compare(b.Lease.ExpiresAt), cmp.Compare(a.ID, b.ID))
+	})
+	n := 0
+	for _, t := range expired[:min(len(expired), limit)] {
+		next, err := t.RecoverExpired(now)
+		if err != nil {
+			return n, err
+		}
+		s.rows[t.ID] = next
+		n++
+	}
+	return n, nil
+}
+
+// apply runs one rule on the stored task and stores its result, atomically.
+func (s *TaskStore) apply(id string, rule func(tasks.Task) (tasks.Task, error)) (tasks.Task, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.rows[id]
+	if !ok {
+		return tasks.Task{}, fmt.Errorf("task %q: %w", id, ports.ErrNotFound)
+	}
+	next, err := rule(cloneTask(t))
+	if err != nil {
+		return tasks.Task{}, err
+	}
+	s.rows[id] = cloneTask(next)
+	return cloneTask(next), nil
+}
+
+// holderError applies the ports.TaskStore precedence to err, the rule's
+// answer for owner/token on t: a non-terminal task the caller no longer
+// holds a live lease on is ErrLeaseLost, whatever else the rule said.
+func holderError(t tasks.Task, owner string, token int64, now time.Time, err error) error {
+	if err == nil || errors.Is(err, tasks.ErrTerminal) || errors.Is(err, lease.ErrLost) {
+		return err
+	}
+	if t.Lease.Check(owner, token, now) != nil {
+		return fmt.Errorf("%w: %w", ports.ErrLeaseLost, err)
+	}
+	return err
+}
+
+// cloneTask copies the pointer fields so callers never alias stored state.
+func cloneTask(t tasks.Task) tasks.Task {
+	if t.Summary != nil {
+		s := *t.Summary
+		t.Summary = &s
+	}
+	if t.StartedAt != nil {
+		at := *t.StartedAt
+		t.StartedAt = &at
+	}
+	if t.FinishedAt != nil {
+		at := *t.FinishedAt
+		t.FinishedAt = &at
+	}
+	return t
+}

@@ -1,0 +1,124 @@
+package postgres_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/uptrace/bun"
+
+	"github.com/july/template/adapters/postgres"
+	"github.com/july/template/contracttests"
+	"github.com/july/template/contracttests/testinfra"
+	"github.com/july/template/core/ports"
+	"github.com/july/template/core/tasks"
+)
+
+// newTaskTable creates a business-like task table with the DDL helper on a
+// fresh database.
+func newTaskTable(t *testing.T, table string) *bun.DB {
+	t.Helper()
+	db := testinfra.NewDB(t, testinfra.DBOpts{}).Bun
+	ddl, err := postgres.TaskTableDDL(table)
+	require.NoError(t, err, "ddl for %s", table)
+	_, err = db.ExecContext(t.Context(), ddl)
+	require.NoError(t, err, "create %s", table)
+	return db
+}
+
+func TestTaskStoreContract(t *testing.T) {
+	t.Parallel()
+
+	contracttests.RunTaskStore(t, func(t *testing.T) ports.TaskStore {
+		t.Helper()
+		store, err := postgres.NewTaskStore(newTaskTable(t, "tb_export_task"), "tb_export_task")
+		require.NoError(t, err)
+		return store
+	})
+}
+
+func TestTaskStoreRefusesBadTableNames(t *testing.T) {
+	t.Parallel()
+
+	db := bun.IDB(&bun.DB{})
+	for _, name := range []string{"", "Tb_task", "tb-task", "tb_task; DROP TABLE x", "public.tb_task", "1task", string(make([]byte, 51))} {
+		_, err := postgres.NewTaskStore(db, name)
+		require.Error(t, err, "NewTaskStore(%q) must be refused", name)
+		_, err = postgres.TaskTableDDL(name)
+		require.Error(t, err, "TaskTableDDL(%q) must be refused", name)
+	}
+	_, err := postgres.NewTaskStore(db, "order") // a reserved word works: the name is quoted
+	require.NoError(t, err)
+	_, err = postgres.NewTaskStore(nil, "tb_task")
+	require.Error(t, err, "a nil db must be refused")
+}
+
+func TestTaskTableChecksRejectInvalidRows(t *testing.T) {
+	t.Parallel()
+
+	db := newTaskTable(t, "tb_check_task")
+	ctx := t.Context()
+	_, err := db.ExecContext(ctx, `INSERT INTO tb_check_task (id, total_count) VALUES ('ok', 3)`)
+	require.NoError(t, err, "a valid pending row")
+	for _, tc := range []struct{ name, sql string }{
+		{"status outside 1..5", `UPDATE tb_check_task SET status = 6`},
+		{"negative count", `UPDATE tb_check_task SET failed_count = -1`},
+		{"success+failed above total", `UPDATE tb_check_task SET success_count = 2, failed_count = 2`},
+		{"completed with undecided items", `UPDATE tb_check_task SET status = 3, success_count = 1, failed_count = 1`},
+		{"processing without a lease", `UPDATE tb_check_task SET status = 2`},
+		{"pending with a lease", `UPDATE tb_check_task SET lease_owner = 'w', lease_expires_at = now()`},
+	} {
+		_, err := db.ExecContext(ctx, tc.sql)
+		require.Error(t, err, "rule: the table CHECKs must reject %s (%s)", tc.name, tc.sql)
+		require.Contains(t, err.Error(), "23514", "%s: want check_violation", tc.name)
+	}
+	_, err = db.ExecContext(ctx, `UPDATE tb_check_task SET status = 3, success_count = 2, failed_count = 1, finished_at = now()`)
+	require.NoError(t, err, "completed with every item decided is valid")
+}
+
+// TestTaskColumnsEmbed shows the business path: its own model embeds
+// TaskColumns, inserts the row in its transaction, and the store takes over.
+func TestTaskColumnsEmbed(t *testing.T) {
+	t.Parallel()
+
+	type exportTask struct {
+		bun.BaseModel `bun:"table:tb_export_task"`
+		ID            string `bun:"id,pk"`
+		postgres.TaskColumns
+		FileName string `bun:"file_name"`
+	}
+	db := newTaskTable(t, "tb_export_task")
+	ctx := t.Context()
+	_, err := db.ExecContext(ctx, `ALTER TABLE tb_export_task ADD COLUMN file_name text NOT NULL`)
+	require.NoError(t, err)
+	now := time.Date(2030, 3, 4, 5, 6, 7, 0, time.UTC)
+
+	cols, err := postgres.NewTaskColumns(2, now)
+	require.NoError(t, err)
+	_, err = postgres.NewTaskColumns(-1, now)
+	require.ErrorIs(t, err, tasks.ErrInvalidTask, "a negative total is refused")
+	row := exportTask{ID: "exp-1", TaskColumns: cols, FileName: "orders.csv"}
+	require.NoError(t, db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		_, err := tx.NewInsert().Model(&row).Exec(ctx)
+		return err
+	}))
+
+	store, err := postgres.NewTaskStore(db, "tb_export_task")
+	require.NoError(t, err)
+	claimed, err := store.Claim(ctx, "exp-1", "worker-a", time.Minute, now)
+	require.NoError(t, err)
+	_, err = store.RecordProgress(ctx, "exp-1", "worker-a", claimed.Lease.Token, 1, 1, now)
+	require.NoError(t, err)
+	_, err = store.Complete(ctx, "exp-1", "worker-a", claimed.Lease.Token, now.Add(time.Second))
+	require.NoError(t, err)
+
+	var got exportTask
+	require.NoError(t, db.NewSelect().Model(&got).Where("id = ?", "exp-1").Scan(ctx))
+	require.Equal(t, "orders.csv", got.FileName, "business columns are untouched")
+	v := got.Task(got.ID).View()
+	require.Equal(t, tasks.Completed, v.Status)
+	require.Equal(t, "已完成", v.StatusName)
+	require.Equal(t, [3]int64{2, 1, 1}, [3]int64{v.TotalCount, v.SuccessCount, v.FailedCount})
+	require.Equal(t, 100, v.Progress)
+}
