@@ -1,0 +1,147 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/redis/rueidis"
+	"github.com/uptrace/bun"
+	"go.uber.org/fx"
+	"go.uber.org/fx/fxevent"
+
+	"github.com/july/template/adapters/http/httpx"
+	"github.com/july/template/adapters/postgres"
+	"github.com/july/template/adapters/redis"
+	"github.com/july/template/core/configsvc"
+	"github.com/july/template/core/ports"
+	"github.com/july/template/core/redaction"
+	"github.com/july/template/core/sysconfig"
+	"github.com/july/template/internal/syskeys"
+)
+
+// Domains adds the service's business modules, one fx option each: a
+// module registers its config keys on the *sysconfig.Registry, its routes
+// on the *echo.Echo or the authenticated `name:"api_v1"` *echo.Group, and
+// its httpx.ErrorMapper in the `group:"error_mappers"` value group.
+var Domains = []fx.Option{}
+
+func serve(ctx context.Context, cfg config, stdout io.Writer) error {
+	log := newLogger(stdout, cfg.LogLevel)
+	app := fx.New(options(cfg, log))
+	if err := app.Err(); err != nil {
+		return fmt.Errorf("build app: %w", err)
+	}
+	startCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := app.Start(startCtx); err != nil {
+		return fmt.Errorf("start: %w", err)
+	}
+	log.Info("api started", "http_addr", cfg.HTTPAddr)
+	<-ctx.Done()
+	log.Info("api stopping: draining in-flight requests", "timeout", cfg.ShutdownTimeout.String())
+	stopCtx, cancelStop := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout+5*time.Second)
+	defer cancelStop()
+	return app.Stop(stopCtx)
+}
+
+// options is the whole API graph; main and the tests build it the same way.
+func options(cfg config, log *slog.Logger) fx.Option {
+	return fx.Options(
+		fx.WithLogger(func() fxevent.Logger {
+			if cfg.LogLevel <= slog.LevelDebug {
+				return &fxevent.SlogLogger{Logger: log}
+			}
+			return fxevent.NopLogger
+		}),
+		fx.Supply(cfg, log),
+		fx.Supply(postgres.Config{URL: cfg.DatabaseURL}),
+		postgres.Module,
+		fx.Provide(
+			func() ports.Clock { return ports.ClockFunc(time.Now) },
+			newMetricsRegistry,
+			newRedisClient,
+			newConfigStore,
+			newConfigCache,
+			newSysRegistry,
+			newConfigService,
+		),
+		httpOptions,
+		fx.Options(Domains...),
+	)
+}
+
+func newLogger(w io.Writer, level slog.Level) *slog.Logger {
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level, ReplaceAttr: redaction.ReplaceAttr}))
+}
+
+func newMetricsRegistry() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return reg
+}
+
+// newRedisClient connects to REDIS_URL. Redis is a cache here, so the API
+// starts and serves from Postgres while it is down: the client is forced
+// to single-node mode, which keeps a client (and redials) when the first
+// dial fails.
+func newRedisClient(lc fx.Lifecycle, cfg config, log *slog.Logger) (rueidis.Client, error) {
+	opt, err := rueidis.ParseURL(cfg.RedisURL)
+	if err != nil {
+		return nil, fmt.Errorf("REDIS_URL is malformed (value hidden); use redis://host:port/db")
+	}
+	opt.DisableCache = true // no client-side tracking: invalidation is ours
+	opt.ForceSingleClient = true
+	opt.Dialer.Timeout = time.Second
+	client, err := rueidis.NewClient(opt)
+	if client == nil {
+		return nil, fmt.Errorf("create redis client: %w", err)
+	}
+	if err != nil {
+		log.Warn("redis unavailable at start; system config is read from Postgres until it answers",
+			"component", "system-config", "err", err)
+	}
+	lc.Append(fx.StopHook(client.Close))
+	return client, nil
+}
+
+func newConfigStore(db *bun.DB) (*postgres.ConfigStore, error) {
+	return postgres.NewConfigStore(db, postgres.NewOutboxAuditWriter(postgres.AuditConfig{}))
+}
+
+func newConfigCache(client rueidis.Client, cfg config) (*redis.ConfigCache, error) {
+	return redis.NewConfigCache(client, redis.CacheConfig{Prefix: cfg.CachePrefix})
+}
+
+// newSysRegistry holds the template's own keys; Domains add theirs.
+func newSysRegistry() (*sysconfig.Registry, error) {
+	reg := sysconfig.NewRegistry()
+	if err := syskeys.Register(reg); err != nil {
+		return nil, err
+	}
+	return reg, nil
+}
+
+// newConfigService wires alerts to an ERROR line with the request id and
+// to config_alerts_total{code}, which operators alert on.
+func newConfigService(reg *sysconfig.Registry, store *postgres.ConfigStore, cache *redis.ConfigCache, clock ports.Clock, metrics *prometheus.Registry, log *slog.Logger) (*configsvc.Service, error) {
+	alerts := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "config_alerts_total",
+		Help: "System-config alerts by code: cache invalidation failed, stored value unusable, fallback used.",
+	}, []string{"code"})
+	if err := metrics.Register(alerts); err != nil {
+		return nil, fmt.Errorf("register config alert metric: %w", err)
+	}
+	return configsvc.New(reg, store, cache, clock, configsvc.Options{
+		Logger: log,
+		AlertFunc: func(ctx context.Context, a sysconfig.Alert) {
+			alerts.WithLabelValues(a.Code).Inc()
+			httpx.Logger(ctx, log).ErrorContext(ctx, a.Message,
+				"alert_code", a.Code, "config_key", a.Key, "component", "system-config")
+		},
+	})
+}

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/july/template/adapters/http/auth"
+	"github.com/july/template/adapters/redis"
+	"github.com/july/template/internal/envconf"
+)
+
+const envHelp = `  DATABASE_URL         postgres URL (required)
+  REDIS_URL            redis://host:port/db for the system-config cache (required;
+                       the API keeps serving from Postgres while Redis is down)
+  LOG_LEVEL            debug|info|warn|error (default info)
+  HTTP_ADDR            listen address (default :8080)
+  AUTH_JWT_SECRET      HS256 secret for bearer tokens, at least 32 bytes (required;
+                       never printed). Tokens carry "sub" and "roles"; role
+                       super_admin may manage system config
+  ACCESS_LOG_HASH_KEY  key of the access log's body hashes, at least 32 bytes
+                       (default: derived from AUTH_JWT_SECRET, so it is never public)
+  SHUTDOWN_TIMEOUT     grace period for in-flight requests on SIGTERM (default 15s)
+`
+
+// secret is a byte string that never prints: fmt, %#v and slog all show a
+// placeholder, so a config dumped into a log cannot leak it.
+type secret []byte
+
+func (secret) String() string               { return "[REDACTED]" }
+func (secret) GoString() string             { return "[REDACTED]" }
+func (secret) LogValue() slog.Value         { return slog.StringValue("[REDACTED]") }
+func (s secret) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte(s.String())) }
+
+type config struct {
+	DatabaseURL      string
+	RedisURL         string
+	LogLevel         slog.Level
+	HTTPAddr         string
+	JWTSecret        secret
+	AccessLogHashKey secret
+	ShutdownTimeout  time.Duration
+	// CachePrefix starts every Redis key of the config cache. It is not read
+	// from the environment; tests set it to their private prefix.
+	CachePrefix string
+}
+
+const (
+	envJWTSecret = "AUTH_JWT_SECRET"
+	envHashKey   = "ACCESS_LOG_HASH_KEY"
+)
+
+func loadConfig(getenv func(string) string) (config, error) {
+	r := envconf.New(getenv)
+	c := config{
+		DatabaseURL:     r.URL("DATABASE_URL", "postgres", "postgresql"),
+		RedisURL:        r.URL("REDIS_URL", "redis", "rediss"),
+		LogLevel:        r.LogLevel("LOG_LEVEL"),
+		HTTPAddr:        r.Addr("HTTP_ADDR", ":8080"),
+		ShutdownTimeout: r.Duration("SHUTDOWN_TIMEOUT", 15*time.Second, time.Second, 5*time.Minute),
+		CachePrefix:     redis.DefaultConfigPrefix,
+	}
+	jwtSecret, errSecret := readSecret(getenv)
+	c.JWTSecret = jwtSecret
+	var errHash error
+	if k := getenv(envHashKey); k != "" {
+		if len(k) < auth.MinSecretLen {
+			errHash = fmt.Errorf("%s: is shorter than %d bytes (value hidden); set a longer random value or unset it to derive one from %s", envHashKey, auth.MinSecretLen, envJWTSecret)
+		}
+		c.AccessLogHashKey = secret(k)
+	} else if errSecret == nil {
+		c.AccessLogHashKey = deriveHashKey(jwtSecret)
+	}
+	return c, errors.Join(r.Err(), errSecret, errHash)
+}
+
+// readSecret returns AUTH_JWT_SECRET or an error that names the variable
+// and the rule, never the value.
+func readSecret(getenv func(string) string) (secret, error) {
+	s := getenv(envJWTSecret)
+	switch {
+	case s == "":
+		return nil, fmt.Errorf("%s: is required; set it to a random string of at least %d bytes (e.g. openssl rand -base64 48)", envJWTSecret, auth.MinSecretLen)
+	case len(s) < auth.MinSecretLen:
+		return nil, fmt.Errorf("%s: is shorter than %d bytes (value hidden); set a longer random value", envJWTSecret, auth.MinSecretLen)
+	}
+	return secret(s), nil
+}
+
+// deriveHashKey keys the access log's body hashes from the JWT secret, so
+// the default is per deployment and secret (a public default would let
+// anyone reverse the hash of a short body), yet distinct from the signing
+// key itself.
+func deriveHashKey(jwtSecret []byte) secret {
+	m := hmac.New(sha256.New, jwtSecret)
+	m.Write([]byte("july/api access-log hash key v1"))
+	return m.Sum(nil)
+}

@@ -1,0 +1,282 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/fx"
+
+	"github.com/july/template/adapters/http/auth"
+	"github.com/july/template/adapters/postgres"
+	"github.com/july/template/contracttests/testinfra"
+	"github.com/july/template/core/configsvc"
+	"github.com/july/template/core/sysconfig"
+)
+
+// testSecret signs the tests' tokens; the app under test verifies with it.
+var testSecret = []byte("test-secret-of-at-least-32-bytes-for-hs256")
+
+// Test keys, one per type and rule, registered the way a domain module does.
+const (
+	keyText   = "test.conf.text"
+	keyCount  = "test.conf.count"
+	keyFlag   = "test.conf.flag"
+	keyDoc    = "test.conf.doc"
+	keyMode   = "test.conf.mode"
+	keySecret = "test.conf.secret"
+	keyFixed  = "test.conf.fixed"
+)
+
+func i64(n int64) *int64 { return &n }
+
+// testKeys is a Domains-style option: it registers the test module's keys.
+var testKeys = fx.Invoke(func(reg *sysconfig.Registry) error {
+	return reg.Register(
+		sysconfig.Spec{Key: keyText, Module: "test", Type: sysconfig.TypeString, Default: "hello", MaxLen: 20, Description: "测试文本"},
+		sysconfig.Spec{Key: keyCount, Module: "test", Type: sysconfig.TypeInt, Default: "1", Min: i64(1), Max: i64(10), Description: "测试计数"},
+		sysconfig.Spec{Key: keyFlag, Module: "test", Type: sysconfig.TypeBool, Default: "false", Description: "测试开关"},
+		sysconfig.Spec{Key: keyDoc, Module: "test", Type: sysconfig.TypeJSON, Default: `{"a":1}`, Description: "测试文档"},
+		sysconfig.Spec{Key: keyMode, Module: "test", Type: sysconfig.TypeString, Default: "a", Enum: []string{"a", "b"}, UIHint: sysconfig.UISelect, Description: "测试模式"},
+		sysconfig.Spec{Key: keySecret, Module: "test", Type: sysconfig.TypeString, Default: "none", MaxLen: 32, Sensitive: true, Description: "测试密钥"},
+		sysconfig.Spec{Key: keyFixed, Module: "test", Type: sysconfig.TypeString, Default: "fixed", ReadOnly: true, Description: "测试只读"},
+	)
+})
+
+// syncBuffer is the captured log output; the server writes from many goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// lines returns the JSON log lines.
+func (b *syncBuffer) lines(t *testing.T) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(b.String()), "\n") {
+		if l == "" {
+			continue
+		}
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(l), &m), "log line %q", l)
+		out = append(out, m)
+	}
+	return out
+}
+
+// apiApp is one running API on a private database and Redis prefix.
+type apiApp struct {
+	url     string
+	db      *testinfra.DB
+	svc     *configsvc.Service
+	metrics *prometheus.Registry
+	echo    *echo.Echo
+	logs    *syncBuffer
+}
+
+type appOpts struct {
+	// redisURL overrides the test Redis (e.g. a closed port).
+	redisURL string
+}
+
+// startAPI builds the app from the same options() main uses, with the
+// test's database, Redis prefix, a free port and the test keys.
+func startAPI(t *testing.T, o appOpts) *apiApp {
+	t.Helper()
+	db := testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.Migrate})
+	cfg := config{
+		DatabaseURL:      db.URL,
+		LogLevel:         slog.LevelInfo,
+		HTTPAddr:         "127.0.0.1:0",
+		JWTSecret:        testSecret,
+		AccessLogHashKey: deriveHashKey(testSecret),
+		ShutdownTimeout:  5 * time.Second,
+	}
+	if o.redisURL != "" {
+		cfg.RedisURL, cfg.CachePrefix = o.redisURL, "t:down:"
+	} else {
+		r := testinfra.NewRedis(t)
+		cfg.RedisURL, cfg.CachePrefix = r.URL, r.Prefix
+	}
+	a := &apiApp{db: db, logs: &syncBuffer{}}
+	app := fx.New(options(cfg, newLogger(a.logs, cfg.LogLevel)), testKeys,
+		fx.Populate(&a.svc, &a.metrics, &a.echo))
+	require.NoError(t, app.Err())
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	require.NoError(t, app.Start(ctx))
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		require.NoError(t, app.Stop(ctx))
+	})
+	a.url = "http://" + a.echo.ListenerAddr().String()
+	return a
+}
+
+func token(t *testing.T, sub string, roles ...string) string {
+	t.Helper()
+	tok, err := auth.IssueToken(testSecret, sub, roles, time.Hour, time.Now())
+	require.NoError(t, err)
+	return tok
+}
+
+type response struct {
+	status int
+	header http.Header
+	body   string
+	// route is the documented path the response was validated against.
+	route string
+}
+
+// req is one request; do sends it and validates the response against
+// docs/openapi.yaml (status, headers, body), so every test is also a
+// contract test.
+type req struct {
+	method, path, body string
+	token              string
+	header             map[string]string
+}
+
+func (a *apiApp) do(t *testing.T, r req) response {
+	t.Helper()
+	hr, out, err := a.send(r)
+	require.NoError(t, err, "%s %s", r.method, r.path)
+	out.route = contract(t).check(t, hr, out)
+	return out
+}
+
+// send is do without assertions, for goroutines other than the test's.
+func (a *apiApp) send(r req) (*http.Request, response, error) {
+	var body io.Reader
+	if r.body != "" {
+		body = strings.NewReader(r.body)
+	}
+	hr, err := http.NewRequest(r.method, a.url+r.path, body)
+	if err != nil {
+		return nil, response{}, err
+	}
+	if r.body != "" {
+		hr.Header.Set("Content-Type", "application/json")
+	}
+	if r.token != "" {
+		hr.Header.Set("Authorization", "Bearer "+r.token)
+	}
+	for k, v := range r.header {
+		hr.Header.Set(k, v)
+	}
+	res, err := http.DefaultClient.Do(hr)
+	if err != nil {
+		return nil, response{}, err
+	}
+	defer res.Body.Close()
+	data, err := io.ReadAll(res.Body)
+	return hr, response{status: res.StatusCode, header: res.Header, body: string(data)}, err
+}
+
+func admin(t *testing.T) string { return token(t, "admin-1", auth.RoleSuperAdmin) }
+
+type envelope struct {
+	Error struct {
+		Code      string `json:"code"`
+		Message   string `json:"message"`
+		RequestID string `json:"request_id"`
+		Retryable bool   `json:"retryable"`
+		Details   []struct {
+			Field  string `json:"field"`
+			Reason string `json:"reason"`
+		} `json:"details"`
+	} `json:"error"`
+}
+
+func decodeError(t *testing.T, r response) envelope {
+	t.Helper()
+	var e envelope
+	require.NoError(t, json.Unmarshal([]byte(r.body), &e), "body %s", r.body)
+	return e
+}
+
+func decodeView(t *testing.T, r response) sysconfig.View {
+	t.Helper()
+	var v sysconfig.View
+	require.NoError(t, json.Unmarshal([]byte(r.body), &v), "body %s", r.body)
+	return v
+}
+
+// audits returns the audit records of key, oldest first, from the
+// audit.recorded outbox events.
+func (a *apiApp) audits(t *testing.T, key string) []postgres.AuditPayload {
+	t.Helper()
+	var payloads []string
+	err := a.db.Bun.NewRaw(`SELECT payload::text FROM tb_outbox_event
+		WHERE event_type = ? AND resource_id = ? ORDER BY id`, postgres.AuditEventType, key).
+		Scan(t.Context(), &payloads)
+	require.NoError(t, err)
+	out := make([]postgres.AuditPayload, len(payloads))
+	for i, p := range payloads {
+		require.NoError(t, json.Unmarshal([]byte(p), &out[i]), "payload %s", p)
+	}
+	return out
+}
+
+// row is one tb_system_config row as the tests inspect it.
+type row struct {
+	Value     string `bun:"config_value"`
+	Type      string `bun:"value_type"`
+	Version   int64  `bun:"version"`
+	UpdatedBy string `bun:"updated_by"`
+}
+
+func (a *apiApp) row(t *testing.T, key string) (row, bool) {
+	t.Helper()
+	var rows []row
+	err := a.db.Bun.NewRaw(`SELECT config_value, value_type, version, updated_by FROM tb_system_config WHERE config_key = ?`, key).
+		Scan(t.Context(), &rows)
+	require.NoError(t, err)
+	if len(rows) == 0 {
+		return row{}, false
+	}
+	return rows[0], true
+}
+
+// counter returns the value of a counter with the given label, 0 if absent.
+func (a *apiApp) counter(t *testing.T, name, label, value string) float64 {
+	t.Helper()
+	mfs, err := a.metrics.Gather()
+	require.NoError(t, err)
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == label && l.GetValue() == value {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
+}
