@@ -49,8 +49,13 @@ type Service struct {
 	verified map[string]sysconfig.Value
 }
 
-// CodeInvalidationFailed is the alert code of a failed cache invalidation.
-const CodeInvalidationFailed = "CONFIG_CACHE_INVALIDATION_FAILED"
+// Alert codes raised by the service.
+const (
+	// CodeInvalidationFailed: a committed update could not invalidate the cache.
+	CodeInvalidationFailed = "CONFIG_CACHE_INVALIDATION_FAILED"
+	// CodeAuditFailed: the audit record of a rejected attempt was not written.
+	CodeAuditFailed = "CONFIG_AUDIT_FAILED"
+)
 
 // New returns a Service.
 func New(reg *sysconfig.Registry, store ports.ConfigStore, cache ports.ConfigCache, clock ports.Clock, opts Options) (*Service, error) {
@@ -183,7 +188,10 @@ const CodeForbidden = "FORBIDDEN"
 func (s *Service) reject(ctx context.Context, req sysconfig.UpdateRequest, current *sysconfig.Stored, cause error, meta Meta, now time.Time) error {
 	rec := toPort(sysconfig.RejectedAudit(s.reg, req, current, cause), meta, now)
 	if err := s.store.RecordRejected(ctx, rec); err != nil {
-		return errors.Join(cause, fmt.Errorf("audit rejected update of %q: %w", req.Key, err))
+		// The caller still gets the rejection; the missing audit record is
+		// an operator problem, so it is raised as an alert, not hidden.
+		s.opts.AlertFunc(ctx, sysconfig.Alert{Key: req.Key, Code: CodeAuditFailed,
+			Message: fmt.Sprintf("配置 %s 的一次被拒绝的修改未能写入审计记录（%s）；请检查数据库与审计写入", req.Key, rec.Code)})
 	}
 	return cause
 }

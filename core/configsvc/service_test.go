@@ -193,3 +193,13 @@ func TestListShowsRegisteredAndUnregistered(t *testing.T) {
 	}
 	require.Equal(t, []string{"pay.channel.code", "pay.channel.secret", "pay.legacy.flag", "pay.limit.daily"}, keys)
 }
+
+func TestRejectedAuditFailureRaisesAlert(t *testing.T) {
+	t.Parallel()
+
+	b := setup(t)
+	b.store.FailNextAudit()
+	_, err := update(t, b, "pay.limit.daily", "5000", nil)
+	require.ErrorAs(t, err, new(*sysconfig.ValueError), "the caller still gets the rejection")
+	require.Contains(t, b.alertCodes(), configsvc.CodeAuditFailed)
+}

@@ -1,0 +1,241 @@
+package idemhttp_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/july/template/adapters/http/idemhttp"
+	"github.com/july/template/core/idempotency"
+)
+
+const createBody = `{"amount_cents":100}`
+
+func TestIdemReplaysSameRequest(t *testing.T) {
+	t.Parallel()
+	a := newApp(t, appOpts{guard: redisGuard(t), capture: true})
+
+	first := a.post(t, createBody, "X-Request-ID", "order-req-0001")
+	require.Equal(t, http.StatusCreated, first.status, "body %s", first.body)
+	require.Empty(t, first.header.Get(idemhttp.HeaderReplayed), "rule: an original response is not marked replayed")
+
+	again := a.post(t, `{ "timestamp": 1767225600, "amount_cents" : 100 }`, "X-Request-ID", "order-req-0001")
+	require.Equal(t, http.StatusCreated, again.status, "rule: a replay has the original status; body %s", again.body)
+	require.JSONEq(t, first.body, again.body, "rule: a replay has the original body")
+	require.Equal(t, "true", again.header.Get(idemhttp.HeaderReplayed))
+	require.EqualValues(t, 1, a.rows(t))
+}
+
+func TestIdemReusedKeyChangesNothing(t *testing.T) {
+	t.Parallel()
+	a := newApp(t, appOpts{guard: redisGuard(t), capture: true})
+
+	require.Equal(t, http.StatusCreated, a.post(t, createBody, "X-Request-ID", "order-req-0002").status)
+	r := a.post(t, `{"amount_cents":999}`, "X-Request-ID", "order-req-0002")
+	require.Equal(t, http.StatusUnprocessableEntity, r.status, "body %s", r.body)
+	require.Equal(t, idemhttp.CodeKeyReused, r.code)
+	require.False(t, r.retry, "rule: a reused key is not retryable")
+	require.Contains(t, r.body, "同一幂等键已用于不同的请求内容")
+	require.EqualValues(t, 1, a.rows(t), "rule: a reused key writes nothing")
+
+	other := a.post(t, createBody, "X-Request-ID", "order-req-0002", "X-User", "user-2")
+	require.Equal(t, http.StatusCreated, other.status, "rule: another principal's same key is another command")
+	require.Empty(t, other.header.Get(idemhttp.HeaderReplayed))
+}
+
+// Key checks come before any lookup: a missing or malformed key never
+// reaches the guard, the handler or the database.
+func TestIdemKeyValidatedBeforeAnyLookup(t *testing.T) {
+	t.Parallel()
+	g := &countingGuard{Guard: redisGuard(t)}
+	a := newApp(t, appOpts{guard: g, capture: true})
+
+	tests := []struct {
+		name    string
+		headers []string
+		code    string
+	}{
+		{"missing", nil, idemhttp.CodeKeyMissing},
+		{"blank idempotency key", []string{"Idempotency-Key", "  "}, idemhttp.CodeKeyMissing},
+		{"too short request id", []string{"X-Request-ID", "abc"}, idemhttp.CodeKeyInvalid},
+		{"bad alphabet request id", []string{"X-Request-ID", "order req 0003"}, idemhttp.CodeKeyInvalid},
+		{"bad idempotency key", []string{"Idempotency-Key", "order/req/0003"}, idemhttp.CodeKeyInvalid},
+	}
+	t.Run("cases", func(t *testing.T) {
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				t.Parallel()
+				r := a.post(t, createBody, tt.headers...)
+				require.Equal(t, http.StatusBadRequest, r.status, "headers %q: body %s", tt.headers, r.body)
+				require.Equal(t, tt.code, r.code, "headers %q", tt.headers)
+				require.NotEmpty(t, r.header.Get("X-Request-ID"), "rule: the response still carries a (generated) request id")
+				if tt.code == idemhttp.CodeKeyInvalid {
+					require.Contains(t, r.body, "A-Z a-z 0-9 . _ : -", "rule: the message publishes the key format")
+					require.NotContains(t, r.body, tt.headers[1], "rule: the untrusted key is not echoed")
+				}
+			})
+		}
+	})
+	require.Zero(t, g.acquires.Load(), "rule: no guard lookup for a bad key")
+	require.Zero(t, a.handled.Load(), "rule: no handler (and no database) for a bad key")
+	require.Zero(t, a.rows(t))
+}
+
+func TestIdemIdempotencyKeyAlias(t *testing.T) {
+	t.Parallel()
+	a := newApp(t, appOpts{guard: redisGuard(t), capture: true})
+
+	first := a.post(t, createBody, "Idempotency-Key", "order-req-0004")
+	require.Equal(t, http.StatusCreated, first.status, "body %s", first.body)
+
+	quoted := a.post(t, createBody, "Idempotency-Key", `"order-req-0004"`)
+	require.Equal(t, "true", quoted.header.Get(idemhttp.HeaderReplayed), "rule: the draft's quoted form names the same key")
+
+	viaRequestID := a.post(t, createBody, "X-Request-ID", "order-req-0004")
+	require.Equal(t, "true", viaRequestID.header.Get(idemhttp.HeaderReplayed), "rule: the alias and X-Request-ID share one key space")
+
+	wins := a.post(t, createBody, "Idempotency-Key", "order-req-0005", "X-Request-ID", "order-req-0004")
+	require.Equal(t, http.StatusCreated, wins.status)
+	require.Empty(t, wins.header.Get(idemhttp.HeaderReplayed), "rule: Idempotency-Key wins over X-Request-ID")
+	require.EqualValues(t, 2, a.rows(t))
+}
+
+func TestIdemInvalidJSONBodyIsBadRequest(t *testing.T) {
+	t.Parallel()
+	a := newApp(t, appOpts{capture: true})
+
+	r := a.post(t, `{"amount_cents":`, "X-Request-ID", "order-req-0006")
+	require.Equal(t, http.StatusBadRequest, r.status, "body %s", r.body)
+	require.Equal(t, "REQUEST_INVALID", r.code)
+	require.Zero(t, a.handled.Load())
+}
+
+func TestIdemWithoutCaptureFailsClosed(t *testing.T) {
+	t.Parallel()
+	a := newApp(t, appOpts{capture: false})
+
+	r := a.post(t, createBody, "X-Request-ID", "order-req-0007")
+	require.Equal(t, http.StatusInternalServerError, r.status, "rule: a server generated id must never become a key")
+	require.Zero(t, a.handled.Load())
+}
+
+// The guard's duty: while a first request runs, a duplicate is turned away
+// with a retryable 409 before it reaches the handler.
+func TestIdemGuardHeldAnswersInProgress(t *testing.T) {
+	t.Parallel()
+	a := newApp(t, appOpts{guard: redisGuard(t), capture: true, gated: true})
+
+	done := make(chan response, 1)
+	go func() { done <- a.post(t, createBody, "X-Request-ID", "order-req-0008") }()
+	<-a.entered
+
+	dup := a.post(t, createBody, "X-Request-ID", "order-req-0008")
+	require.Equal(t, http.StatusConflict, dup.status, "body %s", dup.body)
+	require.Equal(t, idemhttp.CodeInProgress, dup.code)
+	require.True(t, dup.retry, "rule: in progress is retryable")
+	require.Equal(t, "1", dup.header.Get("Retry-After"))
+
+	close(a.gate)
+	require.Equal(t, http.StatusCreated, (<-done).status)
+	require.EqualValues(t, 1, a.handled.Load(), "rule: the duplicate never reached the handler")
+
+	after := a.post(t, createBody, "X-Request-ID", "order-req-0008")
+	require.Equal(t, "true", after.header.Get(idemhttp.HeaderReplayed), "rule: the guard is released after the handler")
+}
+
+// With Redis down the guard is skipped and Postgres alone decides.
+func TestIdemRedisDownPostgresDecides(t *testing.T) {
+	t.Parallel()
+	a := newApp(t, appOpts{guard: downGuard(t), capture: true})
+
+	require.Equal(t, http.StatusCreated, a.post(t, createBody, "X-Request-ID", "order-req-0009").status)
+	again := a.post(t, createBody, "X-Request-ID", "order-req-0009")
+	require.Equal(t, http.StatusCreated, again.status, "body %s", again.body)
+	require.Equal(t, "true", again.header.Get(idemhttp.HeaderReplayed))
+	require.Equal(t, http.StatusUnprocessableEntity, a.post(t, `{"amount_cents":1}`, "X-Request-ID", "order-req-0009").status)
+	require.EqualValues(t, 1, a.rows(t))
+}
+
+// Fifty identical first requests at once create one row, with or without a
+// working guard; every answer is the original, a replay, or a retryable 409.
+func TestIdemConcurrentIdenticalRequestsCreateOneRow(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		redis bool
+	}{{"redis guard", true}, {"redis down", false}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			o := appOpts{capture: true}
+			if tt.redis {
+				o.guard = redisGuard(t)
+			} else {
+				o.guard = downGuard(t)
+			}
+			a := newApp(t, o)
+
+			const n = 50
+			res := make([]response, n)
+			var wg sync.WaitGroup
+			start := make(chan struct{})
+			for i := range n {
+				wg.Go(func() {
+					<-start
+					res[i] = a.post(t, createBody, "X-Request-ID", "order-req-0010")
+				})
+			}
+			close(start)
+			wg.Wait()
+
+			statuses := map[string]int{}
+			for _, r := range res {
+				switch {
+				case r.status == http.StatusCreated && r.header.Get(idemhttp.HeaderReplayed) == "":
+					statuses["original"]++
+				case r.status == http.StatusCreated:
+					statuses["replay"]++
+				case r.status == http.StatusConflict && r.code == idemhttp.CodeInProgress && r.retry:
+					statuses["in_progress"]++
+				default:
+					require.Fail(t, "unexpected response", "status %d body %s", r.status, r.body)
+				}
+			}
+			t.Logf("statuses %v", statuses)
+			require.Equal(t, 1, statuses["original"], "statuses %v", statuses)
+			require.EqualValues(t, 1, a.rows(t), fmt.Sprintf("rule: %d identical requests create one row (%v)", n, statuses))
+		})
+	}
+}
+
+func TestIdemMapError(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		err    error
+		status int
+		code   string
+		retry  bool
+	}{
+		{fmt.Errorf("tx: %w", idempotency.ErrKeyReused), http.StatusUnprocessableEntity, idemhttp.CodeKeyReused, false},
+		{fmt.Errorf("tx: %w", idempotency.ErrInProgress), http.StatusConflict, idemhttp.CodeInProgress, true},
+		{idempotency.ErrKeyMissing, http.StatusBadRequest, idemhttp.CodeKeyMissing, false},
+		{idempotency.ValidateKey("x"), http.StatusBadRequest, idemhttp.CodeKeyInvalid, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.code, func(t *testing.T) {
+			t.Parallel()
+			e, ok := idemhttp.MapError(tt.err)
+			require.True(t, ok, "err %v", tt.err)
+			require.Equal(t, tt.status, e.Status, "err %v", tt.err)
+			require.Equal(t, tt.code, e.Code, "err %v", tt.err)
+			require.Equal(t, tt.retry, e.Retryable, "err %v", tt.err)
+			require.ErrorIs(t, e, tt.err, "rule: the cause is kept for the log")
+		})
+	}
+	_, ok := idemhttp.MapError(context.Canceled)
+	require.False(t, ok, "rule: other errors are not mapped")
+}

@@ -1,0 +1,191 @@
+package idemhttp
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/july/template/adapters/http/auth"
+	"github.com/july/template/adapters/http/httpx"
+	"github.com/july/template/core/idempotency"
+	"github.com/july/template/core/ports"
+)
+
+// HeaderIdempotencyKey is the IETF draft's header, accepted as an alias of
+// X-Request-ID. It wins when both are sent.
+const HeaderIdempotencyKey = "Idempotency-Key"
+
+// DefaultGuardTTL is Config.GuardTTL's default: longer than a create
+// command should take, short enough that a crashed holder blocks retries
+// only briefly.
+const DefaultGuardTTL = 10 * time.Second
+
+// Config configures Middleware for one create operation.
+type Config struct {
+	// Operation is the command's stable name, e.g. "order.create"
+	// (idempotency.Scope rules). Required.
+	Operation string
+	// Fingerprinter fingerprints request bodies. Required.
+	Fingerprinter *idempotency.Fingerprinter
+	// Guard, when set, is taken per scope and key while the handler runs,
+	// so a concurrent duplicate gets 409 without touching the database.
+	// Its failures are logged and ignored.
+	Guard ports.Guard
+	// GuardTTL bounds a guard. Default: DefaultGuardTTL.
+	GuardTTL time.Duration
+	// PrincipalFunc returns the caller the key is scoped to. Default: the
+	// subject of auth.PrincipalFrom; false answers 401.
+	PrincipalFunc func(echo.Context) (string, bool)
+	// Logger receives guard failures. Default: slog.Default().
+	Logger *slog.Logger
+}
+
+// Middleware returns the middleware for an idempotent create route. For
+// every request, in order, it: takes the key from Idempotency-Key or the
+// client's X-Request-ID (400 IDEMPOTENCY_KEY_MISSING / _INVALID, before any
+// lookup); resolves the principal (401); reads and fingerprints the body
+// (400 for an invalid JSON body) and restores it; stores the Key for
+// KeyFrom; takes the optional guard (409 IDEMPOTENCY_IN_PROGRESS,
+// "Retry-After: 1", when another request holds it); runs the handler; and
+// releases the guard. An idempotency.ErrInProgress from the handler also
+// gets "Retry-After: 1".
+//
+// The body is read here, so a route that raises its limit must list
+// httpx.BodyLimit before this middleware. It returns an error for an
+// invalid Config.
+func Middleware(cfg Config) (echo.MiddlewareFunc, error) {
+	if err := (idempotency.Scope{Principal: "x", Operation: cfg.Operation}).Validate(); err != nil {
+		return nil, fmt.Errorf("idemhttp: Config.Operation: %w", err)
+	}
+	if cfg.Fingerprinter == nil {
+		return nil, errors.New("idemhttp: Config.Fingerprinter is nil: pass idempotency.NewFingerprinter's result")
+	}
+	if cfg.GuardTTL < 0 || (cfg.GuardTTL > 0 && cfg.GuardTTL < time.Millisecond) {
+		return nil, fmt.Errorf("idemhttp: Config.GuardTTL %s is below 1ms; use 0 for DefaultGuardTTL", cfg.GuardTTL)
+	}
+	cfg.GuardTTL = cmp.Or(cfg.GuardTTL, DefaultGuardTTL)
+	if cfg.PrincipalFunc == nil {
+		cfg.PrincipalFunc = subject
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			key, err := cfg.key(c)
+			if err != nil {
+				return err
+			}
+			ctx := WithKey(c.Request().Context(), key)
+			c.SetRequest(c.Request().WithContext(ctx))
+			if cfg.Guard != nil {
+				release, held := cfg.acquire(ctx, key)
+				if held {
+					return inProgress(c, errors.New("idemhttp: guard held by another request"))
+				}
+				defer release()
+			}
+			err = next(c)
+			if errors.Is(err, idempotency.ErrInProgress) {
+				c.Response().Header().Set(echo.HeaderRetryAfter, "1")
+			}
+			return err
+		}
+	}, nil
+}
+
+// key builds the request's Key, validating the key format first.
+func (cfg *Config) key(c echo.Context) (Key, error) {
+	r := c.Request()
+	header, id := HeaderIdempotencyKey, unquote(strings.TrimSpace(r.Header.Get(HeaderIdempotencyKey)))
+	if id == "" {
+		raw, ok := rawRequestID(r.Context())
+		if !ok {
+			return Key{}, httpx.Internal(errNoCapture)
+		}
+		header, id = httpx.HeaderRequestID, raw
+	}
+	switch err := idempotency.ValidateKey(id); {
+	case errors.Is(err, idempotency.ErrKeyMissing):
+		return Key{}, errKeyMissing.WithCause(err)
+	case err != nil:
+		return Key{}, errKeyInvalid.WithCause(err).WithDetails(keyDetail(header, err))
+	}
+	principal, ok := cfg.PrincipalFunc(c)
+	if !ok {
+		return Key{}, errUnauthenticated.WithCause(auth.ErrUnauthenticated)
+	}
+	scope := idempotency.Scope{Principal: principal, Operation: cfg.Operation}
+	if err := scope.Validate(); err != nil {
+		return Key{}, httpx.Internal(err) // the authenticator produced an unusable principal
+	}
+	body, err := readBody(r)
+	if err != nil {
+		return Key{}, fmt.Errorf("idemhttp: read body: %w", err)
+	}
+	fp, err := fingerprintBody(cfg.Fingerprinter, r.Header.Get(echo.HeaderContentType), body)
+	if err != nil {
+		return Key{}, errBodyInvalid.WithCause(err)
+	}
+	return Key{Scope: scope, RequestID: id, Fingerprint: fp}, nil
+}
+
+// acquire takes the guard for key. It reports held when another request
+// holds it; on a guard failure it logs and lets the request through, since
+// the database decides anyway.
+func (cfg *Config) acquire(ctx context.Context, key Key) (release func(), held bool) {
+	name, owner := guardName(key), rand.Text()
+	ok, err := cfg.Guard.Acquire(ctx, name, owner, cfg.GuardTTL)
+	if err != nil {
+		httpx.Logger(ctx, cfg.Logger).WarnContext(ctx, "idempotency guard unavailable; the database decides",
+			slog.String("operation", key.Scope.Operation), slog.Any("err", err))
+		return func() {}, false
+	}
+	if !ok {
+		return nil, true
+	}
+	return func() {
+		// The request context may be cancelled already; the guard has its
+		// own timeout.
+		rctx := context.WithoutCancel(ctx)
+		if _, err := cfg.Guard.Release(rctx, name, owner); err != nil {
+			httpx.Logger(ctx, cfg.Logger).WarnContext(ctx, "idempotency guard not released; it expires by itself",
+				slog.String("operation", key.Scope.Operation), slog.Any("err", err))
+		}
+	}, false
+}
+
+// guardName is "idem:<operation>:<hash of principal and key>": unambiguous
+// whatever the principal contains, and it keeps user ids out of Redis.
+func guardName(k Key) string {
+	h := sha256.Sum256([]byte(k.Scope.Principal + "\x00" + k.RequestID))
+	return "idem:" + k.Scope.Operation + ":" + hex.EncodeToString(h[:16])
+}
+
+func inProgress(c echo.Context, cause error) error {
+	c.Response().Header().Set(echo.HeaderRetryAfter, "1")
+	return errInProgress.WithCause(cause)
+}
+
+// unquote accepts the draft's structured-field form (a quoted string).
+// Key characters never need escapes, so stripping the quotes is enough.
+func unquote(s string) string {
+	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
+		return s[1 : len(s)-1]
+	}
+	return s
+}
+
+func subject(c echo.Context) (string, bool) {
+	p, ok := auth.PrincipalFrom(c.Request().Context())
+	return p.Subject, ok && p.Subject != ""
+}

@@ -1,0 +1,88 @@
+package postgres
+
+import (
+	"encoding/json"
+
+	"github.com/july/template/core/ports"
+)
+
+// IdempotencyColumns is the idempotency record a business table embeds:
+// there is no shared idempotency table (PRD section 5), each table that an
+// idempotent create command writes carries these columns on the row it
+// creates, so the record commits or rolls back with the business fact.
+//
+// Embed it in the bun model and add the columns and the unique constraint
+// to the table's migration (IdempotencyColumnsSQL):
+//
+//	type Order struct {
+//		bun.BaseModel `bun:"table:orders"`
+//		ID            int64 `bun:",pk,autoincrement"`
+//		AmountCents   int64
+//		postgres.IdempotencyColumns
+//	}
+//
+// The columns are nullable: rows created by other paths (imports, admin
+// tools) leave them NULL, and NULLs never collide in a unique constraint.
+// Business code sets none of the fields; InsertIdempotent and
+// SaveIdempotentResponse do.
+type IdempotencyColumns struct {
+	// IdemPrincipal and IdemOperation are the idempotency.Scope.
+	IdemPrincipal string `bun:"idem_principal,nullzero"`
+	IdemOperation string `bun:"idem_operation,nullzero"`
+	// IdemRequestID is the caller's key.
+	IdemRequestID string `bun:"idem_request_id,nullzero"`
+	// IdemFingerprint is the first request's fingerprint ("v1:<hex>").
+	IdemFingerprint string `bun:"idem_fingerprint,nullzero"`
+	// IdemResultRef, IdemResponseStatus and IdemResponseBody are the stored
+	// response; NULL status means the command has not completed.
+	IdemResultRef      string          `bun:"idem_result_ref,nullzero"`
+	IdemResponseStatus int             `bun:"idem_response_status,nullzero"`
+	IdemResponseBody   json.RawMessage `bun:"idem_response_body,type:jsonb,nullzero"`
+}
+
+// IdempotencyColumnsSQL is the DDL a business table's migration adds for
+// IdempotencyColumns. The unique constraint is what decides between
+// concurrent first requests; InsertIdempotent names its columns in ON
+// CONFLICT, so it must exist with exactly these columns (in a CREATE TABLE,
+// drop the "ADD COLUMN" words):
+//
+//	ALTER TABLE orders
+//	  ADD COLUMN idem_principal       varchar(128),
+//	  ADD COLUMN idem_operation       varchar(64),
+//	  ADD COLUMN idem_request_id      varchar(128),
+//	  ADD COLUMN idem_fingerprint     varchar(80),
+//	  ADD COLUMN idem_result_ref      varchar(128),
+//	  ADD COLUMN idem_response_status int,
+//	  ADD COLUMN idem_response_body   jsonb,
+//	  ADD CONSTRAINT uq_orders_idem UNIQUE (idem_principal, idem_operation, idem_request_id);
+//
+// The response body is jsonb, so a replay returns the same JSON value with
+// keys in Postgres's order and without insignificant whitespace.
+const IdempotencyColumnsSQL = `idem_principal varchar(128),
+idem_operation varchar(64),
+idem_request_id varchar(128),
+idem_fingerprint varchar(80),
+idem_result_ref varchar(128),
+idem_response_status int,
+idem_response_body jsonb`
+
+// IdempotencyUniqueColumns is the column list of the business table's
+// unique constraint and of InsertIdempotent's ON CONFLICT target.
+const IdempotencyUniqueColumns = "idem_principal, idem_operation, idem_request_id"
+
+// IdempotentModel is a bun model that embeds IdempotencyColumns; the
+// embedding provides the method.
+type IdempotentModel interface {
+	IdempotencyRecord() *IdempotencyColumns
+}
+
+// IdempotencyRecord returns c itself, so a model embedding
+// IdempotencyColumns satisfies IdempotentModel.
+func (c *IdempotencyColumns) IdempotencyRecord() *IdempotencyColumns { return c }
+
+// IdemKey identifies one idempotent command; see ports.IdempotencyKey.
+type IdemKey = ports.IdempotencyKey
+
+// StoredResult is a completed command's stored response; see
+// ports.StoredResponse.
+type StoredResult = ports.StoredResponse

@@ -1,0 +1,188 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"reflect"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/uptrace/bun"
+
+	"github.com/july/template/core/idempotency"
+)
+
+// ErrNoIdempotencyConstraint is returned by InsertIdempotent when the
+// business table lacks the unique constraint on IdempotencyUniqueColumns.
+var ErrNoIdempotencyConstraint = errors.New("insert idempotent: table has no UNIQUE (" +
+	IdempotencyUniqueColumns + "): add it as shown on IdempotencyColumnsSQL")
+
+// sqlstateNoArbiter is SQLSTATE 42P10 (invalid_column_reference), raised
+// when no unique index matches an ON CONFLICT target.
+const sqlstateNoArbiter = "42P10"
+
+// InsertIdempotent inserts model, a pointer to a bun model embedding
+// IdempotencyColumns, with its idempotency columns set from key, inside the
+// caller's transaction db. The business table's unique constraint decides
+// between concurrent first requests (INSERT ... ON CONFLICT DO NOTHING),
+// never a check-then-insert:
+//
+//   - DecisionNew, nil, nil: the row was inserted (model's returned columns,
+//     such as an identity id, are filled). Do the rest of the work, then
+//     call SaveIdempotentResponse before commit.
+//   - DecisionReplay, stored, nil: the command completed before with the
+//     same fingerprint. Insert nothing more; answer with stored.
+//   - DecisionReused, nil, idempotency.ErrKeyReused: the key was used with
+//     a different fingerprint. Roll back; nothing was written.
+//   - DecisionInProgress, nil, idempotency.ErrInProgress: the row exists
+//     but has no stored response. Roll back; the client retries later.
+//
+// While another transaction holding the same key is still open, Postgres
+// blocks this INSERT on the unique index until that transaction ends: after
+// its commit this call decides from the committed row (usually Replay); after
+// its rollback this call inserts. So an uncommitted first request is never
+// visible, and InProgress only means a committed row without a response. In
+// REPEATABLE READ or SERIALIZABLE a conflicting row committed after the
+// snapshot makes the INSERT fail with a serialization error: retry the
+// transaction. Other unique constraints of the table still fail with
+// ErrConflict.
+//
+// Usage, in the create handler's transaction:
+//
+//	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+//		order := &Order{AmountCents: req.AmountCents}
+//		d, stored, err := postgres.InsertIdempotent(ctx, tx, order, key)
+//		if err != nil {
+//			return err // ErrKeyReused (422), ErrInProgress (409) or a failure
+//		}
+//		if d == idempotency.DecisionReplay {
+//			replay = stored
+//			return nil
+//		}
+//		// ... the rest of the business work, outbox events ...
+//		body, _ = json.Marshal(toDTO(order))
+//		return postgres.SaveIdempotentResponse(ctx, tx, order, postgres.StoredResult{
+//			ResultRef: strconv.FormatInt(order.ID, 10), Status: http.StatusCreated, Body: body,
+//		})
+//	})
+func InsertIdempotent(ctx context.Context, db bun.IDB, model IdempotentModel, key IdemKey) (idempotency.Decision, *StoredResult, error) {
+	if err := validateIdemKey(key); err != nil {
+		return 0, nil, err
+	}
+	cols := model.IdempotencyRecord()
+	*cols = IdempotencyColumns{
+		IdemPrincipal:   key.Scope.Principal,
+		IdemOperation:   key.Scope.Operation,
+		IdemRequestID:   key.RequestID,
+		IdemFingerprint: key.Fingerprint.String(),
+	}
+	res, err := db.NewInsert().Model(model).
+		On("CONFLICT (" + IdempotencyUniqueColumns + ") DO NOTHING").
+		Exec(ctx)
+	if err != nil {
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == sqlstateNoArbiter {
+			return 0, nil, ErrNoIdempotencyConstraint
+		}
+		return 0, nil, fmt.Errorf("insert idempotent %s: %w", key.Scope.Operation, translate(err))
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return 0, nil, fmt.Errorf("insert idempotent %s: rows affected: %w", key.Scope.Operation, err)
+	} else if n == 1 {
+		return idempotency.DecisionNew, nil, nil
+	}
+	return decideExisting(ctx, db, modelTable(db, model), key)
+}
+
+// decideExisting reads the committed row that won the unique constraint and
+// turns it into the core decision.
+func decideExisting(ctx context.Context, db bun.IDB, table bun.Ident, key IdemKey) (idempotency.Decision, *StoredResult, error) {
+	var (
+		fp, ref sql.NullString
+		status  sql.NullInt64
+		body    []byte
+	)
+	err := db.NewSelect().TableExpr("?", table).
+		ColumnExpr("idem_fingerprint, idem_result_ref, idem_response_status, idem_response_body").
+		Where("idem_principal = ? AND idem_operation = ? AND idem_request_id = ?",
+			key.Scope.Principal, key.Scope.Operation, key.RequestID).
+		Limit(1).
+		Scan(ctx, &fp, &ref, &status, &body)
+	if errors.Is(err, sql.ErrNoRows) {
+		// The winner was deleted between our INSERT and this read: nothing
+		// to replay yet, and retrying the request inserts afresh.
+		return idempotency.DecisionInProgress, nil, idempotency.ErrInProgress
+	}
+	if err != nil {
+		return 0, nil, fmt.Errorf("read idempotency record %s: %w", key.Scope.Operation, translate(err))
+	}
+	rec := &idempotency.Record{Scope: key.Scope, Key: key.RequestID, State: idempotency.StateInProgress}
+	// An unparsable or other-version fingerprint stays zero, which equals
+	// nothing: the request is answered Reused, never replayed blindly.
+	rec.Fingerprint, _ = idempotency.ParseFingerprint(fp.String)
+	if status.Valid {
+		rec.State, rec.ResponseStatus, rec.ResultRef = idempotency.StateCompleted, int(status.Int64), ref.String
+	}
+	d := idempotency.Decide(rec, key.Fingerprint, time.Time{})
+	switch d {
+	case idempotency.DecisionReplay:
+		return d, &StoredResult{ResultRef: ref.String, Status: int(status.Int64), Body: body}, nil
+	case idempotency.DecisionTakeover:
+		// These columns carry no lease: a committed row without a response
+		// stays in progress until SaveIdempotentResponse completes it.
+		d = idempotency.DecisionInProgress
+	}
+	return d, nil, d.Err()
+}
+
+// SaveIdempotentResponse stores resp on the row InsertIdempotent inserted
+// for model, in the same transaction, so the response commits with the
+// business fact and every retry replays it. Call it once, before commit.
+func SaveIdempotentResponse(ctx context.Context, db bun.IDB, model IdempotentModel, resp StoredResult) error {
+	cols := model.IdempotencyRecord()
+	if cols.IdemRequestID == "" {
+		return errors.New("save idempotent response: model has no idempotency key: call InsertIdempotent first")
+	}
+	if resp.Status < 100 || resp.Status > 599 {
+		return fmt.Errorf("save idempotent response: status %d is not an HTTP status", resp.Status)
+	}
+	var body any // NULL for no body; jsonb rejects an empty string
+	if len(resp.Body) > 0 {
+		body = string(resp.Body)
+	}
+	res, err := db.NewUpdate().TableExpr("?", modelTable(db, model)).
+		Set("idem_result_ref = ?", sql.NullString{String: resp.ResultRef, Valid: resp.ResultRef != ""}).
+		Set("idem_response_status = ?", resp.Status).
+		Set("idem_response_body = ?::jsonb", body).
+		Where("idem_principal = ? AND idem_operation = ? AND idem_request_id = ?",
+			cols.IdemPrincipal, cols.IdemOperation, cols.IdemRequestID).
+		Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("save idempotent response %s: %w", cols.IdemOperation, translate(err))
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return fmt.Errorf("save idempotent response %s: %w: no row with this key (rows %d, err %v)", cols.IdemOperation, ErrNotFound, n, err)
+	}
+	cols.IdemResultRef, cols.IdemResponseStatus, cols.IdemResponseBody = resp.ResultRef, resp.Status, resp.Body
+	return nil
+}
+
+// modelTable returns the quoted table name of a bun model.
+func modelTable(db bun.IDB, model any) bun.Ident {
+	return bun.Ident(db.Dialect().Tables().Get(reflect.TypeOf(model)).Name)
+}
+
+func validateIdemKey(key IdemKey) error {
+	if err := key.Scope.Validate(); err != nil {
+		return fmt.Errorf("insert idempotent: %w", err)
+	}
+	if err := idempotency.ValidateKey(key.RequestID); err != nil {
+		return fmt.Errorf("insert idempotent: %w", err)
+	}
+	if key.Fingerprint.IsZero() {
+		return fmt.Errorf("insert idempotent: %w: fingerprint is zero; compute it with a Fingerprinter", idempotency.ErrInvalidInput)
+	}
+	return nil
+}
