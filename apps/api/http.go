@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -19,8 +20,11 @@ import (
 	"github.com/july/template/adapters/http/auth"
 	"github.com/july/template/adapters/http/configapi"
 	"github.com/july/template/adapters/http/httpx"
+	"github.com/july/template/adapters/http/idemhttp"
 	"github.com/july/template/adapters/postgres"
+	"github.com/july/template/adapters/redis"
 	"github.com/july/template/core/configsvc"
+	"github.com/july/template/core/ports"
 	"github.com/july/template/core/redaction"
 )
 
@@ -42,9 +46,11 @@ var accessPolicies = map[string]accesslog.RoutePolicy{
 
 var httpOptions = fx.Options(
 	fx.Provide(
-		fx.Annotate(newServer, fx.ParamTags(``, ``, ``, `group:"error_mappers"`)),
+		fx.Annotate(newServer, fx.ParamTags(``, ``, ``, `group:"error_mappers"`, `group:"access_routes"`)),
+		newGuard,
 		fx.Annotate(newAPIGroup, fx.ResultTags(`name:"api_v1"`)),
 		fx.Annotate(func() httpx.ErrorMapper { return configapi.MapError }, fx.ResultTags(`group:"error_mappers"`)),
+		fx.Annotate(func() httpx.ErrorMapper { return idemhttp.MapError }, fx.ResultTags(`group:"error_mappers"`)),
 	),
 	fx.Invoke(
 		registerProbes,
@@ -55,7 +61,21 @@ var httpOptions = fx.Options(
 
 // newServer builds the echo server: request ids, the redacting access log,
 // recovery, the body limit and the one error handler with every mapper.
-func newServer(cfg config, log *slog.Logger, metrics *prometheus.Registry, mappers []httpx.ErrorMapper) (*echo.Echo, error) {
+//
+// Domain modules add their routes' access-log policies to the
+// `group:"access_routes"` value group (accesslog.Route); a route with no
+// entry gets the default policy.
+func newServer(cfg config, log *slog.Logger, metrics *prometheus.Registry, mappers []httpx.ErrorMapper, routes []accesslog.Route) (*echo.Echo, error) {
+	policies := make(map[string]accesslog.RoutePolicy, len(accessPolicies)+len(routes))
+	for path, p := range accessPolicies {
+		policies[path] = p
+	}
+	for _, r := range routes {
+		if _, dup := policies[r.Path]; dup {
+			return nil, fmt.Errorf("access-log policy for %s registered twice", r.Path)
+		}
+		policies[r.Path] = r.RoutePolicy
+	}
 	failures := accesslog.NewFailureCounter()
 	if err := metrics.Register(failures); err != nil {
 		return nil, err
@@ -63,17 +83,26 @@ func newServer(cfg config, log *slog.Logger, metrics *prometheus.Registry, mappe
 	access := accesslog.New(accesslog.Config{
 		Logger:     log,
 		Redactor:   &redaction.Redactor{HashKey: cfg.AccessLogHashKey},
-		Routes:     accessPolicies,
+		Routes:     policies,
 		Failures:   failures,
 		UserIDFunc: auth.UserID,
 		Skip:       func(c echo.Context) bool { return probeRoutes[c.Path()] },
 	})
 	e := httpx.NewServer(httpx.ServerConfig{Middleware: []echo.MiddlewareFunc{access}}, log, mappers...)
+	// Keep the client's own X-Request-ID / Idempotency-Key before the
+	// request-id middleware normalises it (idempotent create endpoints).
+	e.Pre(idemhttp.CaptureKey())
 	e.Server.ReadHeaderTimeout = 5 * time.Second
 	e.Server.ReadTimeout = 30 * time.Second
 	e.Server.WriteTimeout = 30 * time.Second
 	e.Server.IdleTimeout = 2 * time.Minute
 	return e, nil
+}
+
+// newGuard is the Redis short guard idempotent endpoints may use to turn
+// concurrent duplicates away early; Postgres still decides.
+func newGuard(client rueidis.Client) (ports.Guard, error) {
+	return redis.NewGuard(client, redis.GuardConfig{})
 }
 
 // newAPIGroup is /api/v1 behind bearer authentication.

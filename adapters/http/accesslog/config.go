@@ -34,6 +34,14 @@ type RoutePolicy struct {
 	AllowText bool
 }
 
+// Route binds a route pattern (echo's c.Path(), e.g.
+// "/api/v1/topups/:id") to its policy. Apps collect Routes from their domain
+// modules (an fx value group) into Config.Routes.
+type Route struct {
+	Path string
+	RoutePolicy
+}
+
 // Config configures New.
 type Config struct {
 	// Logger receives the "access" lines at INFO. Required.
