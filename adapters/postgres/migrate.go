@@ -34,7 +34,19 @@ func NewMigrator(db *bun.DB, ms *migrate.Migrations) *migrate.Migrator {
 // post-flight checks. Tests use it (testinfra.DBOpts.Migrate); in production
 // run `migrate up`, which adds the lock and the checks.
 func Migrate(ctx context.Context, db *bun.DB) error {
-	ms, err := NewMigrations()
+	return MigrateWith()(ctx, db)
+}
+
+// MigrateWith returns a Migrate that also applies the given domain migration
+// sets (e.g. an example domain's embedded SQL), for tests of those domains:
+//
+//	testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.MigrateWith(topup.MigrationsFS)})
+func MigrateWith(extra ...fs.FS) func(ctx context.Context, db *bun.DB) error {
+	return func(ctx context.Context, db *bun.DB) error { return migrateAll(ctx, db, extra...) }
+}
+
+func migrateAll(ctx context.Context, db *bun.DB, extra ...fs.FS) error {
+	ms, err := NewMigrations(extra...)
 	if err != nil {
 		return err
 	}
