@@ -17,15 +17,28 @@ func (r *Relay) RunOnce(ctx context.Context, owner string) (int, error) {
 	if ctx.Err() != nil {
 		return 0, nil
 	}
-	events, err := r.store.Claim(context.WithoutCancel(ctx), ports.ClaimParams{ // a cancelled claim may still commit its leases
+	events, err := r.claim(ctx, owner)
+	if err != nil || len(events) == 0 {
+		return 0, err
+	}
+	return len(events), r.finish(ctx, owner, events)
+}
+
+// claim leases the next batch. The claim itself is detached from ctx: a
+// statement cancelled mid-flight may still commit its leases, and those
+// rows must then be finished, not stranded until their lease expires.
+func (r *Relay) claim(ctx context.Context, owner string) ([]outbox.Event, error) {
+	events, err := r.store.Claim(context.WithoutCancel(ctx), ports.ClaimParams{
 		Owner: owner, Limit: r.cfg.BatchSize, LeaseFor: r.cfg.LeaseFor, Now: r.clock.Now(),
 	})
 	if err != nil {
-		return 0, fmt.Errorf("claim outbox batch: %w", err)
+		return nil, fmt.Errorf("claim outbox batch: %w", err)
 	}
-	if len(events) == 0 {
-		return 0, nil
-	}
+	return events, nil
+}
+
+// finish publishes claimed events and marks them, in one write per outcome.
+func (r *Relay) finish(ctx context.Context, owner string, events []outbox.Event) error {
 	// Detach: finishing the batch is what keeps at-least-once cheap.
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.cfg.StopTimeout)
 	defer cancel()
@@ -97,5 +110,5 @@ func (r *Relay) RunOnce(ctx context.Context, owner string) (int, error) {
 		r.opts.Logger.Warn("outbox leases lost before marking; another relay took over", "owner", owner, "count", res.Lost)
 	}
 	r.opts.Observer.Batch(res)
-	return len(events), firstErr
+	return firstErr
 }

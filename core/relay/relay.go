@@ -124,20 +124,51 @@ func (r *Relay) Stop(ctx context.Context) error {
 // Owner returns the lease owner used by loop i.
 func (r *Relay) Owner(i int) string { return r.cfg.Owner + "/" + strconv.Itoa(i) }
 
+// loop drains due rows batch after batch. While a full batch is being
+// published it already claims the next one, so the database round trips of
+// one batch overlap the queue round trips of the other; when a batch comes
+// back short the loop sleeps until a notification or the poll interval.
 func (r *Relay) loop(ctx context.Context, i int) {
 	owner := r.Owner(i)
 	timer := time.NewTimer(0)
 	defer timer.Stop()
+	type claimed struct {
+		events []outbox.Event
+		err    error
+	}
+	var next chan claimed
 	for {
-		n, err := r.RunOnce(ctx, owner)
+		var events []outbox.Event
+		var err error
+		if next != nil {
+			c := <-next
+			events, err, next = c.events, c.err, nil
+		} else if ctx.Err() == nil {
+			events, err = r.claim(ctx, owner)
+		}
+		if len(events) == r.cfg.BatchSize && ctx.Err() == nil {
+			next = make(chan claimed, 1)
+			go func() {
+				evs, err := r.claim(ctx, owner)
+				next <- claimed{evs, err}
+			}()
+		}
+		if len(events) > 0 {
+			if ferr := r.finish(ctx, owner, events); ferr != nil {
+				err = ferr
+			}
+		}
 		if err != nil && ctx.Err() == nil {
 			r.opts.Logger.Error("outbox relay batch failed; will retry", "owner", owner, "err", err)
 		}
-		if n == r.cfg.BatchSize && err == nil {
-			if ctx.Err() != nil {
-				return
-			}
-			continue // more may be due: no sleep while draining
+		if next != nil {
+			continue // the prefetched batch is finished on the next pass, even when stopping
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		if len(events) == r.cfg.BatchSize && err == nil {
+			continue
 		}
 		timer.Reset(r.cfg.PollInterval)
 		select {
