@@ -8,12 +8,13 @@ GO ?= go
 PKGS := ./...
 FUZZTIME ?= 10s
 
-.PHONY: test services lint unit fuzz bench
+.PHONY: test services lint unit fuzz bench rename check-rename
 
 ## test: start/install Postgres+Redis if needed, lint, then run every test (race detector on).
 test: services lint
 	$(GO) test -race -count=1 -timeout 30m $(PKGS)
 	$(MAKE) fuzz FUZZTIME=5s
+	$(MAKE) check-rename
 
 ## services: make sure Postgres and Redis answer on 127.0.0.1.
 services:
@@ -40,3 +41,12 @@ fuzz:
 bench: services
 	$(GO) run ./bench/cmd/corebench
 	$(GO) test -run XXX -bench . -benchmem ./core/...
+
+## rename: give a fresh clone its module path: make rename MODULE=example.com/acme/orders
+rename:
+	@test -n "$(MODULE)" || { echo "usage: make rename MODULE=example.com/team/service"; exit 1; }
+	./scripts/rename.sh $(MODULE)
+
+## check-rename: copy the tree, rename the module, then build, vet and unit-test the copy.
+check-rename:
+	./scripts/check-rename.sh

@@ -1,0 +1,45 @@
+package deploy
+
+import (
+	"debug/elf"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestAppsBuildStatic builds the three binaries as the Dockerfile does and
+// proves they are static: distroless/static has no libc to load.
+func TestAppsBuildStatic(t *testing.T) {
+	t.Parallel()
+	for _, app := range apps {
+		t.Run(app, func(t *testing.T) {
+			t.Parallel()
+			f, err := elf.Open(binary(t, app))
+			require.NoError(t, err, "%s is not an ELF binary", app)
+			defer f.Close()
+			for _, p := range f.Progs {
+				require.NotEqual(t, elf.PT_INTERP, p.Type, "%s asks for a dynamic loader; it must build with CGO_ENABLED=0", app)
+			}
+		})
+	}
+}
+
+// TestAppsDocumentEnvironment guards the env check below: each -h lists
+// the variables DESIGN.md requires of it.
+func TestAppsDocumentEnvironment(t *testing.T) {
+	t.Parallel()
+	want := map[string][]string{
+		"api":     {"DATABASE_URL", "REDIS_URL", "LOG_LEVEL", "HTTP_ADDR", "AUTH_JWT_SECRET"},
+		"relay":   {"DATABASE_URL", "REDIS_URL", "LOG_LEVEL", "ADMIN_ADDR"},
+		"migrate": {"DATABASE_URL", "LOG_LEVEL"},
+	}
+	for app, vars := range want {
+		t.Run(app, func(t *testing.T) {
+			t.Parallel()
+			doc := documentedEnv(t, app)
+			for _, v := range vars {
+				require.True(t, doc[v], "%s -h does not document %s (documented: %v)", app, v, doc)
+			}
+		})
+	}
+}
