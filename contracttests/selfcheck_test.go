@@ -1,0 +1,33 @@
+package contracttests_test
+
+import (
+	"os"
+	"os/exec"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestSuitesCatchBrokenAdapters proves the suites can fail: each case runs a
+// suite against an adapter with one planted contract break (broken_test.go,
+// build tag contractbreak) in a child `go test`, which must fail and name
+// the rule that was broken.
+func TestSuitesCatchBrokenAdapters(t *testing.T) {
+	t.Parallel()
+
+	goBin, err := exec.LookPath("go")
+	require.NoError(t, err, "the go command must be on PATH")
+	for name, rule := range map[string]string{
+		"outbox-complete-without-lease": "rule: only the lease owner with the current fencing token and an unexpired lease may complete a row",
+		"cache-stale-refill":            "rule: a stale refill must never overwrite a newer version",
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			cmd := exec.Command(goBin, "test", "-tags", "contractbreak", "-count=1", "-run", "^TestBroken$", ".")
+			cmd.Env = append(os.Environ(), "CONTRACTTESTS_BROKEN="+name)
+			out, err := cmd.CombinedOutput()
+			require.Error(t, err, "the suite must fail against a broken adapter; output:\n%s", out)
+			require.Contains(t, string(out), rule, "the failure must name the rule broken")
+		})
+	}
+}
