@@ -8,13 +8,18 @@ GO ?= go
 PKGS := ./...
 FUZZTIME ?= 10s
 
-.PHONY: test services lint unit fuzz bench rename check-rename
+.PHONY: run test services lint unit fuzz bench rename check-rename check-run
+
+## run: Postgres and Redis (reused, compose, or project-local), migrate up, api + relay; Ctrl-C stops them.
+run:
+	./scripts/run.sh
 
 ## test: start/install Postgres+Redis if needed, lint, then run every test (race detector on).
 test: services lint
 	$(GO) test -race -count=1 -timeout 30m $(PKGS)
 	$(MAKE) fuzz FUZZTIME=5s
 	$(MAKE) check-rename
+	$(MAKE) check-run
 
 ## services: make sure Postgres and Redis answer on 127.0.0.1.
 services:
@@ -50,3 +55,7 @@ rename:
 ## check-rename: copy the tree, rename the module, then build, vet and unit-test the copy.
 check-rename:
 	./scripts/check-rename.sh
+
+## check-run: prove `make run` comes up healthy and shuts down cleanly.
+check-run:
+	./scripts/check-run.sh
