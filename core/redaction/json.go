@@ -7,21 +7,9 @@ import (
 
 var redactedJSON = []byte(`"` + Redacted + `"`)
 
-// redactJSON rewrites a JSON document with every sensitive value replaced.
-// The output is compact; key order, duplicate keys and the exact text of
-// numbers and non-secret strings are preserved, because values are copied
-// byte for byte rather than decoded and re-encoded.
-func redactJSON(data []byte, m matcher) ([]byte, error) {
-	if !json.Valid(data) {
-		return nil, ErrInvalidJSON
-	}
-	w := walker{scanner: scanner{in: data}, m: m, out: make([]byte, 0, len(data))}
-	w.value()
-	return w.out, nil
-}
-
 // scanner steps through a document that json.Valid has accepted, so it
-// needs no error handling of its own.
+// needs no error handling of its own. topLevel uses it; redactJSON uses the
+// validating walker instead.
 type scanner struct {
 	in  []byte
 	pos int
@@ -93,75 +81,6 @@ func (s *scanner) skip() {
 	default:
 		s.literal()
 	}
-}
-
-// walker copies the document to out, redacting as it goes.
-type walker struct {
-	scanner
-	m   matcher
-	out []byte
-}
-
-func (w *walker) value() {
-	w.ws()
-	switch w.in[w.pos] {
-	case '{':
-		w.container('}', true)
-	case '[':
-		w.container(']', false)
-	case '"':
-		raw := w.str()
-		if mayBeSecret(raw) && w.m.secretValue(unquote(raw)) {
-			raw = redactedJSON
-		}
-		w.out = append(w.out, raw...)
-	default:
-		w.out = append(w.out, w.literal()...)
-	}
-}
-
-// container copies an object (keyed) or an array, recursing into members.
-func (w *walker) container(end byte, keyed bool) {
-	w.out = append(w.out, w.in[w.pos])
-	w.pos++
-	w.ws()
-	if w.in[w.pos] == end {
-		w.out = append(w.out, end)
-		w.pos++
-		return
-	}
-	for {
-		w.ws()
-		if keyed {
-			key := w.str()
-			w.out = append(w.out, key...)
-			w.ws()
-			w.pos++ // ':'
-			w.out = append(w.out, ':')
-			if w.keySensitive(key) {
-				w.skip()
-				w.out = append(w.out, redactedJSON...)
-			} else {
-				w.value()
-			}
-		} else {
-			w.value()
-		}
-		w.ws()
-		c := w.in[w.pos]
-		w.pos++
-		w.out = append(w.out, c)
-		if c == end {
-			return
-		}
-	}
-}
-
-func (w *walker) keySensitive(raw []byte) bool {
-	if bytes.IndexByte(raw, '\\') >= 0 {
-		return w.m.sensitive([]byte(unquote(raw)))
-	}
-	return w.m.sensitive(raw[1 : len(raw)-1])
 }
 
 // unquote decodes a valid string literal.

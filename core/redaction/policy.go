@@ -126,7 +126,7 @@ func (r *Redactor) Summarise(p Policy, body Body) Result {
 		if err != nil {
 			return r.summary(body, k, mt)
 		}
-		res = r.text(string(out), ModeJSON)
+		res = r.text(out, ModeJSON)
 	case k == kindForm:
 		if _, ok := formNames(body.Data); !ok {
 			return r.summary(body, k, mt)

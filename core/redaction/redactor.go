@@ -67,7 +67,7 @@ func (r *Redactor) RedactJSON(data []byte) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	return r.text(string(out), ModeJSON), nil
+	return r.text(out, ModeJSON), nil
 }
 
 func (r *Redactor) matcher(p Policy) matcher {

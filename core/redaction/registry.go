@@ -44,6 +44,9 @@ var defaultRegistry = NewRegistry()
 type Registry struct {
 	keys       map[string]struct{}
 	substrings [][]byte
+	// first marks the first bytes of substrings, so match can test them in
+	// one pass over the key instead of one pass per substring.
+	first [256]bool
 }
 
 // NewRegistry returns the built-in registry plus extra exact keys.
@@ -54,6 +57,7 @@ func NewRegistry(extra ...string) *Registry {
 	}
 	for i, sub := range builtinSubstrings {
 		r.substrings[i] = []byte(sub)
+		r.first[sub[0]] = true
 	}
 	for _, k := range builtinKeys {
 		r.keys[normalise(k)] = struct{}{}
@@ -90,9 +94,19 @@ func (r *Registry) match(n []byte) bool {
 	if r.exact(n) {
 		return true
 	}
-	for _, s := range r.substrings {
-		if bytes.Contains(n, s) {
-			return true
+	return r.containsSubstring(n)
+}
+
+// containsSubstring reports whether n contains one of r.substrings.
+func (r *Registry) containsSubstring(n []byte) bool {
+	for i, c := range n {
+		if !r.first[c] {
+			continue
+		}
+		for _, s := range r.substrings {
+			if s[0] == c && bytes.HasPrefix(n[i:], s) {
+				return true
+			}
 		}
 	}
 	return false

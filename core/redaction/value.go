@@ -25,17 +25,45 @@ func (m matcher) secretValue(s string) bool {
 
 // mayBeSecret is a cheap filter on a raw JSON string literal so that most
 // values are copied without being unquoted.
+// It looks for a backslash, '?', "eyJ", "earer ", "EARER ", "asic " or
+// "ASIC " in one pass.
 func mayBeSecret(raw []byte) bool {
-	return len(raw) >= 10 && (bytes.IndexByte(raw, '\\') >= 0 ||
-		bytes.IndexByte(raw, '?') >= 0 ||
-		bytes.Contains(raw, []byte("eyJ")) ||
-		bytes.Contains(raw, []byte("earer ")) ||
-		bytes.Contains(raw, []byte("EARER ")) ||
-		bytes.Contains(raw, []byte("asic ")) ||
-		bytes.Contains(raw, []byte("ASIC ")) ||
-		bytes.HasPrefix(raw, []byte(`"data:`)) ||
-		len(raw) >= blobMinLen)
+	if len(raw) < 10 {
+		return false
+	}
+	if len(raw) >= blobMinLen || bytes.HasPrefix(raw, []byte(`"data:`)) {
+		return true
+	}
+	for i, c := range raw {
+		if !secretHint[c] {
+			continue
+		}
+		switch rest := raw[i:]; c {
+		case '\\', '?':
+			return true
+		case 'e':
+			if bytes.HasPrefix(rest, []byte("eyJ")) || bytes.HasPrefix(rest, []byte("earer ")) {
+				return true
+			}
+		case 'E':
+			if bytes.HasPrefix(rest, []byte("EARER ")) {
+				return true
+			}
+		case 'a':
+			if bytes.HasPrefix(rest, []byte("asic ")) {
+				return true
+			}
+		case 'A':
+			if bytes.HasPrefix(rest, []byte("ASIC ")) {
+				return true
+			}
+		}
+	}
+	return false
 }
+
+// secretHint marks the bytes at which mayBeSecret's patterns start.
+var secretHint = [256]bool{'\\': true, '?': true, 'e': true, 'E': true, 'a': true, 'A': true}
 
 func hasAuthScheme(s string) bool {
 	t := strings.TrimSpace(s)

@@ -1,0 +1,310 @@
+package redaction
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// refRedactJSON is the implementation redactJSON replaced: a json.Valid
+// pre-pass, then a non-validating walk, with the original key matcher and
+// value filter. The differential tests below hold the new one to it byte for
+// byte.
+func refRedactJSON(data []byte, m matcher) ([]byte, error) {
+	if !json.Valid(data) {
+		return nil, ErrInvalidJSON
+	}
+	w := refWalker{scanner: scanner{in: data}, m: m, out: make([]byte, 0, len(data))}
+	w.value()
+	return w.out, nil
+}
+
+type refWalker struct {
+	scanner
+	m   matcher
+	out []byte
+}
+
+func (w *refWalker) value() {
+	w.ws()
+	switch w.in[w.pos] {
+	case '{':
+		w.container('}', true)
+	case '[':
+		w.container(']', false)
+	case '"':
+		raw := w.str()
+		if refMayBeSecret(raw) && w.m.secretValue(unquote(raw)) {
+			raw = redactedJSON
+		}
+		w.out = append(w.out, raw...)
+	default:
+		w.out = append(w.out, w.literal()...)
+	}
+}
+
+func (w *refWalker) container(end byte, keyed bool) {
+	w.out = append(w.out, w.in[w.pos])
+	w.pos++
+	w.ws()
+	if w.in[w.pos] == end {
+		w.out = append(w.out, end)
+		w.pos++
+		return
+	}
+	for {
+		w.ws()
+		if keyed {
+			key := w.str()
+			w.out = append(w.out, key...)
+			w.ws()
+			w.pos++ // ':'
+			w.out = append(w.out, ':')
+			if w.keySensitive(key) {
+				w.skip()
+				w.out = append(w.out, redactedJSON...)
+			} else {
+				w.value()
+			}
+		} else {
+			w.value()
+		}
+		w.ws()
+		c := w.in[w.pos]
+		w.pos++
+		w.out = append(w.out, c)
+		if c == end {
+			return
+		}
+	}
+}
+
+func (w *refWalker) keySensitive(raw []byte) bool {
+	if bytes.IndexByte(raw, '\\') >= 0 {
+		return refSensitive(w.m, []byte(unquote(raw)))
+	}
+	return refSensitive(w.m, raw[1:len(raw)-1])
+}
+
+func refSensitive(m matcher, key []byte) bool {
+	var buf [64]byte
+	n := appendNormalised(buf[:0], key)
+	return refMatch(m.base, n) || (m.extra != nil && m.extra.exact(n))
+}
+
+func refMatch(r *Registry, n []byte) bool {
+	if len(n) == 0 {
+		return false
+	}
+	if r.exact(n) {
+		return true
+	}
+	for _, s := range r.substrings {
+		if bytes.Contains(n, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func refMayBeSecret(raw []byte) bool {
+	return len(raw) >= 10 && (bytes.IndexByte(raw, '\\') >= 0 ||
+		bytes.IndexByte(raw, '?') >= 0 ||
+		bytes.Contains(raw, []byte("eyJ")) ||
+		bytes.Contains(raw, []byte("earer ")) ||
+		bytes.Contains(raw, []byte("EARER ")) ||
+		bytes.Contains(raw, []byte("asic ")) ||
+		bytes.Contains(raw, []byte("ASIC ")) ||
+		bytes.HasPrefix(raw, []byte(`"data:`)) ||
+		len(raw) >= blobMinLen)
+}
+
+// refCorpus is hand-written input for the differential tests, including the
+// edge cases of JSON validity that the single-pass walker must get right.
+var refCorpus = []string{
+	``, ` `, `{}`, `[]`, ` { } `, `[ ]`, `{"a":1}`, `{"a" : 1 , "b" : [ 1 , 2 ] }`, `{"a":1,}`, `[1,]`,
+	`[,1]`, `{,}`, `{"a"}`, `{"a":}`, `{"a" 1}`, `{1:2}`, `{'a':1}`, `[1 2]`, `[1,,2]`, `]`, `[`, `{`, `}`,
+	`"`, `""`, `"\"`, `"\u00e9"`, `"\u00G0"`, `"\u00e"`, `"\u`, `"\u0`, `"\u00`, `"\u000`, `"\u0000`, `"\`, `"\x"`, `"\/\b\f\n\r\t\\\""`, "\"a\tb\"", "\"\x7f\"",
+	"\"\xff\xfe\"", "\"\x00\"", "\"\x1f\"", `0`, `-0`, `-`, `01`, `-01`, `1.`, `.5`, `1.5`, `1e5`, `1E+5`,
+	`1e-5`, `1e`, `1e+`, `1.5e3.2`, `+1`, `0x10`, `1_000`, `-0.0e-0`, `123456789012345678901234567890`,
+	`true`, `false`, `null`, `tru`, `truex`, `True`, `nul`, `nulll`, `[true,false,null]`, `[truefalse]`,
+	"\ufeff{}", "{}\x00", "{} \t\r\n", "\v{}", "{}\f", `{}{}`, `{} 1`, `1 `, ` 1`, `"a" "b"`, `[1]]`, `{"a":1}}`,
+	`{"a":[1,{"b":2}]]`, `{"password":}`, `{"password":[1,}`, `{"password":"x"`, `{"password":{"a":1,}}`,
+	`{"token":"a","token":"b"}`, `{"x":{"password":"p","ok":[1,"Bearer abcdefghij",{"api-key":3}]}}`,
+	`{"pa\u0073sword":"x","\u0070wd":"y","X-Api-Key":"z","a\\b":"c","":""}`,
+	`{"url":"https://x.example/a?sign=1&b=2","t":"Basic dXNlcjpwYXNz","j":"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl"}`,
+	`{"d":"data:image/png;base64,iVBORw0KGgo=","q":"/p?access_token=abc","r":"x?y","e":"\u0065yJ"}`,
+	`{"密码":"x","用户":"张三","口令x":1,"key密钥":2}`,
+	`[{"code":"123456","state":"s","card":"4111","package":"p"}]`,
+	strings.Repeat("[", 10000) + strings.Repeat("]", 10000),
+	strings.Repeat("[", 10001) + strings.Repeat("]", 10001),
+	strings.Repeat(`{"a":`, 10000) + "1" + strings.Repeat("}", 10000),
+	strings.Repeat(`{"a":`, 10001) + "1" + strings.Repeat("}", 10001),
+	`{"password":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}`,
+	strings.Repeat("[", 10000) + strings.Repeat("]", 9999),
+	`"` + strings.Repeat("A", 2000) + `"`,
+}
+
+// refInputs is refCorpus plus the seeds and checked-in corpus of the fuzz
+// targets, the benchmark bodies and the examples in the test files.
+func refInputs(t testing.TB) [][]byte {
+	var in [][]byte
+	for _, s := range refCorpus {
+		in = append(in, []byte(s))
+	}
+	in = append(in, benchBody(1024), benchBody(50*1000), manyKeys())
+	files, err := filepath.Glob(filepath.Join("testdata", "fuzz", "*", "*"))
+	require.NoError(t, err)
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		in = append(in, b)
+	}
+	return in
+}
+
+// manyKeys is an array of objects with more distinct keys, sensitive and
+// not, than keyCache has slots, so that keys must collide and evict.
+func manyKeys() []byte {
+	var b strings.Builder
+	b.WriteString("[")
+	for range 3 {
+		b.WriteString("{")
+		for i, k := range builtinKeys {
+			fmt.Fprintf(&b, `%q:1,"k%d":2,"%s_x":3,"a%s":4,`, k, i, k, k)
+		}
+		b.WriteString(`"end":0},`)
+	}
+	b.WriteString("{}]")
+	return []byte(b.String())
+}
+
+// benchBody is orderBody from bench_test.go, which is in the external test
+// package.
+func benchBody(size int) []byte {
+	const jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJlLXNlY3JldA"
+	var b strings.Builder
+	b.WriteString(`{"request_id":"req-01HX","user":{"id":1001,"name":"张三","access_token":"` + jwt + `"},"orders":[`)
+	for i := 0; b.Len() < size-200; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"order_no":"O2024%06d","amount":%d.50,"status":3,"channel":"wechat",`+
+			`"items":[{"sku":"SKU-%d","qty":2,"tags":["a","b"]},{"sku":"SKU-%d","qty":1,"tags":[]}],`+
+			`"payment":{"pay_url":"https://pay.example/p?prepay_id=wx%d","sign":"9F2C%d","result_code":"SUCCESS"},`+
+			`"note":"deliver to gate %d"}`, i, 100+i, i, i+1, i, i, i)
+	}
+	b.WriteString(`],"page":{"no":1,"size":20}}`)
+	return []byte(b.String())
+}
+
+// refMatchers are the matchers the differential tests run under.
+func refMatchers() []matcher {
+	var r Redactor
+	ms := []matcher{{base: NewRegistry("order_no", "x-trace", "密")}}
+	for p := PolicyDefault; p <= PolicyOpaque; p++ {
+		ms = append(ms, r.matcher(p))
+	}
+	return ms
+}
+
+// checkAgainstRef fails unless redactJSON and refRedactJSON agree on data.
+func checkAgainstRef(t *testing.T, data []byte) {
+	for _, m := range refMatchers() {
+		got, err := redactJSON(data, m)
+		want, wantErr := refRedactJSON(data, m)
+		require.Equal(t, wantErr, err, "input %q", data)
+		require.Equal(t, string(want), got, "input %q", data)
+	}
+}
+
+func TestRedactJSONMatchesReference(t *testing.T) {
+	t.Parallel()
+	for _, data := range refInputs(t) {
+		checkAgainstRef(t, data)
+	}
+}
+
+func TestRedactJSONValidity(t *testing.T) {
+	t.Parallel()
+	for _, data := range refInputs(t) {
+		_, err := redactJSON(data, refMatchers()[1])
+		require.Equal(t, json.Valid(data), err == nil, "input %q", data)
+	}
+}
+
+// FuzzRedactJSONReference checks byte-identical output (or the same error)
+// against the implementation redactJSON replaced.
+func FuzzRedactJSONReference(f *testing.F) {
+	for _, data := range refInputs(f) {
+		f.Add(data)
+	}
+	f.Fuzz(checkAgainstRef)
+}
+
+// FuzzRedactJSONValidity checks that redactJSON accepts exactly what
+// json.Valid accepts.
+func FuzzRedactJSONValidity(f *testing.F) {
+	for _, data := range refInputs(f) {
+		f.Add(data)
+	}
+	m := refMatchers()[1]
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_, err := redactJSON(data, m)
+		require.Equal(t, json.Valid(data), err == nil, "input %q", data)
+	})
+}
+
+// FuzzMatchReference checks the one-pass substring search against
+// bytes.Contains on every substring, and mayBeSecret against its original.
+func FuzzMatchReference(f *testing.F) {
+	for _, s := range append(builtinKeys, "newPassword", "x-amz-signature", "privatekeyx", "apikex", "密", "密钥", "口令", "tokenpassword", "pas", `"Bearer xyzzzzz"`, `"xxbasic yyyy"`, `"eyJeyJeyJ"`, `"data:foo"`, `"a?b cdefgh"`) {
+		f.Add(s)
+	}
+	reg := Default()
+	f.Fuzz(func(t *testing.T, s string) {
+		n := appendNormalised(nil, s)
+		require.Equal(t, refMatch(reg, n), reg.match(n), "key %q", s)
+		require.Equal(t, refMatch(reg, []byte(s)), reg.match([]byte(s)), "raw %q", s)
+		require.Equal(t, refMayBeSecret([]byte(s)), mayBeSecret([]byte(s)), "value %q", s)
+	})
+}
+
+// validityTemplates have one or two '%' slots that TestRedactJSONValidityBytes
+// fills with every byte, so each branch of the grammar meets every byte.
+var validityTemplates = []string{
+	`%`, `%%`, ` % `, `[%]`, `[%%]`, `[1%2]`, `{"a":%}`, `{%"a":1}`, `{"a"%1}`, `{"a":1%}`, `{"a":1%"b":2}`,
+	`"%"`, `"\%"`, `"\%%"`, `"\u%000"`, `"\u0%00"`, `"\u00%%"`, `"\u000%"`, `"%%"`,
+	`%1`, `-%`, `0%`, `1%`, `0%%`, `-0%`, `1.%`, `1.5%`, `1e%`, `1e%%`, `1E+%`, `%{}`, `{}%`, `[]%%`,
+	`t%ue`, `tr%e`, `%rue`, `true%`, `f%lse`, `fals%`, `n%ll`, `nul%`, `null%`,
+	`{"password":%}`, `{"password":[%]}`, `{"password":"\%"}`, `{"password":1%}`,
+}
+
+func TestRedactJSONValidityBytes(t *testing.T) {
+	t.Parallel()
+	m := refMatchers()[1]
+	var data []byte
+	for _, tmpl := range validityTemplates {
+		slots := strings.Count(tmpl, "%")
+		for v := range 1 << (8 * slots) {
+			data = data[:0]
+			shift := 8 * (slots - 1)
+			for i := 0; i < len(tmpl); i++ {
+				if tmpl[i] != '%' {
+					data = append(data, tmpl[i])
+					continue
+				}
+				data = append(data, byte(v>>shift))
+				shift -= 8
+			}
+			_, err := redactJSON(data, m)
+			require.Equal(t, json.Valid(data), err == nil, "input %q", data)
+		}
+	}
+}
