@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # check-run.sh proves `make run` on this machine: it starts scripts/run.sh on
 # spare ports, waits until the api and the relay answer /readyz, asks the API
-# for the relay's config with the printed token, stops it with SIGTERM (what
+# for the relay's config with the printed token, creates a top-up and
+# waits until the relay has delivered it and the wallet is credited (the
+# example domain end to end), stops it with SIGTERM (what
 # Ctrl-C does to the script) and checks that it exits cleanly and leaves no
 # api or relay process behind.
 set -euo pipefail
@@ -25,6 +27,21 @@ token=$(grep -o 'token     [^ ]*' "$out" | awk '{print $2}')
 [ -n "$token" ] || fail "no token printed"
 curl -fsS -H "Authorization: Bearer $token" "http://$HTTP_ADDR/api/v1/system-configs?module=relay" | grep -q relay.delivery.batch_size \
   || fail "config read with the printed token"
+key="check-run-topup-$(date +%s)"
+topup() {
+  curl -sS -o /dev/null -w '%{http_code}' -X POST -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
+    -H "X-Request-ID: $key" -d '{"amount_cents":1000,"channel":"wechat"}' "http://$HTTP_ADDR/api/v1/topups"
+}
+[ "$(topup)" = 201 ] || fail "POST /api/v1/topups did not answer 201"
+[ "$(topup)" = 201 ] || fail "a retry with the same X-Request-ID did not replay 201"
+credited=""
+for _ in $(seq 1 60); do
+  if curl -fsS -H "Authorization: Bearer $token" "http://$HTTP_ADDR/api/v1/wallets/me" | grep -q '"balance_cents":1000,'; then
+    credited=1; break
+  fi
+  sleep 0.5
+done
+[ -n "$credited" ] || fail "wallet not credited with 1000 within 30s (relay -> topup.created consumer)"
 
 kill -TERM "$pid"
 for _ in $(seq 1 120); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
@@ -37,4 +54,4 @@ fi
 grep -q "stopped" "$out" || fail "no shutdown message"
 psql -h 127.0.0.1 -U postgres -qc "DROP DATABASE IF EXISTS $DB_NAME WITH (FORCE)" >/dev/null 2>&1 || true
 rm -f "$ready" "$out"
-echo "check-run: OK: make run came up healthy and shut down cleanly"
+echo "check-run: OK: make run came up healthy, credited a top-up through the relay and shut down cleanly"

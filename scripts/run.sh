@@ -5,7 +5,7 @@
 # `docker compose` when a Docker engine answers; else Debian's packages
 # started in a project-local data directory under .run/), applies the
 # migrations, starts apps/api and apps/relay, and prints the API address, a
-# development token and two curl examples. Ctrl-C stops everything it
+# development token and curl examples. Ctrl-C stops everything it
 # started, and nothing else.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -141,10 +141,13 @@ cat <<MSG
   # read the relay's system config
   curl -H "Authorization: Bearer $TOKEN" 'http://$HTTP_ADDR/api/v1/system-configs?module=relay'
 
-  # create a top-up (idempotent: repeat it with the same X-Request-ID)
+  # create a top-up (idempotent: a retry with the same X-Request-ID replays it)
   curl -X POST -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \\
        -H "X-Request-ID: dev-topup-\$(date +%s)" -d '{"amount_cents":1000,"channel":"wechat"}' \\
        'http://$HTTP_ADDR/api/v1/topups'
+
+  # a moment later the relay has delivered topup.created: the wallet is credited
+  curl -H "Authorization: Bearer $TOKEN" 'http://$HTTP_ADDR/api/v1/wallets/me'
 
   Ctrl-C stops the api, the relay and anything this command started.
 MSG

@@ -21,6 +21,7 @@ import (
 	"github.com/july/template/core/ports"
 	"github.com/july/template/core/redaction"
 	"github.com/july/template/core/sysconfig"
+	"github.com/july/template/examples"
 	"github.com/july/template/internal/syskeys"
 )
 
@@ -28,7 +29,9 @@ import (
 // module registers its config keys on the *sysconfig.Registry, its routes
 // on the *echo.Echo or the authenticated `name:"api_v1"` *echo.Group, and
 // its httpx.ErrorMapper in the `group:"error_mappers"` value group.
-var Domains = []fx.Option{}
+var Domains = []fx.Option{
+	examples.APIModule, // examples: delete this line (and examples/) in a new service
+}
 
 func serve(ctx context.Context, cfg config, stdout io.Writer) error {
 	log := newLogger(stdout, cfg.LogLevel)

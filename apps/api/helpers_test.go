@@ -21,7 +21,9 @@ import (
 	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/contracttests/testinfra"
 	"github.com/july/template/core/configsvc"
+	"github.com/july/template/core/ports"
 	"github.com/july/template/core/sysconfig"
+	"github.com/july/template/examples"
 )
 
 // testSecret signs the tests' tokens; the app under test verifies with it.
@@ -93,6 +95,7 @@ type apiApp struct {
 	svc     *configsvc.Service
 	metrics *prometheus.Registry
 	echo    *echo.Echo
+	guard   ports.Guard
 	logs    *syncBuffer
 }
 
@@ -105,7 +108,7 @@ type appOpts struct {
 // test's database, Redis prefix, a free port and the test keys.
 func startAPI(t *testing.T, o appOpts) *apiApp {
 	t.Helper()
-	db := testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.Migrate})
+	db := testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.MigrateWith(examples.MigrationsFS()...)})
 	cfg := config{
 		DatabaseURL:      db.URL,
 		LogLevel:         slog.LevelInfo,
@@ -122,7 +125,7 @@ func startAPI(t *testing.T, o appOpts) *apiApp {
 	}
 	a := &apiApp{db: db, logs: &syncBuffer{}}
 	app := fx.New(options(cfg, newLogger(a.logs, cfg.LogLevel)), testKeys,
-		fx.Populate(&a.svc, &a.metrics, &a.echo))
+		fx.Populate(&a.svc, &a.metrics, &a.echo, &a.guard))
 	require.NoError(t, app.Err())
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()

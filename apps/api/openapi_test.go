@@ -12,6 +12,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// call is one request of TestOpenAPIContract against one app.
+type call struct {
+	app *apiApp
+	req req
+}
+
 // TestOpenAPIContract exercises every documented operation and status
 // against the real app (each response is validated by do) and fails when
 // the server and docs/openapi.yaml disagree on the set of routes or when a
@@ -27,9 +33,13 @@ func TestOpenAPIContract(t *testing.T) {
 	key := configsPath + keyCount
 	big := `{"value":"` + strings.Repeat("x", 2<<20) + `"}`
 
-	type call struct {
-		app *apiApp
-		req req
+	seen := map[string]bool{}
+	record := func(app *apiApp, r req) response {
+		t.Helper()
+		res := app.do(t, r)
+		seen[strings.ToUpper(r.method)+" "+res.route+" "+http.StatusText(res.status)] = true
+		require.NotEmpty(t, res.header.Get("X-Request-ID"), "%s %s", r.method, r.path)
+		return res
 	}
 	calls := []call{
 		{a, req{method: "GET", path: "/healthz"}},
@@ -57,11 +67,9 @@ func TestOpenAPIContract(t *testing.T) {
 		{a, req{method: "PUT", path: key, token: adm, body: `{"value":99}`}},
 		{a, req{method: "PUT", path: configsPath + keyDoc, token: adm, body: `{"value":{"x":[1,true,null]}}`}},
 	}
-	seen := map[string]bool{}
+	calls = append(calls, exampleCalls(t, a, record)...)
 	for _, cl := range calls {
-		res := cl.app.do(t, cl.req)
-		seen[strings.ToUpper(cl.req.method)+" "+res.route+" "+http.StatusText(res.status)] = true
-		require.NotEmpty(t, res.header.Get("X-Request-ID"), "%s %s", cl.req.method, cl.req.path)
+		record(cl.app, cl.req)
 	}
 
 	var documented []string

@@ -4,13 +4,16 @@ import (
 	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/adapters/postgres/release"
 	"github.com/july/template/core/sysconfig"
+	"github.com/july/template/examples"
 	"github.com/july/template/internal/syskeys"
 )
 
 // migrationSets are applied in this order. A clone adds its domains' sets
 // here (each domain owns its tables; versions must be unique).
 func migrationSets() []release.Set {
-	return []release.Set{release.Foundation()}
+	sets := []release.Set{release.Foundation()}
+	sets = append(sets, examples.MigrationSets()...) // examples: delete this line (and examples/) in a new service
+	return sets
 }
 
 // configSeeds are the registered system-config keys with their defaults,

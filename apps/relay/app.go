@@ -22,11 +22,14 @@ import (
 	"github.com/july/template/core/ports"
 	"github.com/july/template/core/redaction"
 	"github.com/july/template/core/relay"
+	"github.com/july/template/examples"
 )
 
 // Domains adds the service's consumers to the relay, one fx option each
 // (the examples' is wired here; a new service deletes that line).
-var Domains = []fx.Option{}
+var Domains = []fx.Option{
+	examples.RelayModule, // examples: delete this line (and examples/) in a new service
+}
 
 func serve(ctx context.Context, cfg config, stdout io.Writer) error {
 	log := newLogger(stdout, cfg.LogLevel)

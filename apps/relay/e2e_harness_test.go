@@ -34,6 +34,7 @@ import (
 	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/contracttests/testinfra"
 	"github.com/july/template/core/outbox"
+	"github.com/july/template/examples"
 )
 
 // Bounds for every wait; the CI box is a busy 2-core machine.
@@ -91,7 +92,7 @@ func newWorld(t *testing.T, redisURL string) *world {
 	if redisURL == "" {
 		redisURL = r.URL
 	}
-	db := testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.Migrate})
+	db := testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.MigrateWith(examples.MigrationsFS()...)})
 	for _, ddl := range []string{
 		`CREATE TABLE orders (id text PRIMARY KEY, amount int NOT NULL)`,
 		`CREATE TABLE consumed (event_id uuid PRIMARY KEY, order_id text NOT NULL, n int NOT NULL,

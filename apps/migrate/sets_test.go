@@ -1,0 +1,37 @@
+package main
+
+import (
+	"io/fs"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/july/template/adapters/postgres/release"
+	"github.com/july/template/contracttests/testinfra"
+)
+
+// The shipped sets (foundation first, then the wired domains) apply to an
+// empty database, every migration of every set is recorded, verify passes,
+// and a second up finds nothing to do.
+func TestMigrationSetsApplyOnEmptyDatabase(t *testing.T) {
+	t.Parallel()
+
+	sets := migrationSets()
+	require.Equal(t, release.FoundationName, sets[0].Name, "the foundation set goes first")
+	var want int64
+	for _, s := range sets {
+		ups, err := fs.Glob(s.FS, "*.up.sql")
+		require.NoError(t, err, "set %s", s.Name)
+		require.NotEmpty(t, ups, "set %s has no migrations", s.Name)
+		want += int64(len(ups))
+	}
+	db := testinfra.NewDB(t, testinfra.DBOpts{})
+	r := migrateCLI(t, db, sets, "up")
+	require.Equal(t, exitOK, r.code, r.stdout+r.stderr)
+	require.Contains(t, r.stdout, "verify: OK")
+	require.Equal(t, want, count(t, db.Bun, `SELECT count(*) FROM bun_migrations`), "every set's migrations are applied")
+
+	r = migrateCLI(t, db, sets, "up")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	require.Contains(t, r.stdout, "nothing to apply")
+}

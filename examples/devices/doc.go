@@ -1,0 +1,31 @@
+// Package devices is the reference batch-task domain: device batch
+// assignment from an uploaded CSV (UR#49), built only from the template's
+// building blocks.
+//
+//   - POST /api/v1/device-assignments takes a multipart upload (field
+//     "file", header device_sn,target_agent_id, at most 2 MiB) as an
+//     idempotent create command (idemhttp, operation devices.assign; the
+//     raw body is the fingerprint, so a retry resends the identical
+//     body). One short transaction inserts the task row (which embeds the
+//     idempotency record and the file), appends the outbox event
+//     devices.assignment.requested {task_id} and stores the 202 response
+//     {"task_id": ...}. The file is not parsed there (PRD section 3).
+//   - The relay delivers the event; Worker (the queue consumer) claims the
+//     task with a lease, parses the file, and decides every row: valid rows
+//     are upserted into ex_devices_assignment, invalid ones recorded in
+//     ex_devices_failure with a stable code and a Chinese message. A file
+//     that is not the template fails the task (TASK_FILE_UNPARSABLE);
+//     otherwise the task completes, partial success being failed_count > 0.
+//   - GET /api/v1/device-assignments/{task_id} renders the shared task DTO,
+//     .../failures pages the failure details in file order, and
+//     .../cancel cancels a Pending or Processing task (409
+//     TASK_NOT_CANCELLABLE once finished). Another caller's task is 404
+//     like a missing one.
+//
+// The upload route logs its body under redaction.PolicyFileTransfer: part
+// names and sizes, never the CSV.
+//
+// Simplifications a real service would not make: the CSV is kept in the
+// task row (bytea) instead of object storage, and target agents are checked
+// for format only, not against an agent registry.
+package devices

@@ -1,0 +1,276 @@
+package devices_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"mime/multipart"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/stretchr/testify/require"
+	"github.com/uptrace/bun"
+	"go.uber.org/fx"
+	"go.uber.org/fx/fxtest"
+
+	"github.com/july/template/adapters/http/accesslog"
+	"github.com/july/template/adapters/http/auth"
+	"github.com/july/template/adapters/http/httpx"
+	"github.com/july/template/adapters/http/idemhttp"
+	"github.com/july/template/adapters/postgres"
+	"github.com/july/template/adapters/redis"
+	"github.com/july/template/contracttests/testinfra"
+	"github.com/july/template/core/ports"
+	"github.com/july/template/core/tasks"
+	"github.com/july/template/examples/devices"
+)
+
+var secret = []byte("devices-test-secret-0123456789abcdef")
+
+// env is one test's API server over its own database and Redis prefix,
+// built from APIModule the way apps/api builds it.
+type env struct {
+	db    *bun.DB
+	srv   *httptest.Server
+	redis *testinfra.Redis
+	logs  *syncBuffer
+	log   *slog.Logger
+	clock *fakeClock
+}
+
+// newEnv starts the API. With relay set, the same app also runs the
+// outbox relay and the asynq worker with RelayModule's consumer, on a
+// queue of its own (apps/relay's shape).
+func newEnv(t *testing.T, relay bool) *env {
+	t.Helper()
+	v := &env{
+		db:    testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.MigrateWith(devices.MigrationsFS)}).Bun,
+		redis: testinfra.NewRedis(t),
+		logs:  &syncBuffer{},
+		clock: &fakeClock{now: time.Now().UTC()},
+	}
+	v.log = slog.New(slog.NewJSONHandler(v.logs, nil))
+	var extra []fx.Option
+	if relay {
+		extra = append(extra, relayOptions(t, v))
+	}
+	guard, err := redis.NewGuard(v.redis.Client, redis.GuardConfig{Prefix: v.redis.Prefix})
+	require.NoError(t, err)
+	jwt, err := auth.NewJWT(secret, 30*time.Second, nil)
+	require.NoError(t, err)
+
+	var e *echo.Echo
+	app := fxtest.New(t,
+		fx.NopLogger,
+		fx.Supply(v.db, v.log),
+		fx.Provide(
+			func() ports.Clock { return ports.ClockFunc(time.Now) },
+			func() ports.Guard { return guard },
+			fx.Annotate(func(mappers []httpx.ErrorMapper, routes []accesslog.Route) *echo.Echo {
+				policies := map[string]accesslog.RoutePolicy{}
+				for _, r := range routes {
+					policies[r.Path] = r.RoutePolicy
+				}
+				access := accesslog.New(accesslog.Config{Logger: v.log, Routes: policies, UserIDFunc: auth.UserID})
+				e := httpx.NewServer(httpx.ServerConfig{Middleware: []echo.MiddlewareFunc{access}}, v.log,
+					append([]httpx.ErrorMapper{idemhttp.MapError}, mappers...)...)
+				e.Pre(idemhttp.CaptureKey())
+				return e
+			}, fx.ParamTags(`group:"error_mappers"`, `group:"access_routes"`)),
+			fx.Annotate(func(e *echo.Echo) *echo.Group { return e.Group("/api/v1", auth.Middleware(jwt)) },
+				fx.ResultTags(`name:"api_v1"`)),
+		),
+		devices.APIModule,
+		fx.Options(extra...),
+		fx.Populate(&e),
+	)
+	app.RequireStart()
+	t.Cleanup(app.RequireStop)
+	v.srv = httptest.NewServer(e)
+	t.Cleanup(v.srv.Close)
+	return v
+}
+
+// worker returns a worker on the test's fake clock with small chunks.
+func (v *env) worker(t *testing.T, owner string) *devices.Worker {
+	t.Helper()
+	w, err := devices.NewWorker(v.db, v.clock, devices.WorkerConfig{Owner: owner, ChunkSize: 2, LeaseFor: 30 * time.Second})
+	require.NoError(t, err)
+	return w
+}
+
+func token(t *testing.T, sub string) string {
+	t.Helper()
+	tok, err := auth.IssueToken(secret, sub, nil, time.Hour, time.Now())
+	require.NoError(t, err)
+	return tok
+}
+
+// response is a decoded HTTP answer.
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+	code   string // error code of an error envelope
+}
+
+func (r response) task(t *testing.T) tasks.View {
+	t.Helper()
+	var v tasks.View
+	require.NoError(t, json.Unmarshal(r.body, &v), "task body %s", r.body)
+	return v
+}
+
+// do sends a request as subject sub; headers are name, value pairs.
+func (v *env) do(t *testing.T, method, path, sub string, body []byte, headers ...string) response {
+	t.Helper()
+	req, err := http.NewRequestWithContext(context.WithoutCancel(t.Context()), method, v.srv.URL+path, bytes.NewReader(body))
+	require.NoError(t, err)
+	if sub != "" {
+		req.Header.Set("Authorization", "Bearer "+token(t, sub))
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	requireDocumented(t, req, res, b)
+	r := response{status: res.StatusCode, header: res.Header, body: b}
+	if res.StatusCode >= 400 {
+		var envl struct {
+			Error struct {
+				Code string `json:"code"`
+			} `json:"error"`
+		}
+		require.NoError(t, json.Unmarshal(b, &envl), "error body %s", b)
+		r.code = envl.Error.Code
+	}
+	return r
+}
+
+// multipartCSV is a byte-stable upload body: a fixed boundary, so a retry
+// of the same file is byte-identical (the idempotency fingerprint).
+func multipartCSV(t *testing.T, field, csv string) ([]byte, string) {
+	t.Helper()
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	require.NoError(t, mw.SetBoundary("devices-test-boundary-7f3a9c21"))
+	fw, err := mw.CreateFormFile(field, "devices.csv")
+	require.NoError(t, err)
+	_, err = fw.Write([]byte(csv))
+	require.NoError(t, err)
+	require.NoError(t, mw.Close())
+	return buf.Bytes(), mw.FormDataContentType()
+}
+
+// upload posts csv as subject sub with idempotency key key and returns the
+// response and, for a 202, the task id.
+func (v *env) upload(t *testing.T, sub, key, csv string) (response, string) {
+	t.Helper()
+	body, ct := multipartCSV(t, devices.FormField, csv)
+	r := v.do(t, http.MethodPost, "/api/v1/device-assignments", sub, body, "Content-Type", ct, "X-Request-ID", key)
+	if r.status != http.StatusAccepted {
+		return r, ""
+	}
+	var c devices.Created
+	require.NoError(t, json.Unmarshal(r.body, &c), "created body %s", r.body)
+	require.NotEmpty(t, c.TaskID)
+	return r, c.TaskID
+}
+
+func (v *env) getTask(t *testing.T, sub, id string) tasks.View {
+	t.Helper()
+	r := v.do(t, http.MethodGet, "/api/v1/device-assignments/"+id, sub, nil)
+	require.Equal(t, http.StatusOK, r.status, "get task %s: %s", id, r.body)
+	view := r.task(t)
+	requireValidDTO(t, view)
+	return view
+}
+
+// requireValidDTO checks the contract every task DTO keeps.
+func requireValidDTO(t *testing.T, v tasks.View) {
+	t.Helper()
+	require.True(t, v.Status.Valid(), "status %d outside 1..5", v.Status)
+	require.Equal(t, v.Status.Name(), v.StatusName, "status_name of %d", v.Status)
+	require.LessOrEqual(t, v.SuccessCount+v.FailedCount, v.TotalCount, "counts %+v", v)
+	if v.Status == tasks.Completed {
+		require.Equal(t, v.TotalCount, v.SuccessCount+v.FailedCount, "completed counts %+v", v)
+		require.Equal(t, 100, v.Progress)
+	}
+	if v.ErrorSummary != nil {
+		require.NoError(t, v.ErrorSummary.Validate(), "summary %+v must be safe", *v.ErrorSummary)
+		for _, leak := range []string{"sql", "SELECT", "pq:", "panic", "127.0.0.1", "goroutine", "ex_devices"} {
+			require.NotContains(t, v.ErrorSummary.Message, leak, "summary leaks internals")
+		}
+	}
+}
+
+type failurePage struct {
+	Items    []devices.FailureItem `json:"items"`
+	Page     int                   `json:"page"`
+	PageSize int                   `json:"page_size"`
+	Total    int64                 `json:"total"`
+}
+
+func (v *env) failures(t *testing.T, sub, id string, page, size int) failurePage {
+	t.Helper()
+	r := v.do(t, http.MethodGet, "/api/v1/device-assignments/"+id+"/failures?page="+strconv.Itoa(page)+"&page_size="+strconv.Itoa(size), sub, nil)
+	require.Equal(t, http.StatusOK, r.status, "failures of %s: %s", id, r.body)
+	var p failurePage
+	require.NoError(t, json.Unmarshal(r.body, &p), "failures body %s", r.body)
+	return p
+}
+
+// count returns a count(*) query's result.
+func (v *env) count(t *testing.T, query string, args ...any) int {
+	t.Helper()
+	var n int
+	require.NoError(t, v.db.NewRaw(query, args...).Scan(t.Context(), &n), "query %s", query)
+	return n
+}
+
+// fakeClock is a ports.Clock tests move by hand.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// syncBuffer is an io.Writer safe for concurrent log writers.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

@@ -1,0 +1,31 @@
+package devices
+
+import (
+	"embed"
+	"io/fs"
+
+	"github.com/july/template/adapters/postgres/release"
+)
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// MigrationsFS holds this domain's bun migrations (versions
+// 20261201200001..3) at its root: the task table, the failure details and
+// the assignment facts. Tests apply it with postgres.MigrateWith.
+var MigrationsFS fs.FS = mustSub(migrationFiles, "migrations")
+
+// Migrations returns the release set apps/migrate applies after the
+// foundation set. Every object it creates is prefixed ex_devices_, so the
+// ownership manifest never sees two owners.
+func Migrations() release.Set {
+	return release.Set{Name: "examples/devices", FS: MigrationsFS}
+}
+
+func mustSub(f fs.FS, dir string) fs.FS {
+	sub, err := fs.Sub(f, dir)
+	if err != nil {
+		panic(err) // a literal directory of an embed: cannot fail at run time
+	}
+	return sub
+}

@@ -1,0 +1,37 @@
+package devices
+
+import (
+	"github.com/labstack/echo/v4"
+	"github.com/uptrace/bun"
+	"go.uber.org/fx"
+
+	"github.com/july/template/adapters/asynq/queue"
+	"github.com/july/template/adapters/http/httpx"
+	"github.com/july/template/core/ports"
+)
+
+// APIModule wires the HTTP side into apps/api: the handlers on the
+// authenticated `name:"api_v1"` group, the upload's access-log policy in
+// `group:"access_routes"` and MapError in `group:"error_mappers"`. It
+// needs *bun.DB, ports.Clock, ports.Guard and *slog.Logger from the app.
+var APIModule = fx.Module("examples/devices/api",
+	fx.Provide(
+		NewAPI,
+		fx.Annotate(AccessRoutes, fx.ResultTags(`group:"access_routes,flatten"`)),
+		fx.Annotate(func() httpx.ErrorMapper { return MapError }, fx.ResultTags(`group:"error_mappers"`)),
+	),
+	fx.Invoke(fx.Annotate(func(a *API, g *echo.Group) { a.Register(g) }, fx.ParamTags(``, `name:"api_v1"`))),
+)
+
+// RelayModule wires the worker into apps/relay as the consumer of
+// EventAssignmentRequested. It needs *bun.DB and ports.Clock.
+var RelayModule = fx.Module("examples/devices/relay",
+	fx.Provide(
+		newWorker,
+		queue.AsConsumer(func(w *Worker) queue.Consumer { return w.Consumer() }),
+	),
+)
+
+func newWorker(db *bun.DB, clock ports.Clock) (*Worker, error) {
+	return NewWorker(db, clock, WorkerConfig{})
+}

@@ -1,0 +1,94 @@
+package devices_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/stretchr/testify/require"
+	"github.com/uptrace/bun"
+	"go.uber.org/fx"
+
+	"github.com/july/template/adapters/asynq/queue"
+	"github.com/july/template/adapters/postgres"
+	"github.com/july/template/contracttests/testinfra"
+	"github.com/july/template/core/ports"
+	"github.com/july/template/core/relay"
+	"github.com/july/template/core/tasks"
+	"github.com/july/template/examples/devices"
+)
+
+// relayOptions is the relay side of apps/relay on a private queue: the
+// asynq module with its worker, RelayModule's consumer and an outbox
+// relay. The queue's keys are removed after the worker stopped.
+func relayOptions(t *testing.T, v *env) fx.Option {
+	t.Helper()
+	q := v.redis.QueueName("devices")
+	opt, err := asynq.ParseRedisURI(v.redis.URL)
+	require.NoError(t, err)
+	insp := asynq.NewInspector(opt)
+	// Registered before the app starts, so it runs after the app stopped.
+	t.Cleanup(func() {
+		if err := insp.DeleteQueue(q, true); err != nil && !errors.Is(err, asynq.ErrQueueNotFound) {
+			t.Errorf("delete queue %s: %v", q, err)
+		}
+		if err := testinfra.DeletePrefix(context.Background(), v.redis.Client, "asynq:{"+q+"}"); err != nil {
+			t.Errorf("delete keys of queue %s: %v", q, err)
+		}
+		_ = insp.Close()
+	})
+	return fx.Options(
+		fx.Supply(queue.ModuleConfig{
+			RedisURL: v.redis.URL,
+			Enqueuer: queue.Config{Queue: q},
+			Server:   queue.ServerConfig{Queues: map[string]int{q: 1}, Concurrency: 2, ShutdownTimeout: 2 * time.Second},
+		}),
+		queue.Module,
+		queue.RunWorker,
+		devices.RelayModule,
+		fx.Invoke(func(lc fx.Lifecycle, db *bun.DB, pub ports.Publisher, clock ports.Clock) error {
+			store, err := postgres.NewOutboxStore(db, postgres.OutboxConfig{})
+			if err != nil {
+				return err
+			}
+			r, err := relay.New(store, pub, clock, relay.Config{Owner: "devices-test-relay", PollInterval: 50 * time.Millisecond},
+				relay.Options{Logger: v.log})
+			if err != nil {
+				return err
+			}
+			lc.Append(fx.Hook{OnStart: r.Start, OnStop: r.Stop})
+			return nil
+		}),
+	)
+}
+
+// End to end: the upload's outbox event goes through the relay and asynq
+// to the consumer, which completes the task.
+func TestEndToEndThroughRelayAndWorker(t *testing.T) {
+	t.Parallel()
+	v := newEnv(t, true)
+
+	csv := "device_sn,target_agent_id\nE2E0000001,agent-a\nE2E0000002,agent-b\n,agent-c\n"
+	r, id := v.upload(t, "user-e2e", "e2e-upload-0001", csv)
+	require.Equal(t, http.StatusAccepted, r.status, "body %s", r.body)
+
+	var view tasks.View
+	require.Eventually(t, func() bool {
+		view = v.getTask(t, "user-e2e", id)
+		return view.Status.Terminal()
+	}, 30*time.Second, 100*time.Millisecond, "task %s never finished (last %+v)", id, view)
+	require.Equal(t, tasks.Completed, view.Status)
+	require.EqualValues(t, 3, view.TotalCount)
+	require.EqualValues(t, 2, view.SuccessCount)
+	require.EqualValues(t, 1, view.FailedCount)
+	require.Equal(t, 2, v.count(t, "SELECT count(*) FROM ex_devices_assignment WHERE task_id = ?", id))
+	require.Eventually(t, func() bool {
+		return v.count(t, "SELECT count(*) FROM tb_outbox_event WHERE aggregate_id = ? AND status = 3", id) == 1
+	}, 10*time.Second, 50*time.Millisecond, "rule: the event is marked delivered")
+	var reqID string
+	require.NoError(t, v.db.NewRaw("SELECT request_id FROM tb_outbox_event WHERE aggregate_id = ?", id).Scan(t.Context(), &reqID))
+	require.Equal(t, "e2e-upload-0001", reqID, "rule: the event carries the upload's request id")
+}

@@ -1,0 +1,51 @@
+package topup
+
+import (
+	"errors"
+
+	"github.com/july/template/adapters/http/httpx"
+)
+
+// Stable machine codes of this domain.
+const (
+	CodeAmountInvalid  = "TOPUP_AMOUNT_INVALID"
+	CodeChannelInvalid = "TOPUP_CHANNEL_INVALID"
+	CodeNotFound       = "TOPUP_NOT_FOUND"
+	// CodePayloadInvalid is the permanent consumer error for an event whose
+	// payload does not match its order.
+	CodePayloadInvalid = "TOPUP_PAYLOAD_INVALID"
+)
+
+// ErrNotFound is returned when an order does not exist or belongs to
+// another agent; both answer the same 404, so ids of others are not probed.
+var ErrNotFound = errors.New("topup order not found")
+
+// ValidationError reports a request field the caller must fix.
+type ValidationError struct {
+	Code   string // CodeAmountInvalid or CodeChannelInvalid
+	Field  string // the JSON field
+	Reason string // Chinese, what to send instead
+}
+
+// Error implements error.
+func (e *ValidationError) Error() string { return "topup: invalid " + e.Field + ": " + e.Code }
+
+var errNotFoundHTTP = httpx.NotFound(CodeNotFound, "充值订单不存在：请检查订单号；只能查询自己创建的订单")
+
+// MapError is the httpx.ErrorMapper of this domain: *ValidationError is 422
+// with its code and field, ErrNotFound 404 TOPUP_NOT_FOUND.
+func MapError(err error) (*httpx.Error, bool) {
+	var ve *ValidationError
+	switch {
+	case errors.As(err, &ve):
+		msg := "充值金额不正确：amount_cents 须为大于 0 的整数（单位：分）"
+		if ve.Code == CodeChannelInvalid {
+			msg = "支付渠道不正确：channel 须为 wechat 或 alipay"
+		}
+		return httpx.Unprocessable(ve.Code, msg).WithCause(err).
+			WithDetails(httpx.Detail{Field: ve.Field, Reason: ve.Reason}), true
+	case errors.Is(err, ErrNotFound):
+		return errNotFoundHTTP.WithCause(err), true
+	}
+	return nil, false
+}

@@ -1,0 +1,1 @@
+DROP TABLE ex_topup_wallet;

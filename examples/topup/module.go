@@ -1,0 +1,48 @@
+package topup
+
+import (
+	"log/slog"
+
+	"github.com/labstack/echo/v4"
+	"github.com/uptrace/bun"
+	"go.uber.org/fx"
+
+	"github.com/july/template/adapters/asynq/queue"
+	"github.com/july/template/adapters/http/httpx"
+	"github.com/july/template/core/ports"
+)
+
+// APIModule adds the top-up routes to apps/api. It needs the app's
+// *bun.DB, ports.Guard, ports.Clock, *slog.Logger and the authenticated
+// `name:"api_v1"` *echo.Group, and contributes to the
+// `group:"access_routes"` and `group:"error_mappers"` value groups.
+var APIModule = fx.Module("examples.topup.api",
+	fx.Provide(
+		newModuleAPI,
+		fx.Annotate(AccessRoutes, fx.ResultTags(`group:"access_routes,flatten"`)),
+		fx.Annotate(func() httpx.ErrorMapper { return MapError }, fx.ResultTags(`group:"error_mappers"`)),
+	),
+	fx.Invoke(fx.Annotate(func(g *echo.Group, a *API) { a.Register(g) }, fx.ParamTags(`name:"api_v1"`, ``))),
+)
+
+// RelayModule adds the topup.created consumer to apps/relay's worker. It
+// needs the app's *bun.DB, ports.Clock and *slog.Logger.
+var RelayModule = fx.Module("examples.topup.relay",
+	fx.Provide(queue.AsConsumer(newModuleConsumer)),
+)
+
+func newModuleAPI(db *bun.DB, guard ports.Guard, clock ports.Clock, log *slog.Logger) (*API, error) {
+	links, err := NewRandomPayLinks()
+	if err != nil {
+		return nil, err
+	}
+	return NewAPI(APIConfig{DB: db, PayLinks: links, Guard: guard, Clock: clock, Logger: log})
+}
+
+func newModuleConsumer(db *bun.DB, clock ports.Clock, log *slog.Logger) (queue.Consumer, error) {
+	c, err := NewCrediter(db, clock, log)
+	if err != nil {
+		return queue.Consumer{}, err
+	}
+	return c.Consumer(), nil
+}
