@@ -12,7 +12,6 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/uptrace/bun"
 	"go.uber.org/fx"
 	"go.uber.org/fx/fxevent"
 
@@ -60,7 +59,7 @@ func options(cfg config, log *slog.Logger) fx.Option {
 			return fxevent.NopLogger
 		}),
 		fx.Supply(cfg, log),
-		fx.Supply(postgres.Config{URL: cfg.DatabaseURL, RuntimeParams: relayParams}),
+		fx.Supply(postgres.Config{URL: cfg.DatabaseURL, RuntimeParams: map[string]string{"application_name": "relay"}}),
 		postgres.Module,
 		fx.Supply(queue.ModuleConfig{
 			RedisURL: cfg.RedisURL,
@@ -80,11 +79,12 @@ func options(cfg config, log *slog.Logger) fx.Option {
 	)
 }
 
-// relayParams tune the relay's own sessions. Its writes (claim, complete,
-// fail) commit without waiting for the WAL flush: a crash can at worst lose
-// the last few marks, which re-delivers those events (at least once, as
-// designed) or leaves a claim unrecorded. Business transactions that append
-// events keep their own, synchronous, commits.
+// relayParams tune the outbox store's own pool, separate from the *bun.DB
+// the hosted consumers use. Its writes (claim, complete, fail) commit
+// without waiting for the WAL flush: a database crash can at worst lose the
+// last few marks, which re-delivers those events (at least once, as
+// designed) or forgets a claim. Consumers' business writes go through the
+// module's *bun.DB and keep synchronous commits.
 var relayParams = map[string]string{"application_name": "outbox-relay", "synchronous_commit": "off"}
 
 // workerOption runs the Asynq worker unless WORKER_ENABLED=false (a relay
@@ -106,7 +106,14 @@ func newRegistry() *prometheus.Registry {
 	return reg
 }
 
-func newOutboxStore(db *bun.DB) (*postgres.OutboxStore, error) {
+// newOutboxStore opens the relay's own pool (asynchronous commit, see
+// relayParams) and closes it on stop.
+func newOutboxStore(lc fx.Lifecycle, cfg config) (*postgres.OutboxStore, error) {
+	db, err := postgres.Open(context.Background(), postgres.Config{URL: cfg.DatabaseURL, RuntimeParams: relayParams})
+	if err != nil {
+		return nil, fmt.Errorf("open the relay's outbox pool: %w", err)
+	}
+	lc.Append(fx.StopHook(db.Close))
 	return postgres.NewOutboxStore(db, postgres.OutboxConfig{})
 }
 

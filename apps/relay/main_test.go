@@ -7,7 +7,12 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/uptrace/bun"
 	"go.uber.org/fx"
+	"go.uber.org/fx/fxtest"
+
+	"github.com/july/template/adapters/postgres"
+	"github.com/july/template/contracttests/testinfra"
 )
 
 func testConfig() config {
@@ -51,4 +56,24 @@ func TestHelp(t *testing.T) {
 	for _, want := range []string{"DATABASE_URL", "ADMIN_ADDR", "outbox replay"} {
 		require.True(t, strings.Contains(out.String(), want), "help must mention %s", want)
 	}
+}
+
+// TestConsumersCommitSynchronously guards the split between the relay's
+// own pool (asynchronous commit is fine for at-least-once marks) and the
+// *bun.DB hosted consumers write business facts through.
+func TestConsumersCommitSynchronously(t *testing.T) {
+	t.Parallel()
+
+	db := testinfra.NewDB(t, testinfra.DBOpts{})
+	cfg := testConfig()
+	cfg.DatabaseURL = db.URL
+	cfg.AdminAddr = "127.0.0.1:0"
+	cfg.WorkerEnabled = false
+	var bdb *bun.DB
+	app := fxtest.New(t, options(cfg, slog.New(slog.DiscardHandler)), fx.Populate(&bdb), fx.Invoke(func(*postgres.OutboxStore) {}))
+	app.RequireStart()
+	t.Cleanup(app.RequireStop)
+	var mode string
+	require.NoError(t, bdb.QueryRowContext(t.Context(), "SHOW synchronous_commit").Scan(&mode))
+	require.Equal(t, "on", mode, "the consumers' pool must commit synchronously")
 }
