@@ -1,6 +1,8 @@
 package httpx
 
 import (
+	"github.com/july/template/core/redaction"
+
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -123,6 +125,8 @@ func fromHTTPError(he *echo.HTTPError) *Error {
 	return NewError(he.Code, CodeRequestRejected, "请求被拒绝：请检查请求内容后重试", false)
 }
 
+var causeRedactor = &redaction.Redactor{}
+
 // logError logs one line per failed request. Panics were already logged,
 // with their stack, by Recover.
 func logError(log *slog.Logger, c echo.Context, e *Error, err error) {
@@ -136,7 +140,9 @@ func logError(log *slog.Logger, c echo.Context, e *Error, err error) {
 		slog.String("method", c.Request().Method), slog.String("route", c.Path()),
 	}
 	if e.Err != nil {
-		attrs = append(attrs, slog.String("err", e.Err.Error()))
+		// Causes may quote upstream text (a DSN, a header, a value in a
+		// constraint message): redact before it reaches the log.
+		attrs = append(attrs, slog.String("err", causeRedactor.RedactText(e.Err.Error())))
 	}
 	if e.Status >= http.StatusInternalServerError {
 		log.LogAttrs(ctx, slog.LevelError, "request failed", attrs...)

@@ -212,7 +212,8 @@ func TestInternalErrorLeaksNothing(t *testing.T) {
 			require.Equal(t, httpx.CodeInternal, line["code"])
 			if path == "/boom" {
 				require.Equal(t, "request failed", line["msg"])
-				require.Contains(t, line["err"], "load user: "+leak, "cause chain in the log")
+				require.Contains(t, line["err"], "load user: pq: password=[REDACTED] host=10.0.0.1", "cause chain in the log, secrets redacted")
+				require.NotContains(t, line["err"], "hunter2", "a cause's secrets never reach the log")
 			} else {
 				require.Equal(t, "panic recovered", line["msg"])
 				require.Contains(t, line["panic"], "kaboom")
@@ -260,7 +261,8 @@ func TestHealth(t *testing.T) {
 	}
 	require.Equal(t, []string{"postgres", "slow"}, failed)
 	require.NotContains(t, res.body, "hunter2")
-	require.Contains(t, b.logs.String(), "hunter2", "the cause belongs in the log")
+	require.Contains(t, b.logs.String(), "postgres: pq: password=[REDACTED] host=10.0.0.1", "the cause belongs in the log")
+	require.NotContains(t, b.logs.String(), "hunter2", "with its secrets redacted")
 }
 
 func TestErrorHelpers(t *testing.T) {
