@@ -370,3 +370,15 @@ func fingerprint(t *testing.T, db bun.IDB) string {
 	}
 	return strings.Join(parts, ";")
 }
+
+func TestBadLogLevelIsRefused(t *testing.T) {
+	t.Parallel()
+
+	var out, errOut bytes.Buffer
+	code := run(t.Context(), []string{"status"}, func(k string) string {
+		return map[string]string{"LOG_LEVEL": "loud", "DATABASE_URL": "postgres://u:hunter2@db/x"}[k]
+	}, &out, &errOut)
+	require.Equal(t, 1, code, "a bad LOG_LEVEL is a usage error")
+	require.Contains(t, errOut.String(), "LOG_LEVEL")
+	require.NotContains(t, errOut.String(), "hunter2")
+}

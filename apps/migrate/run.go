@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/july/template/internal/envconf"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -72,8 +74,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 func runWith(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer,
 	sets []release.Set, bfs []release.Backfill,
 ) int {
+	env := envconf.New(getenv)
+	level := env.LogLevel("LOG_LEVEL")
+	if err := env.Err(); err != nil {
+		fmt.Fprintf(stderr, "migrate: configuration: %v\n", err)
+		return exitUsage
+	}
 	c := &cli{getenv: getenv, stdout: stdout, stderr: stderr, sets: sets, backfills: bfs,
-		log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: logLevel(getenv("LOG_LEVEL"))}))}
+		log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))}
 	if len(args) == 0 {
 		fmt.Fprintf(stderr, usage, c.backfillNames())
 		return exitUsage
@@ -188,12 +196,4 @@ func (c *cli) fail(code int, command string, err error) int {
 	c.log.Error("command failed", "command", command, "exit_code", code, "err", err)
 	fmt.Fprintf(c.stderr, "migrate %s: %v\n", command, err)
 	return code
-}
-
-func logLevel(s string) slog.Level {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(s)); err != nil {
-		return slog.LevelInfo
-	}
-	return l
 }
