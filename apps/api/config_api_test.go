@@ -250,7 +250,8 @@ func TestVersionConflict(t *testing.T) {
 		codes = append(codes, rec.Outcome+":"+rec.Code)
 	}
 	require.Equal(t, []string{"accepted:", "rejected:CONFIG_VERSION_CONFLICT", "rejected:CONFIG_VERSION_CONFLICT",
-		"rejected:CONFIG_VERSION_CONFLICT", "accepted:"}, codes, "malformed requests are not update attempts")
+		"rejected:CONFIG_VERSION_CONFLICT", "rejected:REQUEST_INVALID", "rejected:REQUEST_INVALID", "accepted:"}, codes,
+		"rule: malformed requests are audited too")
 }
 
 func TestConcurrentUpdatesOneWins(t *testing.T) {

@@ -170,14 +170,35 @@ func (s *Service) Update(ctx context.Context, req sysconfig.UpdateRequest, meta 
 }
 
 // RecordForbidden audits an update attempt by an authenticated caller who
-// may not manage system config.
+// may not manage system config (RecordRejected with CodeForbidden).
 func (s *Service) RecordForbidden(ctx context.Context, key, actor string, meta Meta) error {
+	return s.RecordRejected(ctx, key, actor, CodeForbidden, "当前账号无权修改系统配置", meta)
+}
+
+// RecordRejected audits an update attempt by an authenticated caller that
+// was refused before it reached Update: a malformed request, an
+// unsupported media type, a body over the limit, a forbidden caller. key
+// is the attempted key, or a placeholder when it is not safe to record;
+// code is the machine code the caller was answered with; reason is a
+// Chinese, value-free explanation. Every refusal then leaves an audit
+// record (DESIGN.md), not only those the pipeline decides.
+//
+// It returns ErrAuditIncomplete when actor or code is empty: an attempt
+// without a subject has no one to audit (the access log records it).
+func (s *Service) RecordRejected(ctx context.Context, key, actor, code, reason string, meta Meta) error {
+	if actor == "" || code == "" {
+		return fmt.Errorf("record rejected update of %q: %w", key, ErrAuditIncomplete)
+	}
 	return s.store.RecordRejected(ctx, ports.AuditRecord{
 		Action: sysconfig.ActionUpdate, Actor: actor, ResourceType: ResourceType, ResourceID: key,
-		Outcome: string(sysconfig.OutcomeRejected), Code: CodeForbidden, Reason: "当前账号无权修改系统配置",
+		Outcome: string(sysconfig.OutcomeRejected), Code: code, Reason: reason,
 		RequestID: meta.RequestID, CorrelationID: meta.CorrelationID, At: s.clock.Now(),
 	})
 }
+
+// ErrAuditIncomplete means a rejected attempt was recorded without an
+// actor or a code; pass the authenticated subject and the answered code.
+var ErrAuditIncomplete = errors.New("audit record needs an actor and a code")
 
 // ResourceType is the audit resource type of system config records.
 const ResourceType = "system_config"

@@ -79,6 +79,8 @@ func TestUpdateAuditsEveryAttempt(t *testing.T) {
 	_, err = update(t, b, "pay.limit.daily", "300", i64(7))
 	require.ErrorAs(t, err, new(*sysconfig.VersionConflictError))
 	require.NoError(t, b.svc.RecordForbidden(t.Context(), "pay.limit.daily", "user-9", configsvc.Meta{}))
+	require.NoError(t, b.svc.RecordRejected(t.Context(), "pay.limit.daily", "admin-1", "UNSUPPORTED_MEDIA_TYPE", "不支持的 Content-Type",
+		configsvc.Meta{RequestID: "req-415"}))
 
 	var outcomes []string
 	for _, a := range b.store.Audits() {
@@ -88,7 +90,24 @@ func TestUpdateAuditsEveryAttempt(t *testing.T) {
 	require.Equal(t, []string{
 		"accepted:", "rejected:CONFIG_VALUE_INVALID", "rejected:CONFIG_KEY_NOT_REGISTERED",
 		"rejected:CONFIG_KEY_READONLY", "rejected:CONFIG_VERSION_CONFLICT", "rejected:FORBIDDEN",
+		"rejected:UNSUPPORTED_MEDIA_TYPE",
 	}, outcomes)
+	last := b.store.Audits()[len(outcomes)-1]
+	require.Equal(t, "admin-1", last.Actor)
+	require.Equal(t, "pay.limit.daily", last.ResourceID)
+	require.Equal(t, "req-415", last.RequestID)
+	require.Equal(t, sysconfig.ActionUpdate, last.Action)
+}
+
+func TestRecordRejectedNeedsActorAndCode(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ actor, code string }{{"", "REQUEST_INVALID"}, {"admin-1", ""}}
+	for _, tt := range tests {
+		b := setup(t)
+		err := b.svc.RecordRejected(t.Context(), "pay.limit.daily", tt.actor, tt.code, "x", configsvc.Meta{})
+		require.ErrorIs(t, err, configsvc.ErrAuditIncomplete, "actor %q code %q", tt.actor, tt.code)
+		require.Empty(t, b.store.Audits(), "actor %q code %q", tt.actor, tt.code)
+	}
 }
 
 func TestSensitiveValueNeverLeaves(t *testing.T) {

@@ -103,8 +103,8 @@ func NewAPI(db *bun.DB, clock ports.Clock, guard ports.Guard, log *slog.Logger) 
 	if err != nil {
 		return nil, err
 	}
-	// The multipart body is fingerprinted over its raw bytes (see
-	// idemhttp): a retry must resend the identical body, boundary included.
+	// A multipart body is fingerprinted over its parsed parts (see
+	// idemhttp): a retry with the same file and a new boundary replays.
 	idem, err := idemhttp.Middleware(idemhttp.Config{
 		Operation: OperationAssign, Fingerprinter: fp, Guard: guard, Logger: log,
 	})

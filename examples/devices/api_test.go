@@ -223,6 +223,31 @@ func TestRetriedUploadReturnsTheSameTask(t *testing.T) {
 	require.Equal(t, 2, v.count(t, "SELECT count(*) FROM tb_outbox_event"))
 }
 
+// A real client (curl -F, a browser) picks a new boundary on every send:
+// the retry is not byte-identical and must still return the same task.
+func TestRetriedUploadWithNewBoundaryReturnsTheSameTask(t *testing.T) {
+	t.Parallel()
+	v := newEnv(t, false)
+	csv := "device_sn,target_agent_id\nRB00000001,agent-1\n"
+
+	first, id := v.uploadWith(t, "------------------------d74496d66958873e", "user-1", "upload-boundary-01", csv)
+	require.Equal(t, http.StatusAccepted, first.status, "body %s", first.body)
+	require.Empty(t, first.header.Get(idemhttp.HeaderReplayed))
+
+	second, id2 := v.uploadWith(t, "----WebKitFormBoundary7MA4YWxkTrZu0gW", "user-1", "upload-boundary-01", csv)
+	require.Equal(t, http.StatusAccepted, second.status, "rule: a new boundary is still a retry; body %s", second.body)
+	require.Equal(t, "true", second.header.Get(idemhttp.HeaderReplayed))
+	require.Equal(t, id, id2, "rule: a retry returns the same task id")
+	require.Equal(t, 1, v.count(t, "SELECT count(*) FROM ex_devices_task"), "rule: one task row")
+	require.Equal(t, 1, v.count(t, "SELECT count(*) FROM tb_outbox_event WHERE event_type = ?", devices.EventAssignmentRequested),
+		"rule: one outbox event")
+
+	changed, _ := v.uploadWith(t, "----WebKitFormBoundaryQx9d2Lr0aVb3kP1z", "user-1", "upload-boundary-01", csv+"RB00000002,agent-2\n")
+	require.Equal(t, http.StatusUnprocessableEntity, changed.status, "body %s", changed.body)
+	require.Equal(t, idemhttp.CodeKeyReused, changed.code)
+	require.Equal(t, 1, v.count(t, "SELECT count(*) FROM ex_devices_task"), "rule: a reused key stores nothing")
+}
+
 func TestForeignOrMissingTaskIsNotFound(t *testing.T) {
 	t.Parallel()
 	v := newEnv(t, false)

@@ -158,13 +158,23 @@ func (v *env) do(t *testing.T, method, path, sub string, body []byte, headers ..
 	return r
 }
 
-// multipartCSV is a byte-stable upload body: a fixed boundary, so a retry
-// of the same file is byte-identical (the idempotency fingerprint).
+// multipartCSV is an upload body with a fresh random boundary, as curl -F
+// and browsers send: a retry of the same file is not byte-identical, and
+// the idempotency fingerprint must still match it.
 func multipartCSV(t *testing.T, field, csv string) ([]byte, string) {
+	t.Helper()
+	return multipartCSVWith(t, "", field, csv)
+}
+
+// multipartCSVWith is multipartCSV with the given boundary ("" picks a
+// random one).
+func multipartCSVWith(t *testing.T, boundary, field, csv string) ([]byte, string) {
 	t.Helper()
 	var buf bytes.Buffer
 	mw := multipart.NewWriter(&buf)
-	require.NoError(t, mw.SetBoundary("devices-test-boundary-7f3a9c21"))
+	if boundary != "" {
+		require.NoError(t, mw.SetBoundary(boundary))
+	}
 	fw, err := mw.CreateFormFile(field, "devices.csv")
 	require.NoError(t, err)
 	_, err = fw.Write([]byte(csv))
@@ -177,7 +187,14 @@ func multipartCSV(t *testing.T, field, csv string) ([]byte, string) {
 // response and, for a 202, the task id.
 func (v *env) upload(t *testing.T, sub, key, csv string) (response, string) {
 	t.Helper()
-	body, ct := multipartCSV(t, devices.FormField, csv)
+	return v.uploadWith(t, "", sub, key, csv)
+}
+
+// uploadWith is upload with the given multipart boundary ("" picks a
+// random one).
+func (v *env) uploadWith(t *testing.T, boundary, sub, key, csv string) (response, string) {
+	t.Helper()
+	body, ct := multipartCSVWith(t, boundary, devices.FormField, csv)
 	r := v.do(t, http.MethodPost, "/api/v1/device-assignments", sub, body, "Content-Type", ct, "X-Request-ID", key)
 	if r.status != http.StatusAccepted {
 		return r, ""

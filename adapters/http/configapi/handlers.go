@@ -40,9 +40,13 @@ type handlers struct {
 //	                              or If-Match: "<version>" instead of version
 //
 // Every route requires a principal (auth.Middleware must run first on g,
-// else 401) holding auth.RoleSuperAdmin (else 403). A PUT refused with 403
-// is audited through Service.RecordForbidden. log receives the line of an
-// audit that could not be written; nil means slog.Default().
+// else 401) holding auth.RoleSuperAdmin (else 403). Every refused PUT by
+// an authenticated caller is audited: 403 through Service.RecordForbidden,
+// a malformed key or body, 415, 413 and a bad If-Match through
+// Service.RecordRejected with the answered code, and the rest by
+// Service.Update. A 401 is not audited: there is no authenticated subject
+// to record as the actor (the access log records it). log receives the
+// line of an audit that could not be written; nil means slog.Default().
 func Register(g *echo.Group, svc *configsvc.Service, log *slog.Logger) {
 	if log == nil {
 		log = slog.Default()
@@ -70,6 +74,25 @@ func (h *handlers) requireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		return guarded(c)
 	}
+}
+
+// rejected audits a PUT the handler refuses itself (malformed key or body,
+// 415, 413, bad If-Match) under the code and reason the caller is answered
+// with, then returns err unchanged. Refusals past this point are audited
+// by Service.Update. A failed audit is logged, never turned into a 500.
+func (h *handlers) rejected(c echo.Context, err error) error {
+	ctx := c.Request().Context()
+	p, _ := auth.PrincipalFrom(ctx) // requireAdmin guarantees it
+	e := httpx.Resolve(err)
+	reason := e.Message
+	if len(e.Details) > 0 {
+		reason = e.Details[0].Reason
+	}
+	if aerr := h.svc.RecordRejected(ctx, auditKey(c.Param("key")), p.Subject, e.Code, reason, meta(c)); aerr != nil {
+		httpx.Logger(ctx, h.log).ErrorContext(ctx, "audit of a rejected config update failed",
+			"code", configsvc.CodeAuditFailed, "component", "system-config", "rejection", e.Code, "err", aerr)
+	}
+	return err
 }
 
 // auditKey keeps audit resource ids printable: a key outside the
@@ -119,11 +142,11 @@ func (h *handlers) get(c echo.Context) error {
 func (h *handlers) put(c echo.Context) error {
 	key, err := keyParam(c)
 	if err != nil {
-		return err
+		return h.rejected(c, err)
 	}
 	body, err := decodeUpdate(c)
 	if err != nil {
-		return err
+		return h.rejected(c, err)
 	}
 	p, _ := auth.PrincipalFrom(c.Request().Context()) // requireAdmin guarantees it
 	v, err := h.svc.Update(c.Request().Context(), sysconfig.UpdateRequest{

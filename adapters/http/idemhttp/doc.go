@@ -6,7 +6,9 @@
 //     replaces a malformed or missing one);
 //   - a create command without a key is 400 IDEMPOTENCY_KEY_MISSING, a
 //     malformed key 400 IDEMPOTENCY_KEY_INVALID, checked before any lookup;
-//   - the request body is fingerprinted and the Key handed to the handler
+//   - the request body is fingerprinted (JSON canonically, multipart by its
+//     parsed parts so a new boundary per send still matches, anything else
+//     by its bytes) and the Key handed to the handler
 //     (KeyFrom), which records it with its business row in its own
 //     transaction (postgres.InsertIdempotent) and answers a duplicate with
 //     Replay (same status and body, "Idempotent-Replayed: true");

@@ -32,6 +32,8 @@ var (
 		"相同幂等键的请求正在处理中：请稍后使用相同的 X-Request-ID 重试", true)
 	errBodyInvalid = httpx.BadRequest(httpx.CodeRequestInvalid,
 		"请求体不是合法的 JSON：请检查语法和编码（UTF-8）后重试")
+	errMultipartInvalid = httpx.BadRequest(httpx.CodeRequestInvalid,
+		"请求体不是合法的 multipart/form-data：请检查 Content-Type 的 boundary 参数和分段格式后重试")
 	errUnauthenticated = httpx.Unauthorized(httpx.CodeUnauthenticated,
 		"未登录或登录已过期：请重新登录后重试")
 )

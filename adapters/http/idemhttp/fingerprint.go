@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -32,15 +33,27 @@ func readBody(r *http.Request) ([]byte, error) {
 	return body, nil
 }
 
-// fingerprintBody fingerprints a JSON body (application/json or any
-// "+json" type) canonically with fp, so whitespace, key order and volatile
-// fields do not matter. Every other body (multipart uploads, forms, empty)
-// is fingerprinted over its raw bytes: SHA-256 of rawDomain+body with fp's
-// version label, so only a byte-identical retry matches (a multipart retry
-// must reuse the same boundary).
+// fingerprintBody fingerprints a request body with fp's version label:
+//
+//   - JSON (application/json or any "+json" type): canonically with fp, so
+//     whitespace, key order and volatile fields do not matter;
+//   - multipart/form-data: its parsed parts ("multipart-v1", see
+//     multipartSum), so a retry with a new boundary matches; a malformed
+//     body is an error (400), like invalid JSON, rather than a raw-byte
+//     fallback that would let the handler see a body it cannot parse;
+//   - anything else (forms, empty): SHA-256 of rawDomain+body, so only a
+//     byte-identical retry matches.
 func fingerprintBody(fp *idempotency.Fingerprinter, contentType string, body []byte) (idempotency.Fingerprint, error) {
-	if isJSON(contentType) {
+	mt, params, err := mime.ParseMediaType(contentType)
+	switch {
+	case err == nil && (mt == mimeJSON || strings.HasSuffix(mt, "+json")):
 		return fp.FromJSON(body)
+	case err == nil && mt == mimeMultipartForm:
+		sum, err := multipartSum(params["boundary"], body)
+		if err != nil {
+			return idempotency.Fingerprint{}, fmt.Errorf("%w: %w", errMultipartMalformed, err)
+		}
+		return idempotency.Fingerprint{Version: fp.Version(), Sum: sum}, nil
 	}
 	h := sha256.New()
 	h.Write([]byte(rawDomain))
@@ -48,12 +61,7 @@ func fingerprintBody(fp *idempotency.Fingerprinter, contentType string, body []b
 	return idempotency.Fingerprint{Version: fp.Version(), Sum: hex.EncodeToString(h.Sum(nil))}, nil
 }
 
-func isJSON(contentType string) bool {
-	mt, _, err := mime.ParseMediaType(contentType)
-	if err != nil {
-		return false
-	}
-	return mt == mimeJSON || strings.HasSuffix(mt, "+json")
-}
-
-const mimeJSON = "application/json"
+const (
+	mimeJSON          = "application/json"
+	mimeMultipartForm = "multipart/form-data"
+)

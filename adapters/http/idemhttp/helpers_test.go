@@ -38,7 +38,7 @@ type order struct {
 }
 
 type orderRequest struct {
-	AmountCents int64 `json:"amount_cents"`
+	AmountCents int64 `json:"amount_cents" form:"amount_cents"`
 }
 
 // app is one test's server: real Postgres, optional guard, and counters.

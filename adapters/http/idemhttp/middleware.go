@@ -53,7 +53,8 @@ type Config struct {
 // every request, in order, it: takes the key from Idempotency-Key or the
 // client's X-Request-ID (400 IDEMPOTENCY_KEY_MISSING / _INVALID, before any
 // lookup); resolves the principal (401); reads and fingerprints the body
-// (400 for an invalid JSON body) and restores it; stores the Key for
+// (400 REQUEST_INVALID for invalid JSON or malformed multipart; see
+// fingerprintBody) and restores it; stores the Key for
 // KeyFrom; takes the optional guard (409 IDEMPOTENCY_IN_PROGRESS,
 // "Retry-After: 1", when another request holds it); runs the handler; and
 // releases the guard. An idempotency.ErrInProgress from the handler also
@@ -133,7 +134,10 @@ func (cfg *Config) key(c echo.Context) (Key, error) {
 		return Key{}, fmt.Errorf("idemhttp: read body: %w", err)
 	}
 	fp, err := fingerprintBody(cfg.Fingerprinter, r.Header.Get(echo.HeaderContentType), body)
-	if err != nil {
+	switch {
+	case errors.Is(err, errMultipartMalformed):
+		return Key{}, errMultipartInvalid.WithCause(err)
+	case err != nil:
 		return Key{}, errBodyInvalid.WithCause(err)
 	}
 	return Key{Scope: scope, RequestID: id, Fingerprint: fp}, nil
