@@ -12,6 +12,7 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/uptrace/bun"
 	"go.uber.org/fx"
 	"go.uber.org/fx/fxevent"
 
@@ -73,6 +74,7 @@ func options(cfg config, log *slog.Logger) fx.Option {
 			newRegistry,
 			newOutboxStore,
 			newRelay,
+			newDeadLetter,
 		),
 		fx.Invoke(startRelay, startListener, startAdmin, startRetention),
 		fx.Options(Domains...),
@@ -134,6 +136,23 @@ func newRelay(cfg config, store *postgres.OutboxStore, pub ports.Publisher, cloc
 	})
 }
 
+// newDeadLetter is the worker's queue.DeadLetterFunc (see
+// newDeadLetterFunc). It writes through the module's *bun.DB, not the
+// relay's asynchronous-commit pool: the mark is the only durable record of
+// the failure. Built only when the worker runs.
+func newDeadLetter(db *bun.DB, clock ports.Clock, reg *prometheus.Registry, log *slog.Logger) (queue.DeadLetterFunc, error) {
+	store, err := postgres.NewOutboxStore(db, postgres.OutboxConfig{})
+	if err != nil {
+		return nil, err
+	}
+	failures := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "outbox_consumer_failures_total",
+		Help: "Delivered outbox events whose consumer gave up (now failed, alert); replay after fixing the cause.",
+	}, []string{"event_type"})
+	reg.MustRegister(failures)
+	return newDeadLetterFunc(store, clock, failures, log), nil
+}
+
 func startRelay(lc fx.Lifecycle, r *relay.Relay, store *postgres.OutboxStore, clock ports.Clock, reg *prometheus.Registry, log *slog.Logger) {
 	reg.MustRegister(newStatsCollector(store, clock, log))
 	lc.Append(fx.Hook{OnStart: r.Start, OnStop: r.Stop})
@@ -152,8 +171,16 @@ func startRetention(lc fx.Lifecycle, cfg config, store *postgres.OutboxStore, cl
 	if err != nil {
 		return err
 	}
-	removed := prometheus.NewCounter(prometheus.CounterOpts{Name: "outbox_retention_removed_total", Help: "Delivered events removed by the retention job."})
-	reg.MustRegister(removed)
+	var removed prometheus.Counter = prometheus.NewCounter(prometheus.CounterOpts{Name: "outbox_retention_removed_total", Help: "Delivered events removed by the retention job."})
+	// newRelayMetrics registers the same counter; MustRegister would panic
+	// at startup whenever OUTBOX_RETENTION is set. Use the registered one.
+	if err := reg.Register(removed); err != nil {
+		var are prometheus.AlreadyRegisteredError
+		if !errors.As(err, &are) {
+			return fmt.Errorf("register retention metric: %w", err)
+		}
+		removed = are.ExistingCollector.(prometheus.Counter)
+	}
 	job.RemovedFunc = func(n int) { removed.Add(float64(n)) }
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

@@ -10,7 +10,8 @@ import (
 )
 
 const envHelp = `  DATABASE_URL         postgres URL (required)
-  REDIS_URL            redis://host:port/db for Asynq (required)
+  REDIS_URL            redis://host:port/db for Asynq (required; outbox replay uses it
+                       to delete the replayed events' retained tasks so they run again)
   LOG_LEVEL            debug|info|warn|error (default info)
   ADMIN_ADDR           health and /metrics listener (default :9090)
   RELAY_OWNER          lease owner id (default relay-<host>-<pid>)
@@ -20,7 +21,7 @@ const envHelp = `  DATABASE_URL         postgres URL (required)
   RELAY_POLL_INTERVAL  idle poll when no NOTIFY arrives (default 500ms)
   RELAY_MAX_ATTEMPTS   delivery attempts before an event fails (default 10)
   OUTBOX_RETENTION     keep delivered events this long, then delete (default 0 = off; >= 1h)
-  ASYNQ_QUEUE          queue for outbox envelopes (default "default")
+  ASYNQ_QUEUE          queue for outbox envelopes, also for outbox replay (default "default")
   WORKER_CONCURRENCY   Asynq worker goroutines, 1..1000 (default 10)
   WORKER_ENABLED       run the Asynq worker in this process: true|false (default true)
 `

@@ -427,10 +427,16 @@ func (p *relayProc) errorLines() []string {
 // and exit code.
 func (w *world) runCLI(args ...string) (stdout, stderr string, code int) {
 	w.t.Helper()
+	return w.runCLIEnv(nil, args...)
+}
+
+// runCLIEnv is runCLI with extra "KEY=VALUE" environment entries.
+func (w *world) runCLIEnv(env []string, args ...string) (stdout, stderr string, code int) {
+	w.t.Helper()
 	ctx, cancel := context.WithTimeout(w.t.Context(), waitLong)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, relayBin, args...)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "DATABASE_URL=" + w.db.URL}
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "DATABASE_URL=" + w.db.URL}, env...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()

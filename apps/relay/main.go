@@ -38,6 +38,7 @@ Usage:
   relay outbox list [flags]          list events (--status, --type, --correlation-id, --limit, --json)
   relay outbox show EVENT_ID         show one event (never its payload unless --payload)
   relay outbox replay --event-id ID [--event-id ID ...] --operator WHO --reason WHY [--batch-id B]
+                                     (with REDIS_URL set, deletes the retained Asynq task so the consumer runs again)
   relay outbox release-leases [--owner OWNER] --operator WHO --reason WHY
 
 Environment:

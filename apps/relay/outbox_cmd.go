@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/hibiken/asynq"
 	"github.com/uptrace/bun"
 
 	"github.com/july/template/adapters/postgres"
@@ -63,6 +64,11 @@ func outboxCommand(ctx context.Context, args []string, getenv func(string) strin
 
 	r := envconf.New(getenv)
 	dbURL := r.URL("DATABASE_URL", "postgres", "postgresql")
+	redisURL := r.String("REDIS_URL", "") // optional here; replay uses it
+	if redisURL != "" {
+		redisURL = r.URL("REDIS_URL", "redis", "rediss")
+	}
+	queueName := r.String("ASYNQ_QUEUE", "default")
 	if err := r.Err(); err != nil {
 		fmt.Fprintf(stderr, "relay outbox: configuration: %v\n", err)
 		return exitUsage
@@ -151,8 +157,24 @@ func outboxCommand(ctx context.Context, args []string, getenv func(string) strin
 		if *batchID == "" {
 			*batchID = "replay-" + now.UTC().Format("20060102T150405Z") + "-" + uuid.NewString()[:8]
 		}
+		var tasks *asynq.Inspector
+		if redisURL == "" {
+			fmt.Fprintln(stderr, "relay outbox replay: warning: REDIS_URL is not set, so retained asynq tasks are not deleted; "+
+				"a replayed event whose task asynq still holds (completed or archived) is absorbed as a duplicate and its consumer does not run again")
+		} else {
+			opt, err := asynq.ParseRedisURI(redisURL)
+			if err != nil {
+				fmt.Fprintln(stderr, "relay outbox replay: REDIS_URL is not a valid redis:// URL (value hidden)")
+				return exitUsage
+			}
+			tasks = asynq.NewInspector(opt)
+			defer tasks.Close()
+		}
 		// The replay and its audit record commit together or not at all.
-		var res ports.ReplayResult
+		var (
+			res     ports.ReplayResult
+			deleted int
+		)
 		err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 			txStore, err := postgres.NewOutboxStore(tx, postgres.OutboxConfig{})
 			if err != nil {
@@ -164,6 +186,14 @@ func outboxCommand(ctx context.Context, args []string, getenv func(string) strin
 			}); err != nil {
 				return err
 			}
+			// Before commit, while the rows are still locked and not yet
+			// Pending: deleted after commit, a relay could re-publish first
+			// and be absorbed by the task we were about to delete.
+			if tasks != nil {
+				if deleted, err = deleteTasks(tasks, queueName, res.Replayed); err != nil {
+					return err
+				}
+			}
 			return audit.WriteAudit(ctx, tx, ports.AuditRecord{
 				Action: "outbox.replay", Actor: *operator, ResourceType: "outbox_batch", ResourceID: *batchID,
 				Outcome: "accepted", Reason: *reason, After: strings.Join(res.Replayed, ","), At: now,
@@ -173,7 +203,7 @@ func outboxCommand(ctx context.Context, args []string, getenv func(string) strin
 			fmt.Fprintf(stderr, "relay outbox replay: nothing changed: %v\n", err)
 			return exitError
 		}
-		return printJSON(stdout, map[string]any{"batch_id": *batchID, "replayed": res.Replayed, "skipped": res.Skipped})
+		return printJSON(stdout, map[string]any{"batch_id": *batchID, "replayed": res.Replayed, "skipped": res.Skipped, "asynq_tasks_deleted": deleted})
 
 	case "release-leases":
 		if !needWho() {
@@ -205,6 +235,26 @@ func outboxCommand(ctx context.Context, args []string, getenv func(string) strin
 	}
 	fmt.Fprintf(stderr, "relay outbox: unknown subcommand %q (list, show, replay, release-leases)\n", sub)
 	return exitUsage
+}
+
+// deleteTasks deletes the asynq task of each replayed event (the task id is
+// the event_id) from queue q, so the relay's re-publish is enqueued rather
+// than absorbed as a duplicate of a completed or archived task. A missing
+// task or queue is fine. It returns how many tasks it deleted; an active
+// task (its consumer is running) is an error, which aborts the replay.
+func deleteTasks(ins *asynq.Inspector, q string, eventIDs []string) (int, error) {
+	n := 0
+	for _, id := range eventIDs {
+		err := ins.DeleteTask(q, id)
+		switch {
+		case err == nil:
+			n++
+		case errors.Is(err, asynq.ErrTaskNotFound), errors.Is(err, asynq.ErrQueueNotFound):
+		default:
+			return n, fmt.Errorf("delete asynq task %s in queue %s (if it is active, retry when its consumer finishes): %w", id, q, err)
+		}
+	}
+	return n, nil
 }
 
 type eventView struct {

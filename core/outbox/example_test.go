@@ -74,3 +74,19 @@ func ExampleBackoff_Delay() {
 	// 11 5m0s 9m59.9999997s
 	// 1000 5m0s 9m59.9999997s
 }
+
+func ExampleConsumerFailed() {
+	now := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	ev := outbox.Event{EventID: "0b7e6f2a-5c1d-4e8f-9a3b-2c4d6e8f0a1b", Status: outbox.Delivered}
+
+	// The consumer gave up (asynq retries exhausted or a permanent error).
+	ev, err := outbox.ConsumerFailed(ev, "", "order 42 does not exist", now)
+	fmt.Println(ev.Status, ev.LastErrorCode, err)
+
+	// Marking it again is refused: it is already Failed.
+	_, err = outbox.ConsumerFailed(ev, "", "again", now)
+	fmt.Println(err)
+	// Output:
+	// failed CONSUMER_FAILED <nil>
+	// outbox status failed -> failed not allowed: reload the event and check its current status
+}

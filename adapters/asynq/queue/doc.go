@@ -19,7 +19,9 @@
 // logger carrying request_id, correlation_id, event_id and event_type into
 // the context (EnvelopeFrom, LoggerFrom). Handle decodes the payload into a
 // typed struct; a handler error that outbox.Classify calls permanent stops
-// the retries (the task is archived).
+// the retries (the task is archived). A task that fails for good (retries
+// exhausted or permanent) is passed to ServerConfig.DeadLetterFunc, which an
+// app uses to record the failure durably (asynq trims its own archive).
 //
 // Wiring with fx: supply a ModuleConfig, include Module, and add
 // consumers with one line each:

@@ -19,7 +19,8 @@ type ModuleConfig struct {
 	// Enqueuer configures the producer side.
 	Enqueuer Config
 	// Server configures the worker. Nil Queues process the Enqueuer's
-	// queue; a nil Logger takes the app's *slog.Logger when provided.
+	// queue; a nil Logger takes the app's *slog.Logger, and a nil
+	// DeadLetterFunc the app's DeadLetterFunc, when provided.
 	Server ServerConfig
 }
 
@@ -71,17 +72,21 @@ func newEnqueuer(c *asynq.Client, cfg ModuleConfig) (*Enqueuer, error) {
 type workerParams struct {
 	fx.In
 
-	Lifecycle fx.Lifecycle
-	Opt       asynq.RedisConnOpt
-	Config    ModuleConfig
-	Logger    *slog.Logger `optional:"true"`
-	Consumers []Consumer   `group:"asynq.consumers"`
+	Lifecycle  fx.Lifecycle
+	Opt        asynq.RedisConnOpt
+	Config     ModuleConfig
+	Logger     *slog.Logger   `optional:"true"`
+	DeadLetter DeadLetterFunc `optional:"true"`
+	Consumers  []Consumer     `group:"asynq.consumers"`
 }
 
 func newWorker(p workerParams) (*asynq.Server, error) {
 	sc := p.Config.Server
 	if sc.Logger == nil {
 		sc.Logger = p.Logger
+	}
+	if sc.DeadLetterFunc == nil {
+		sc.DeadLetterFunc = p.DeadLetter
 	}
 	if len(sc.Queues) == 0 {
 		q := p.Config.Enqueuer.Queue

@@ -2,13 +2,28 @@ package queue
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"time"
 
 	"github.com/hibiken/asynq"
+
+	"github.com/july/template/core/outbox"
+	"github.com/july/template/core/redaction"
 )
+
+// DeadLetterFunc is told about a task asynq is about to archive: its
+// retries ran out, or its handler returned a permanent error (one wrapping
+// asynq.SkipRetry). asynq.GetTaskID(ctx) is the task id; for an outbox
+// envelope that is the event_id. task carries the type and payload but no
+// ResultWriter. err is the handler's raw error: redact it before storing.
+//
+// It runs on the worker goroutine before the task is archived, and ctx may
+// already be cancelled (a handler timeout), so it should finish in
+// milliseconds under its own short timeout. A panic is recovered and logged.
+type DeadLetterFunc func(ctx context.Context, task *asynq.Task, err error)
 
 // ServerConfig tunes the worker server.
 type ServerConfig struct {
@@ -24,12 +39,19 @@ type ServerConfig struct {
 	// ShutdownTimeout is how long Shutdown waits for running tasks before
 	// handing them back to Redis. Zero means asynq's default (8s).
 	ShutdownTimeout time.Duration
+	// DeadLetterFunc, when set, is called once for each task that fails
+	// for good; see DeadLetterFunc. Nil only logs.
+	DeadLetterFunc DeadLetterFunc
+	// RetryDelayFunc is the delay before a failed task's next attempt.
+	// Nil means asynq.DefaultRetryDelayFunc (exponential, with jitter).
+	RetryDelayFunc asynq.RetryDelayFunc
 }
 
 // NewServer returns an asynq worker server; run it with
 // srv.Start(mux) and stop it with srv.Shutdown(). Failed tasks are logged
-// at WARN with task_id, task_type, queue and retry counts; Redis health
-// check failures at WARN without the Redis address.
+// at WARN with task_id, task_type, queue, retry counts and the redacted
+// error; tasks failed for good are then passed to cfg.DeadLetterFunc.
+// Redis health check failures are logged at WARN without the Redis address.
 func NewServer(redisOpt asynq.RedisConnOpt, cfg ServerConfig) *asynq.Server {
 	logger := cfg.Logger
 	if logger == nil {
@@ -44,21 +66,54 @@ func NewServer(redisOpt asynq.RedisConnOpt, cfg ServerConfig) *asynq.Server {
 		Queues:          queues,
 		ShutdownTimeout: cfg.ShutdownTimeout,
 		Logger:          slogLogger{logger},
-		ErrorHandler: asynq.ErrorHandlerFunc(func(ctx context.Context, task *asynq.Task, err error) {
-			id, _ := asynq.GetTaskID(ctx)
-			q, _ := asynq.GetQueueName(ctx)
-			retried, _ := asynq.GetRetryCount(ctx)
-			maxRetry, _ := asynq.GetMaxRetry(ctx)
-			logger.WarnContext(ctx, "asynq queue: task failed",
-				slog.String("task_id", id), slog.String("task_type", task.Type()), slog.String("queue", q),
-				slog.Int("retried", retried), slog.Int("max_retry", maxRetry), slog.String("error", err.Error()))
-		}),
+		RetryDelayFunc:  cfg.RetryDelayFunc,
+		ErrorHandler:    errorHandler(logger, cfg.DeadLetterFunc),
 		HealthCheckFunc: func(err error) {
 			if err != nil {
 				logger.Warn("asynq queue: redis health check failed", slog.String("reason", reasonOf(err)))
 			}
 		},
 	})
+}
+
+// errorHandler logs every failed attempt and hands final failures to
+// deadLetter. Handler errors may quote request data, so they are redacted.
+func errorHandler(logger *slog.Logger, deadLetter DeadLetterFunc) asynq.ErrorHandlerFunc {
+	red := &redaction.Redactor{}
+	return func(ctx context.Context, task *asynq.Task, err error) {
+		id, _ := asynq.GetTaskID(ctx)
+		q, _ := asynq.GetQueueName(ctx)
+		retried, _ := asynq.GetRetryCount(ctx)
+		maxRetry, _ := asynq.GetMaxRetry(ctx)
+		final := finalFailure(err, retried, maxRetry)
+		logger.WarnContext(ctx, "asynq queue: task failed",
+			slog.String("task_id", id), slog.String("task_type", task.Type()), slog.String("queue", q),
+			slog.Int("retried", retried), slog.Int("max_retry", maxRetry), slog.Bool("final", final),
+			slog.String("error", outbox.SafeMessage(red.RedactText(err.Error()))))
+		if final && deadLetter != nil {
+			callDeadLetter(ctx, logger, deadLetter, task, err, id)
+		}
+	}
+}
+
+// finalFailure mirrors asynq's own choice in handleFailedMessage: a revoked
+// task is dropped, not archived; SkipRetry or exhausted retries archive it.
+func finalFailure(err error, retried, maxRetry int) bool {
+	if errors.Is(err, asynq.RevokeTask) {
+		return false
+	}
+	return errors.Is(err, asynq.SkipRetry) || retried >= maxRetry
+}
+
+// callDeadLetter keeps a panicking DeadLetterFunc from killing the worker.
+func callDeadLetter(ctx context.Context, logger *slog.Logger, fn DeadLetterFunc, task *asynq.Task, err error, id string) {
+	defer func() {
+		if r := recover(); r != nil {
+			logger.ErrorContext(ctx, "asynq queue: dead-letter func panicked; the failure is only in asynq's archive",
+				slog.String("task_id", id), slog.String("task_type", task.Type()), slog.String("panic", fmt.Sprint(r)))
+		}
+	}()
+	fn(ctx, task, err)
 }
 
 // slogLogger adapts slog to asynq.Logger.

@@ -1,0 +1,92 @@
+package outbox_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/july/template/core/outbox"
+)
+
+// delivered returns an event claimed by "a" and delivered at t0+1s.
+func delivered(t *testing.T) outbox.Event {
+	t.Helper()
+
+	ev, err := outbox.Complete(delivering(t), "a", 1, t0.Add(time.Second))
+	require.NoError(t, err)
+	return ev
+}
+
+func TestConsumerFailed(t *testing.T) {
+	t.Parallel()
+
+	at := t0.Add(time.Hour)
+	tests := []struct {
+		name, code, msg      string
+		wantCode, wantPrefix string
+	}{
+		{"OwnCode", "ORDER_UNKNOWN", "order 42 does not exist", "ORDER_UNKNOWN", "order 42 does not exist"},
+		{"EmptyCode", "", "boom", outbox.ConsumerFailedCode, "boom"},
+		{"LowercaseCode", "order_unknown", "boom", outbox.ConsumerFailedCode, "boom"},
+		{"CodeTooLong", strings.Repeat("A", 65), "boom", outbox.ConsumerFailedCode, "boom"},
+		{"ControlBytes", "X", "line1\nline2", "X", "line1 line2"},
+		{"LongMessage", "X", strings.Repeat("é", outbox.MaxErrorMessageBytes), "X", "éé"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+
+			ev := delivered(t)
+			got, err := outbox.ConsumerFailed(ev, tt.code, tt.msg, at)
+			require.NoError(t, err, "code %q", tt.code)
+			require.Equal(t, outbox.Failed, got.Status)
+			require.Equal(t, tt.wantCode, got.LastErrorCode, "code %q", tt.code)
+			require.True(t, strings.HasPrefix(got.LastErrorMessage, tt.wantPrefix), "message %q", got.LastErrorMessage)
+			require.LessOrEqual(t, len(got.LastErrorMessage), outbox.MaxErrorMessageBytes)
+			require.Equal(t, at, got.UpdatedAt)
+
+			// Everything else is the delivered event, delivered_at included.
+			want := ev
+			want.Status, want.LastErrorCode, want.LastErrorMessage, want.UpdatedAt = got.Status, got.LastErrorCode, got.LastErrorMessage, got.UpdatedAt
+			require.Equal(t, want, got)
+			require.Equal(t, t0.Add(time.Second), *got.DeliveredAt)
+
+			// A consumer-failed event is replayable like any failed one.
+			_, err = outbox.Replay(got, outbox.ReplayRequest{Operator: "op", Reason: "fixed", BatchID: "b"}, at, 0)
+			require.NoError(t, err)
+		})
+	}
+}
+
+func TestConsumerFailedRefusesUndelivered(t *testing.T) {
+	t.Parallel()
+
+	for _, s := range []outbox.Status{outbox.Pending, outbox.Delivering, outbox.Failed, 0} {
+		t.Run(s.String(), func(t *testing.T) {
+			t.Parallel()
+
+			ev := delivered(t)
+			ev.Status = s
+			got, err := outbox.ConsumerFailed(ev, "X", "boom", t0)
+			var te *outbox.TransitionError
+			require.ErrorAs(t, err, &te, "status %s", s)
+			require.Equal(t, outbox.TransitionError{From: s, To: outbox.Failed}, *te)
+			require.Equal(t, ev, got, "a refused call changes nothing")
+		})
+	}
+}
+
+// The relay can never take the consumer's edge: Transition and Fail refuse
+// Delivered -> Failed.
+func TestRelayCannotFailDelivered(t *testing.T) {
+	t.Parallel()
+
+	require.Error(t, outbox.Transition(outbox.Delivered, outbox.Failed))
+	ev := delivered(t)
+	_, err := outbox.Fail(ev, "a", 1, outbox.FailureDecision{Status: outbox.Failed}, t0.Add(2*time.Second))
+	var te *outbox.TransitionError
+	require.ErrorAs(t, err, &te)
+	require.ErrorAs(t, outbox.CanFail(ev, "a", 1, t0.Add(2*time.Second)), &te)
+}
