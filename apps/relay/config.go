@@ -16,7 +16,7 @@ const envHelp = `  DATABASE_URL         postgres URL (required)
   ADMIN_ADDR           health and /metrics listener (default :9090)
   RELAY_OWNER          lease owner id (default relay-<host>-<pid>)
   RELAY_LOOPS          concurrent claim loops, 1..64 (default 2)
-  RELAY_BATCH_SIZE     rows per claim, 1..1000 (default 100)
+  RELAY_BATCH_SIZE     rows per claim, 1..1000 (default 500)
   RELAY_LEASE_TTL      lease length (default 30s)
   RELAY_POLL_INTERVAL  idle poll when no NOTIFY arrives (default 500ms)
   RELAY_MAX_ATTEMPTS   delivery attempts before an event fails (default 10)
@@ -53,7 +53,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		AdminAddr:         r.Addr("ADMIN_ADDR", ":9090"),
 		Owner:             r.String("RELAY_OWNER", fmt.Sprintf("relay-%s-%d", host, os.Getpid())),
 		Loops:             r.Int("RELAY_LOOPS", 2, 1, 64),
-		BatchSize:         r.Int("RELAY_BATCH_SIZE", 100, 1, 1000),
+		BatchSize:         r.Int("RELAY_BATCH_SIZE", 500, 1, 1000),
 		LeaseTTL:          r.Duration("RELAY_LEASE_TTL", 30*time.Second, time.Second, time.Hour),
 		PollInterval:      r.Duration("RELAY_POLL_INTERVAL", 500*time.Millisecond, time.Millisecond, time.Minute),
 		MaxAttempts:       r.Int("RELAY_MAX_ATTEMPTS", 10, 1, 100),

@@ -12,7 +12,7 @@ import (
 // Defaults for Config fields left zero.
 const (
 	DefaultLoops        = 1
-	DefaultBatchSize    = 100
+	DefaultBatchSize    = 500
 	DefaultLeaseFor     = 30 * time.Second
 	DefaultPollInterval = 500 * time.Millisecond
 	DefaultRecoverEvery = 5 * time.Second

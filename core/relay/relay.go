@@ -138,6 +138,7 @@ func (r *Relay) loop(ctx context.Context, i int) {
 	}
 	var next chan claimed
 	for {
+		start := r.clock.Now()
 		var events []outbox.Event
 		var err error
 		if next != nil {
@@ -170,7 +171,9 @@ func (r *Relay) loop(ctx context.Context, i int) {
 		if len(events) == r.cfg.BatchSize && err == nil {
 			continue
 		}
-		timer.Reset(r.cfg.PollInterval)
+		// Poll on a fixed cadence: the time spent on this pass counts
+		// against the interval, so an event waits at most one interval.
+		timer.Reset(max(r.cfg.PollInterval-r.clock.Now().Sub(start), 0))
 		select {
 		case <-ctx.Done():
 			return

@@ -21,7 +21,7 @@ func i64(n int64) *int64 { return &n }
 // Specs returns the template's own key specs.
 func Specs() []sysconfig.Spec {
 	return []sysconfig.Spec{
-		{Key: RelayBatchSize, Module: "relay", Type: sysconfig.TypeInt, Default: "100", Min: i64(1), Max: i64(1000),
+		{Key: RelayBatchSize, Module: "relay", Type: sysconfig.TypeInt, Default: "500", Min: i64(1), Max: i64(1000),
 			Description: "Relay 每轮领取的 Outbox 事件数量上限（1-1000）"},
 		{Key: RelayLeaseTTL, Module: "relay", Type: sysconfig.TypeInt, Default: "30", Min: i64(5), Max: i64(600),
 			Description: "Relay 领取事件后的租约时长（秒，5-600），超时后可被其他实例恢复"},
