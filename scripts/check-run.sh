@@ -9,6 +9,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export HTTP_ADDR=127.0.0.1:18080 ADMIN_ADDR=127.0.0.1:19090 DB_NAME=july_runcheck
+# Start from a fresh database: a failed earlier run may have left one.
+psql -h 127.0.0.1 -U postgres -qc "DROP DATABASE IF EXISTS $DB_NAME WITH (FORCE)" >/dev/null 2>&1 || true
 ready=$(mktemp) out=$(mktemp)
 rm -f "$ready"
 fail() { echo "check-run: FAIL: $*"; echo "--- run.sh output"; cat "$out"; exit 1; }

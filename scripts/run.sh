@@ -43,8 +43,42 @@ trap 'cleanup; exit 0' INT TERM
 
 pg_bin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1; }
 
+# pg_ready and sql work with the host's client tools, or inside the compose
+# container when that is where Postgres runs (a Docker host may have no psql).
+pg_ready() {
+  if [ -n "$started_compose" ]; then
+    docker compose -f deploy/docker-compose.yml exec -T postgres pg_isready -q -U postgres >/dev/null 2>&1
+  elif command -v pg_isready >/dev/null 2>&1; then
+    pg_isready -q -h 127.0.0.1 -p "$PGPORT"
+  else
+    (exec 3<>"/dev/tcp/127.0.0.1/$PGPORT") 2>/dev/null
+  fi
+}
+sql() {
+  if [ -n "$started_compose" ]; then
+    docker compose -f deploy/docker-compose.yml exec -T postgres psql -U postgres "$@"
+  else
+    psql -h 127.0.0.1 -p "$PGPORT" -U postgres "$@"
+  fi
+}
+redis_ready() {
+  if [ -n "$started_compose" ]; then
+    docker compose -f deploy/docker-compose.yml exec -T redis redis-cli ping >/dev/null 2>&1
+  elif command -v redis-cli >/dev/null 2>&1; then
+    redis-cli -h 127.0.0.1 -p "$REDIS_PORT" ping >/dev/null 2>&1
+  else
+    (exec 3<>"/dev/tcp/127.0.0.1/$REDIS_PORT") 2>/dev/null
+  fi
+}
+need_root() {
+  if [ "$(id -u)" -ne 0 ]; then
+    say "$1 is not installed and this is not root: install it, or start it yourself on 127.0.0.1, then rerun"
+    exit 1
+  fi
+}
+
 ensure_postgres() {
-  if pg_isready -q -h 127.0.0.1 -p "$PGPORT" 2>/dev/null; then
+  if pg_ready; then
     say "reusing Postgres on 127.0.0.1:$PGPORT"; return
   fi
   if docker info >/dev/null 2>&1; then
@@ -53,6 +87,7 @@ ensure_postgres() {
     started_compose=1
   else
     if [ -z "$(pg_bin)" ]; then
+      need_root PostgreSQL
       say "installing PostgreSQL from Debian packages"
       apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
     fi
@@ -67,7 +102,7 @@ ensure_postgres() {
     as_pg "$(pg_bin)/pg_ctl -D '$dir' -l '$RUN/postgres.log' -o '-p $PGPORT -k /tmp -c listen_addresses=127.0.0.1' start" >/dev/null
     started_pg_dir=$dir
   fi
-  for _ in $(seq 1 60); do pg_isready -q -h 127.0.0.1 -p "$PGPORT" && return; sleep 0.5; done
+  for _ in $(seq 1 60); do pg_ready && return; sleep 0.5; done
   say "Postgres did not come up on 127.0.0.1:$PGPORT"; exit 1
 }
 
@@ -76,13 +111,14 @@ as_pg() {
 }
 
 ensure_redis() {
-  if redis-cli -h 127.0.0.1 -p "$REDIS_PORT" ping >/dev/null 2>&1; then
+  if [ -z "$started_compose" ] && redis_ready; then
     say "reusing Redis on 127.0.0.1:$REDIS_PORT"; return
   fi
   if [ -n "$started_compose" ]; then
-    for _ in $(seq 1 60); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && return; sleep 0.5; done
+    for _ in $(seq 1 60); do redis_ready && return; sleep 0.5; done
   fi
   if ! command -v redis-server >/dev/null; then
+    need_root Redis
     say "installing redis-server from Debian packages"
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null
   fi
@@ -91,15 +127,15 @@ ensure_redis() {
   redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --dir "$RUN/redis" --save "" --appendonly no \
     --logfile "$RUN/redis.log" &
   started_redis_pid=$!
-  for _ in $(seq 1 60); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && return; sleep 0.5; done
+  for _ in $(seq 1 60); do redis_ready && return; sleep 0.5; done
   say "Redis did not come up on 127.0.0.1:$REDIS_PORT"; exit 1
 }
 
 ensure_postgres
 ensure_redis
 
-psql -h 127.0.0.1 -p "$PGPORT" -U postgres -tAc "SELECT 1 FROM pg_database WHERE datname = '$DB_NAME'" | grep -q 1 \
-  || psql -h 127.0.0.1 -p "$PGPORT" -U postgres -qc "CREATE DATABASE $DB_NAME"
+sql -tAc "SELECT 1 FROM pg_database WHERE datname = '$DB_NAME'" | grep -q 1 \
+  || sql -qc "CREATE DATABASE $DB_NAME"
 
 export DATABASE_URL="postgres://postgres@127.0.0.1:$PGPORT/$DB_NAME?sslmode=disable"
 export REDIS_URL="redis://127.0.0.1:$REDIS_PORT/0"

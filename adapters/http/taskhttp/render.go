@@ -29,7 +29,7 @@ func PollsSoFar(c echo.Context) int {
 }
 
 // Render writes t as a tasks.View JSON body with status 200. It always sets
-// ETag (a strong hash of the body), Cache-Control: no-cache (clients
+// ETag (a strong hash of the body), Cache-Control: private, no-cache (per-user; clients
 // revalidate every poll) and, while t is not terminal, Retry-After from
 // tasks.PollHint(t.Status, pollsSoFar). When the request's If-None-Match
 // matches the ETag it answers 304 with the same headers and no body.
@@ -41,7 +41,7 @@ func Render(c echo.Context, t tasks.Task, pollsSoFar int) error {
 	tag := ETag(body)
 	h := c.Response().Header()
 	h.Set("ETag", tag)
-	h.Set(echo.HeaderCacheControl, "no-cache")
+	h.Set(echo.HeaderCacheControl, "private, no-cache")
 	if d, ok := tasks.PollHint(t.Status, pollsSoFar); ok {
 		h.Set(echo.HeaderRetryAfter, tasks.RetryAfterSeconds(d))
 	}

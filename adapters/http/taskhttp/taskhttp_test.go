@@ -193,7 +193,7 @@ func TestTaskRenderETagAnswers304UntilTheTaskChanges(t *testing.T) {
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	tag := res.Header.Get("ETag")
 	require.NotEmpty(t, tag)
-	require.Equal(t, "no-cache", res.Header.Get("Cache-Control"))
+	require.Equal(t, "private, no-cache", res.Header.Get("Cache-Control"))
 
 	for _, inm := range []string{tag, "W/" + tag, `"other", ` + tag, "*"} {
 		res, body := f.get(t, "/tasks/job?poll=2", map[string]string{"If-None-Match": inm})
