@@ -1,10 +1,6 @@
 package postgres
 
-import (
-	"encoding/json"
-
-	"github.com/july/template/core/ports"
-)
+import "github.com/july/template/core/ports"
 
 // IdempotencyColumns is the idempotency record a business table embeds:
 // there is no shared idempotency table (PRD section 5), each table that an
@@ -33,11 +29,15 @@ type IdempotencyColumns struct {
 	IdemRequestID string `bun:"idem_request_id,nullzero"`
 	// IdemFingerprint is the first request's fingerprint ("v1:<hex>").
 	IdemFingerprint string `bun:"idem_fingerprint,nullzero"`
-	// IdemResultRef, IdemResponseStatus and IdemResponseBody are the stored
-	// response; NULL status means the command has not completed.
-	IdemResultRef      string          `bun:"idem_result_ref,nullzero"`
-	IdemResponseStatus int             `bun:"idem_response_status,nullzero"`
-	IdemResponseBody   json.RawMessage `bun:"idem_response_body,type:jsonb,nullzero"`
+	// IdemResultRef, IdemResponseStatus, IdemResponseBody and
+	// IdemResponseContentType are the stored response; NULL status means the
+	// command has not completed. The body is bytea, not jsonb: a replay
+	// must return the first response's exact bytes, and jsonb would rewrite
+	// them (key order, whitespace) and refuse a non-JSON body.
+	IdemResultRef           string `bun:"idem_result_ref,nullzero"`
+	IdemResponseStatus      int    `bun:"idem_response_status,nullzero"`
+	IdemResponseBody        []byte `bun:"idem_response_body,type:bytea,nullzero"`
+	IdemResponseContentType string `bun:"idem_response_content_type,nullzero"`
 }
 
 // IdempotencyColumnsSQL is the DDL a business table's migration adds for
@@ -53,18 +53,21 @@ type IdempotencyColumns struct {
 //	  ADD COLUMN idem_fingerprint     varchar(80),
 //	  ADD COLUMN idem_result_ref      varchar(128),
 //	  ADD COLUMN idem_response_status int,
-//	  ADD COLUMN idem_response_body   jsonb,
+//	  ADD COLUMN idem_response_body   bytea,
+//	  ADD COLUMN idem_response_content_type varchar(128),
 //	  ADD CONSTRAINT uq_orders_idem UNIQUE (idem_principal, idem_operation, idem_request_id);
 //
-// The response body is jsonb, so a replay returns the same JSON value with
-// keys in Postgres's order and without insignificant whitespace.
+// The response body is bytea, so a replay returns the first response's
+// status, Content-Type and body byte for byte (DESIGN.md, IETF
+// Idempotency-Key draft), whatever the media type.
 const IdempotencyColumnsSQL = `idem_principal varchar(128),
 idem_operation varchar(64),
 idem_request_id varchar(128),
 idem_fingerprint varchar(80),
 idem_result_ref varchar(128),
 idem_response_status int,
-idem_response_body jsonb`
+idem_response_body bytea,
+idem_response_content_type varchar(128)`
 
 // IdempotencyUniqueColumns is the column list of the business table's
 // unique constraint and of InsertIdempotent's ON CONFLICT target.

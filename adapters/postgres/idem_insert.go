@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -18,6 +19,12 @@ import (
 // business table lacks the unique constraint on IdempotencyUniqueColumns.
 var ErrNoIdempotencyConstraint = errors.New("insert idempotent: table has no UNIQUE (" +
 	IdempotencyUniqueColumns + "): add it as shown on IdempotencyColumnsSQL")
+
+// defaultContentType is stored for a body saved without a Content-Type.
+const defaultContentType = "application/json"
+
+// maxContentTypeLen is idem_response_content_type's varchar length.
+const maxContentTypeLen = 128
 
 // sqlstateNoArbiter is SQLSTATE 42P10 (invalid_column_reference), raised
 // when no unique index matches an ON CONFLICT target.
@@ -100,16 +107,16 @@ func InsertIdempotent(ctx context.Context, db bun.IDB, model IdempotentModel, ke
 // turns it into the core decision.
 func decideExisting(ctx context.Context, db bun.IDB, table bun.Ident, key IdemKey) (idempotency.Decision, *StoredResult, error) {
 	var (
-		fp, ref sql.NullString
-		status  sql.NullInt64
-		body    []byte
+		fp, ref, ctype sql.NullString
+		status         sql.NullInt64
+		body           []byte
 	)
 	err := db.NewSelect().TableExpr("?", table).
-		ColumnExpr("idem_fingerprint, idem_result_ref, idem_response_status, idem_response_body").
+		ColumnExpr("idem_fingerprint, idem_result_ref, idem_response_status, idem_response_body, idem_response_content_type").
 		Where("idem_principal = ? AND idem_operation = ? AND idem_request_id = ?",
 			key.Scope.Principal, key.Scope.Operation, key.RequestID).
 		Limit(1).
-		Scan(ctx, &fp, &ref, &status, &body)
+		Scan(ctx, &fp, &ref, &status, &body, &ctype)
 	if errors.Is(err, sql.ErrNoRows) {
 		// The winner was deleted between our INSERT and this read: nothing
 		// to replay yet, and retrying the request inserts afresh.
@@ -128,7 +135,7 @@ func decideExisting(ctx context.Context, db bun.IDB, table bun.Ident, key IdemKe
 	d := idempotency.Decide(rec, key.Fingerprint, time.Time{})
 	switch d {
 	case idempotency.DecisionReplay:
-		return d, &StoredResult{ResultRef: ref.String, Status: int(status.Int64), Body: body}, nil
+		return d, &StoredResult{ResultRef: ref.String, Status: int(status.Int64), Body: body, ContentType: ctype.String}, nil
 	case idempotency.DecisionTakeover:
 		// These columns carry no lease: a committed row without a response
 		// stays in progress until SaveIdempotentResponse completes it.
@@ -140,6 +147,9 @@ func decideExisting(ctx context.Context, db bun.IDB, table bun.Ident, key IdemKe
 // SaveIdempotentResponse stores resp on the row InsertIdempotent inserted
 // for model, in the same transaction, so the response commits with the
 // business fact and every retry replays it. Call it once, before commit.
+// resp.Body is stored byte for byte: pass exactly the bytes the first
+// response writes. An empty resp.ContentType with a body is stored as
+// application/json.
 func SaveIdempotentResponse(ctx context.Context, db bun.IDB, model IdempotentModel, resp StoredResult) error {
 	cols := model.IdempotencyRecord()
 	if cols.IdemRequestID == "" {
@@ -148,14 +158,19 @@ func SaveIdempotentResponse(ctx context.Context, db bun.IDB, model IdempotentMod
 	if resp.Status < 100 || resp.Status > 599 {
 		return fmt.Errorf("save idempotent response: status %d is not an HTTP status", resp.Status)
 	}
-	var body any // NULL for no body; jsonb rejects an empty string
+	if len(resp.ContentType) > maxContentTypeLen {
+		return fmt.Errorf("save idempotent response: content type is %d bytes, over the column's %d", len(resp.ContentType), maxContentTypeLen)
+	}
+	var body any // NULL for no body: a replay then answers without one
 	if len(resp.Body) > 0 {
-		body = string(resp.Body)
+		body = resp.Body
+		resp.ContentType = cmp.Or(resp.ContentType, defaultContentType)
 	}
 	res, err := db.NewUpdate().TableExpr("?", modelTable(db, model)).
 		Set("idem_result_ref = ?", sql.NullString{String: resp.ResultRef, Valid: resp.ResultRef != ""}).
 		Set("idem_response_status = ?", resp.Status).
-		Set("idem_response_body = ?::jsonb", body).
+		Set("idem_response_body = ?", body).
+		Set("idem_response_content_type = ?", sql.NullString{String: resp.ContentType, Valid: resp.ContentType != ""}).
 		Where("idem_principal = ? AND idem_operation = ? AND idem_request_id = ?",
 			cols.IdemPrincipal, cols.IdemOperation, cols.IdemRequestID).
 		Exec(ctx)
@@ -165,7 +180,8 @@ func SaveIdempotentResponse(ctx context.Context, db bun.IDB, model IdempotentMod
 	if n, err := res.RowsAffected(); err != nil || n != 1 {
 		return fmt.Errorf("save idempotent response %s: %w: no row with this key (rows %d, err %v)", cols.IdemOperation, ErrNotFound, n, err)
 	}
-	cols.IdemResultRef, cols.IdemResponseStatus, cols.IdemResponseBody = resp.ResultRef, resp.Status, resp.Body
+	cols.IdemResultRef, cols.IdemResponseStatus = resp.ResultRef, resp.Status
+	cols.IdemResponseBody, cols.IdemResponseContentType = resp.Body, resp.ContentType
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -103,7 +104,8 @@ func TestInsertIdempotentDecisions(t *testing.T) {
 	require.Equal(t, idempotency.DecisionReplay, d, "rule: same scope, key and fingerprint replays")
 	require.Equal(t, first.Status, replay.Status)
 	require.Equal(t, first.ResultRef, replay.ResultRef)
-	require.JSONEq(t, string(first.Body), string(replay.Body), "rule: the stored body is replayed")
+	require.Equal(t, string(first.Body), string(replay.Body), "rule: the stored body is replayed byte for byte")
+	require.Equal(t, "application/json", replay.ContentType, "rule: a body saved without a Content-Type is JSON")
 
 	d, _, err = createOrder(ctx, db, idemKey(t, "user-1", "req-00000001", `{"amount":999}`), 999)
 	require.ErrorIs(t, err, idempotency.ErrKeyReused, "rule: same key, different fingerprint is reused")
@@ -202,4 +204,53 @@ func TestInsertIdempotentConcurrentFirstRequestsCreateOneRow(t *testing.T) {
 	require.Equal(t, 1, counts[idempotency.DecisionNew], "decisions %v", counts)
 	require.Equal(t, n-1, counts[idempotency.DecisionReplay]+counts[idempotency.DecisionInProgress], "decisions %v", counts)
 	require.EqualValues(t, 1, countOrders(t, db), fmt.Sprintf("rule: %d identical first requests create one row", n))
+}
+
+// The stored response is bytea: a replay gets the saved bytes and
+// Content-Type back unchanged, JSON or not.
+func TestSaveIdempotentResponseKeepsExactBytes(t *testing.T) {
+	t.Parallel()
+	db := newOrdersDB(t)
+	tests := []struct {
+		name     string
+		resp     postgres.StoredResult
+		wantType string
+	}{
+		{"json with spacing and key order jsonb would rewrite",
+			postgres.StoredResult{Status: http.StatusCreated, Body: []byte(`{"zeta": 1,  "id":"a",` + "\n" + `"n":1.50}` + "\n")}, "application/json"},
+		{"non-json body",
+			postgres.StoredResult{Status: http.StatusAccepted, Body: []byte("sku,qty\r\n\x00\xff"), ContentType: "text/csv; charset=utf-8"}, "text/csv; charset=utf-8"},
+		{"no body",
+			postgres.StoredResult{Status: http.StatusNoContent, ResultRef: "r-1"}, ""},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			key := idemKey(t, "user-1", fmt.Sprintf("req-bytes-%04d", i), `{"amount":1}`)
+			o := &idemOrder{AmountCents: 1}
+			d, _, err := postgres.InsertIdempotent(t.Context(), db, o, key)
+			require.NoError(t, err)
+			require.Equal(t, idempotency.DecisionNew, d)
+			require.NoError(t, postgres.SaveIdempotentResponse(t.Context(), db, o, tt.resp), "resp %+v", tt.resp)
+
+			d, got, err := postgres.InsertIdempotent(t.Context(), db, &idemOrder{AmountCents: 1}, key)
+			require.NoError(t, err)
+			require.Equal(t, idempotency.DecisionReplay, d)
+			require.Equal(t, tt.resp.Status, got.Status, "resp %+v", tt.resp)
+			require.Equal(t, tt.resp.ResultRef, got.ResultRef, "resp %+v", tt.resp)
+			require.Equal(t, string(tt.resp.Body), string(got.Body), "rule: the body is stored byte for byte; resp %+v", tt.resp)
+			require.Equal(t, tt.wantType, got.ContentType, "resp %+v", tt.resp)
+		})
+	}
+}
+
+func TestSaveIdempotentResponseRejectsLongContentType(t *testing.T) {
+	t.Parallel()
+	db := newOrdersDB(t)
+	o := &idemOrder{AmountCents: 1}
+	_, _, err := postgres.InsertIdempotent(t.Context(), db, o, idemKey(t, "user-1", "req-ctype-0001", `{}`))
+	require.NoError(t, err)
+	long := "application/" + strings.Repeat("x", 120)
+	err = postgres.SaveIdempotentResponse(t.Context(), db, o, postgres.StoredResult{Status: http.StatusOK, Body: []byte("x"), ContentType: long})
+	require.ErrorContains(t, err, "content type", "content type of %d bytes", len(long))
 }

@@ -23,6 +23,10 @@ type StoredResponse struct {
 	ResultRef string
 	// Status is the HTTP status the first request answered with.
 	Status int
-	// Body is the JSON body the first request answered with; nil for none.
+	// Body is the exact bytes the first request answered with; nil for none.
+	// A replay writes them verbatim, so keep them byte for byte.
 	Body []byte
+	// ContentType is the first response's Content-Type; "" means
+	// application/json.
+	ContentType string
 }

@@ -206,7 +206,8 @@ func TestRetriedUploadReturnsTheSameTask(t *testing.T) {
 	require.Equal(t, http.StatusAccepted, second.status, "body %s", second.body)
 	require.Equal(t, "true", second.header.Get(idemhttp.HeaderReplayed))
 	require.Equal(t, id, id2, "rule: a retry returns the same task id")
-	require.JSONEq(t, string(first.body), string(second.body))
+	require.Equal(t, string(first.body), string(second.body), "rule: a replay is the original body, byte for byte")
+	require.Equal(t, first.header.Get("Content-Type"), second.header.Get("Content-Type"), "rule: a replay has the original Content-Type")
 
 	require.Equal(t, 1, v.count(t, "SELECT count(*) FROM ex_devices_task"), "rule: one task row")
 	require.Equal(t, 1, v.count(t, "SELECT count(*) FROM tb_outbox_event WHERE event_type = ?", devices.EventAssignmentRequested),
@@ -238,6 +239,7 @@ func TestRetriedUploadWithNewBoundaryReturnsTheSameTask(t *testing.T) {
 	require.Equal(t, http.StatusAccepted, second.status, "rule: a new boundary is still a retry; body %s", second.body)
 	require.Equal(t, "true", second.header.Get(idemhttp.HeaderReplayed))
 	require.Equal(t, id, id2, "rule: a retry returns the same task id")
+	require.Equal(t, string(first.body), string(second.body), "rule: a replay is the original body, byte for byte")
 	require.Equal(t, 1, v.count(t, "SELECT count(*) FROM ex_devices_task"), "rule: one task row")
 	require.Equal(t, 1, v.count(t, "SELECT count(*) FROM tb_outbox_event WHERE event_type = ?", devices.EventAssignmentRequested),
 		"rule: one outbox event")

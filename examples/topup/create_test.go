@@ -68,7 +68,8 @@ func TestCreateIsIdempotent(t *testing.T) {
 	again := e.create(t, "agent-1", "topup-req-0002", `{ "channel": "wechat", "amount_cents": 1500 }`)
 	require.Equal(t, http.StatusCreated, again.status, "body %s", again.body)
 	require.Equal(t, "true", again.header.Get(idemhttp.HeaderReplayed))
-	require.JSONEq(t, first.body, again.body)
+	require.Equal(t, first.body, again.body, "rule: a replay is the original body, byte for byte")
+	require.Equal(t, first.header.Get("Content-Type"), again.header.Get("Content-Type"), "rule: a replay has the original Content-Type")
 
 	// Same key, different body: 422 and nothing written.
 	reused := e.create(t, "agent-1", "topup-req-0002", `{"amount_cents":1501,"channel":"wechat"}`)
@@ -174,7 +175,7 @@ func TestConcurrentIdenticalCreates(t *testing.T) {
 			require.Equal(t, 1, kinds["original"], "kinds %v", kinds)
 			for _, r := range res {
 				if r.status == http.StatusCreated {
-					require.JSONEq(t, original, r.body, "every replay is the original answer")
+					require.Equal(t, original, r.body, "rule: every replay is the original answer, byte for byte")
 				}
 			}
 			require.Equal(t, 1, e.count(t, "ex_topup_order", ""), "kinds %v", kinds)

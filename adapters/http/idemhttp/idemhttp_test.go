@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/labstack/echo/v4"
 	"github.com/stretchr/testify/require"
 
 	"github.com/july/template/adapters/http/idemhttp"
@@ -25,7 +26,8 @@ func TestIdemReplaysSameRequest(t *testing.T) {
 
 	again := a.post(t, `{ "timestamp": 1767225600, "amount_cents" : 100 }`, "X-Request-ID", "order-req-0001")
 	require.Equal(t, http.StatusCreated, again.status, "rule: a replay has the original status; body %s", again.body)
-	require.JSONEq(t, first.body, again.body, "rule: a replay has the original body")
+	require.Equal(t, first.body, again.body, "rule: a replay has the original body, byte for byte")
+	require.Equal(t, first.header.Get(echo.HeaderContentType), again.header.Get(echo.HeaderContentType), "rule: a replay has the original Content-Type")
 	require.Equal(t, "true", again.header.Get(idemhttp.HeaderReplayed))
 	require.EqualValues(t, 1, a.rows(t))
 }
@@ -193,12 +195,16 @@ func TestIdemConcurrentIdenticalRequestsCreateOneRow(t *testing.T) {
 			wg.Wait()
 
 			statuses := map[string]int{}
+			var original string
+			var replays []string
 			for _, r := range res {
 				switch {
 				case r.status == http.StatusCreated && r.header.Get(idemhttp.HeaderReplayed) == "":
 					statuses["original"]++
+					original = r.body
 				case r.status == http.StatusCreated:
 					statuses["replay"]++
+					replays = append(replays, r.body)
 				case r.status == http.StatusConflict && r.code == idemhttp.CodeInProgress && r.retry:
 					statuses["in_progress"]++
 				default:
@@ -207,6 +213,9 @@ func TestIdemConcurrentIdenticalRequestsCreateOneRow(t *testing.T) {
 			}
 			t.Logf("statuses %v", statuses)
 			require.Equal(t, 1, statuses["original"], "statuses %v", statuses)
+			for _, b := range replays {
+				require.Equal(t, original, b, "rule: every replay is the original body, byte for byte")
+			}
 			require.EqualValues(t, 1, a.rows(t), fmt.Sprintf("rule: %d identical requests create one row (%v)", n, statuses))
 		})
 	}
