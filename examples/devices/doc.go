@@ -5,8 +5,8 @@
 //   - POST /api/v1/device-assignments takes a multipart upload (field
 //     "file", header device_sn,target_agent_id, at most 2 MiB) as an
 //     idempotent create command (idemhttp, operation devices.assign; the
-//     raw body is the fingerprint, so a retry resends the identical
-//     body). One short transaction inserts the task row (which embeds the
+//     fingerprint covers the parsed parts, so a retry with the same file
+//     and a new multipart boundary replays). One short transaction inserts the task row (which embeds the
 //     idempotency record and the file), appends the outbox event
 //     devices.assignment.requested {task_id} and stores the 202 response
 //     {"task_id": ...}. The file is not parsed there (PRD section 3).
@@ -21,6 +21,13 @@
 //     .../cancel cancels a Pending or Processing task (409
 //     TASK_NOT_CANCELLABLE once finished). Another caller's task is 404
 //     like a missing one.
+//
+// Recovery: a worker that dies mid-task leaves a Processing row whose lease
+// expires; Asynq hands the task to another worker (its own lease on the
+// running task expires too) and Claim takes the expired lease over, so the
+// work resumes from the recorded progress. If the queue gives up on the
+// task (retries exhausted), the relay marks the outbox event failed (the
+// durable dead letter) and `relay outbox replay` restarts it.
 //
 // The upload route logs its body under redaction.PolicyFileTransfer: part
 // names and sizes, never the CSV.
