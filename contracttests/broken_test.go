@@ -8,9 +8,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/july/template/adapters/memory"
+	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/contracttests"
+	"github.com/july/template/contracttests/testinfra"
 	"github.com/july/template/core/ports"
+	"github.com/july/template/core/tasks"
 )
 
 // TestBroken runs a suite against a deliberately broken adapter, chosen by
@@ -20,8 +25,33 @@ import (
 func TestBroken(t *testing.T) {
 	switch os.Getenv("CONTRACTTESTS_BROKEN") {
 	case "outbox-complete-without-lease":
-		contracttests.RunOutboxStore(t, contracttests.OutboxCaps{}, func(t *testing.T) ports.OutboxStore {
+		caps := contracttests.OutboxCaps{Outage: func(_ *testing.T, s ports.OutboxStore) (ports.OutboxStore, func()) {
+			m := s.(*stealingStore).OutboxStore.(*memory.OutboxStore)
+			m.SetDown(true)
+			return s, func() { m.SetDown(false) }
+		}}
+		contracttests.RunOutboxStore(t, caps, func(t *testing.T) ports.OutboxStore {
 			return &stealingStore{OutboxStore: memory.NewOutboxStore()}
+		})
+	case "postgres-outbox-complete-without-lease":
+		caps := contracttests.OutboxCaps{Outage: func(t *testing.T, _ ports.OutboxStore) (ports.OutboxStore, func()) {
+			down, err := postgres.NewOutboxStore(testinfra.UnreachableDB(t), postgres.OutboxConfig{})
+			require.NoError(t, err)
+			return &stealingStore{OutboxStore: down}, func() {}
+		}}
+		contracttests.RunOutboxStore(t, caps, func(t *testing.T) ports.OutboxStore {
+			store, err := postgres.NewOutboxStore(testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.Migrate}).Bun, postgres.OutboxConfig{})
+			require.NoError(t, err)
+			return &stealingStore{OutboxStore: store}
+		})
+	case "tasks-complete-without-lease":
+		caps := contracttests.TaskCaps{Outage: func(_ *testing.T, s ports.TaskStore) (ports.TaskStore, func()) {
+			m := s.(*tokenlessTasks).TaskStore.(*memory.TaskStore)
+			m.SetDown(true)
+			return s, func() { m.SetDown(false) }
+		}}
+		contracttests.RunTaskStore(t, caps, func(t *testing.T) ports.TaskStore {
+			return &tokenlessTasks{TaskStore: memory.NewTaskStore()}
 		})
 	case "cache-stale-refill":
 		contracttests.RunConfigCache(t, contracttests.ConfigCacheCaps{}, func(t *testing.T) contracttests.ConfigCacheFixture {
@@ -33,8 +63,10 @@ func TestBroken(t *testing.T) {
 }
 
 // stealingStore completes rows whoever holds them: the classic bug of an
-// UPDATE that forgets "AND lease_owner = ? AND lease_token = ?".
-type stealingStore struct{ *memory.OutboxStore }
+// UPDATE that forgets "AND lease_owner = ? AND lease_token = ?". It reads
+// each row's current owner and token and completes with those instead of
+// the caller's.
+type stealingStore struct{ ports.OutboxStore }
 
 func (s *stealingStore) Complete(ctx context.Context, _ string, now time.Time, refs []ports.LeaseRef) ([]int64, error) {
 	var lost []int64
@@ -54,6 +86,18 @@ func (s *stealingStore) Complete(ctx context.Context, _ string, now time.Time, r
 		}
 	}
 	return lost, nil
+}
+
+// tokenlessTasks completes a task with whatever lease it holds now, not
+// the caller's: a worker whose lease was taken over can still finish it.
+type tokenlessTasks struct{ ports.TaskStore }
+
+func (s *tokenlessTasks) Complete(ctx context.Context, id, _ string, _ int64, now time.Time) (tasks.Task, error) {
+	cur, err := s.Get(ctx, id)
+	if err != nil {
+		return tasks.Task{}, err
+	}
+	return s.TaskStore.Complete(ctx, id, cur.Lease.Owner, cur.Lease.Token, now)
 }
 
 // forgetfulCache invalidates without remembering the new version, so a slow

@@ -1,6 +1,7 @@
 package contracttests
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -26,6 +27,12 @@ type ConfigStoreFixture struct {
 	// FailNextAudit makes the store's next audit write fail, as a broken
 	// audit writer would.
 	FailNextAudit func()
+	// Outage takes the backing service of Store away and returns a store
+	// whose calls cannot reach it, plus restore to bring it back. Postgres:
+	// a store over testinfra.UnreachableDB and a restore that does nothing;
+	// in-memory: SetDown(true) and SetDown(false). Required: the outage
+	// case fails without it.
+	Outage func(t *testing.T) (down ports.ConfigStore, restore func())
 }
 
 // RunConfigStore checks a ConfigStore against the contract documented on
@@ -211,6 +218,38 @@ func RunConfigStore(t *testing.T, newStore func(t *testing.T) ConfigStoreFixture
 		requireAudits(t, []ports.AuditRecord{rec}, b.audits(), "rule: a rejected attempt leaves its audit record as given")
 		_, err := b.store.Get(t.Context(), rec.ResourceID)
 		require.ErrorIs(t, err, ports.ErrNotFound, "rule: RecordRejected writes no config row")
+	})
+
+	t.Run("Outage/EveryMethodUnavailableAndNothingChanges", func(t *testing.T) {
+		t.Parallel()
+		b := newConfigBundle(t, newStore)
+		requireOutageHook(t, b.fx.Outage == nil, "ConfigStoreFixture.Outage")
+		v1 := b.apply(configPlan("suite.outage.key", "v1", 0, "admin-1"), cfgT0)
+		audits := b.audits()
+
+		down, restore := b.fx.Outage(t)
+		update := configPlan(v1.Key, "v2", v1.Version, "admin-2")
+		insert := configPlan("suite.outage.new", "v1", 0, "admin-2")
+		at := cfgT0.Add(time.Minute)
+		requireUnavailable(t, map[string]outageCall{
+			"Get":  func(ctx context.Context) error { _, err := down.Get(ctx, v1.Key); return err },
+			"List": func(ctx context.Context) error { _, err := down.List(ctx, "suite"); return err },
+			"Apply/Update": func(ctx context.Context) error {
+				_, err := down.Apply(ctx, update, configAudit(update, at), at)
+				return err
+			},
+			"Apply/Insert": func(ctx context.Context) error {
+				_, err := down.Apply(ctx, insert, configAudit(insert, at), at)
+				return err
+			},
+			"RecordRejected": func(ctx context.Context) error { return down.RecordRejected(ctx, configAudit(update, at)) },
+		})
+
+		restore()
+		requireStored(t, v1, b.get(v1.Key), "after the outage: "+OutageRule)
+		_, err := b.store.Get(t.Context(), insert.Spec.Key)
+		require.ErrorIs(t, err, ports.ErrNotFound, "an Apply during the outage inserted %s: %s", insert.Spec.Key, OutageRule)
+		requireAudits(t, audits, b.audits(), "after the outage, no audit record was written: "+OutageRule)
 	})
 }
 

@@ -1,6 +1,7 @@
 package contracttests
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"testing"
@@ -18,6 +19,12 @@ type GuardFixture struct {
 	// Advance moves the guard's clock forward; nil when it runs on real
 	// time (the suite then uses a short ttl and waits).
 	Advance func(d time.Duration)
+	// Outage takes the backing store of Guard away and returns a guard
+	// whose calls cannot reach it, plus restore to bring it back. Redis: a
+	// guard over testinfra.UnreachableRedis and a restore that does
+	// nothing; in-memory: SetDown(true) and SetDown(false). Required: the
+	// outage case fails without it.
+	Outage func(t *testing.T) (down ports.Guard, restore func())
 }
 
 // RunGuard checks a Guard against the contract documented on ports.Guard.
@@ -95,6 +102,24 @@ func RunGuard(t *testing.T, newGuard func(t *testing.T) GuardFixture) {
 		wg.Wait()
 		require.Empty(t, errs, "rule: a contended Acquire answers false, nil, not an error")
 		require.Len(t, wins, 1, "rule: exactly one of %d concurrent owners acquires a key (winners: %v)", n, wins)
+	})
+
+	t.Run("Outage/EveryMethodUnavailableAndNothingChanges", func(t *testing.T) {
+		t.Parallel()
+		fx := newGuard(t)
+		requireOutageHook(t, fx.Outage == nil, "GuardFixture.Outage")
+		requireAcquire(t, fx.Guard, "job-held", "owner-1", ttl, true, "rule: a free key is acquired")
+
+		down, restore := fx.Outage(t)
+		requireUnavailable(t, map[string]outageCall{
+			"Acquire": func(ctx context.Context) error { _, err := down.Acquire(ctx, "job-free", "owner-2", ttl); return err },
+			"Release": func(ctx context.Context) error { _, err := down.Release(ctx, "job-held", "owner-1"); return err },
+		})
+
+		restore()
+		requireAcquire(t, fx.Guard, "job-held", "owner-2", ttl, false, "after the outage the guard is still held: "+OutageRule)
+		requireRelease(t, fx.Guard, "job-free", "owner-2", false, "after the outage the free key is still free: "+OutageRule)
+		requireRelease(t, fx.Guard, "job-held", "owner-1", true, "after the outage the owner still holds its guard: "+OutageRule)
 	})
 }
 

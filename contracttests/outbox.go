@@ -14,15 +14,22 @@ import (
 	"github.com/july/template/core/ports"
 )
 
-// OutboxCaps tunes RunOutboxStore. Every case of the port contract is
-// mandatory: a store that is not safe for concurrent use does not satisfy
-// ports.OutboxRelayStore, so nothing here turns cases off.
+// OutboxCaps tunes RunOutboxStore and carries its outage hook. Every case
+// of the port contract is mandatory: a store that is not safe for
+// concurrent use does not satisfy ports.OutboxRelayStore, so nothing here
+// turns cases off.
 type OutboxCaps struct {
 	// Workers is how many goroutines the concurrency case runs. Default 4.
 	Workers int
 	// ConcurrentEvents is how many events the concurrency case delivers.
 	// Default 200.
 	ConcurrentEvents int
+	// Outage takes the backing service of store away and returns a store
+	// whose calls cannot reach it, plus restore to bring it back. Postgres:
+	// a store over testinfra.UnreachableDB and a restore that does nothing;
+	// in-memory: store.SetDown(true) and SetDown(false). Required: the
+	// outage case fails without it.
+	Outage func(t *testing.T, store ports.OutboxStore) (down ports.OutboxStore, restore func())
 }
 
 // RunOutboxStore checks a ports.OutboxStore against every documented
@@ -39,6 +46,7 @@ func RunOutboxStore(t *testing.T, caps OutboxCaps, newStore func(t *testing.T) p
 	runOutboxRecover(t, newStore)
 	runOutboxOperator(t, newStore)
 	runOutboxConcurrency(t, caps, newStore)
+	runOutboxOutage(t, caps, newStore)
 }
 
 func runOutboxAppend(t *testing.T, newStore func(t *testing.T) ports.OutboxStore) {

@@ -1,6 +1,7 @@
 package contracttests
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -46,8 +47,9 @@ func RunPublisher(t *testing.T, newFixture func(t *testing.T) PublisherFixture) 
 			require.True(t, ok, "rule: the queue's task id is the event_id (%s missing)", want.EventID)
 			require.JSONEq(t, string(want.Payload), string(task.Payload),
 				"rule: the payload arrives as the same JSON object, never re-encoded (Base64) bytes")
-			require.Equal(t, want.RequestID, task.RequestID, "request_id travels unchanged")
-			require.Equal(t, want.CorrelationID, task.CorrelationID, "correlation_id travels unchanged")
+			require.True(t, want.OccurredAt.Equal(task.OccurredAt), "rule: occurred_at travels unchanged: want %s, got %s", want.OccurredAt, task.OccurredAt)
+			want.Payload, task.Payload, want.OccurredAt, task.OccurredAt = nil, nil, time.Time{}, time.Time{}
+			require.Equal(t, want, task, "rule: every envelope field (request_id, correlation_id, aggregate, resource) travels unchanged")
 		}
 	})
 
@@ -92,16 +94,30 @@ func RunPublisher(t *testing.T, newFixture func(t *testing.T) PublisherFixture) 
 	t.Run("Publish/UnreachableQueueIsTransient", func(t *testing.T) {
 		t.Parallel()
 		f := newFixture(t)
+		require.NotNil(t, f.Unreachable, "fixture: PublisherFixture.Unreachable is required")
 		p := f.Unreachable(t)
 		start := time.Now()
 		errs := p.Publish(t.Context(), []outbox.Envelope{envelope(t, 1), envelope(t, 2)})
-		require.Less(t, time.Since(start), 30*time.Second, "an unreachable queue must fail, not hang")
+		require.Less(t, time.Since(start), OutageBound, OutageRule)
+		require.Len(t, errs, 2, "rule: Publish returns one error per envelope")
 		for i, err := range errs {
 			require.Error(t, err, "envelope %d", i)
 			require.True(t, errors.Is(err, ports.ErrUnavailable),
 				"rule: an unreachable queue wraps ports.ErrUnavailable (envelope %d: %v)", i, err)
 			require.Equal(t, outbox.ClassTransient, outbox.Classify(err), "rule: an unreachable queue is transient")
 		}
+	})
+
+	t.Run("Publish/CanceledContextIsTransient", func(t *testing.T) {
+		t.Parallel()
+		f := newFixture(t)
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		errs := f.Publisher.Publish(ctx, []outbox.Envelope{envelope(t, 1)})
+		require.Len(t, errs, 1, "rule: Publish returns one error per envelope")
+		require.Error(t, errs[0], "a publish with a canceled context must not report success")
+		require.Equal(t, outbox.ClassTransient, outbox.Classify(errs[0]),
+			"rule: a publish cut short by its context is transient, so the event is retried and never failed for good (%v)", errs[0])
 	})
 }
 

@@ -11,11 +11,22 @@ import (
 	"github.com/july/template/core/tasks"
 )
 
+// TaskCaps carries RunTaskStore's outage hook. Every case of the port
+// contract is mandatory; nothing here turns cases off.
+type TaskCaps struct {
+	// Outage takes the backing service of store away and returns a store
+	// whose calls cannot reach it, plus restore to bring it back. Postgres:
+	// a store over testinfra.UnreachableDB and a restore that does nothing;
+	// in-memory: store.SetDown(true) and SetDown(false). Required: the
+	// outage case fails without it.
+	Outage func(t *testing.T, store ports.TaskStore) (down ports.TaskStore, restore func())
+}
+
 // RunTaskStore checks a ports.TaskStore against every documented sentence
 // of the port, using only the port. newStore must return a store over an
 // empty task table that no other case shares. Cases are parallel and named
 // Method/Behaviour; times are fixed instants passed as arguments.
-func RunTaskStore(t *testing.T, newStore func(t *testing.T) ports.TaskStore) {
+func RunTaskStore(t *testing.T, caps TaskCaps, newStore func(t *testing.T) ports.TaskStore) {
 	t.Helper()
 	runTaskCreate(t, newStore)
 	runTaskClaim(t, newStore)
@@ -23,6 +34,7 @@ func RunTaskStore(t *testing.T, newStore func(t *testing.T) ports.TaskStore) {
 	runTaskFinish(t, newStore)
 	runTaskCancelRecover(t, newStore)
 	runTaskViewConcurrency(t, newStore)
+	runTaskOutage(t, caps, newStore)
 }
 
 func runTaskCreate(t *testing.T, newStore func(t *testing.T) ports.TaskStore) {

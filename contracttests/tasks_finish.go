@@ -47,6 +47,25 @@ func runTaskFinish(t *testing.T, newStore func(t *testing.T) ports.TaskStore) {
 		b.complete(b.progress(tk, 0, 1, taskT0.Add(time.Second)), taskT0.Add(time.Second))
 	})
 
+	t.Run("Complete/OnlyCurrentLeaseHolder", func(t *testing.T) {
+		t.Parallel()
+		b := newTaskBundle(t, newStore)
+		// Every item is decided, so only the lease can stop a stale Complete.
+		stale := b.progress(b.claimed("k2", 2, "worker-a"), 2, 0, taskT0)
+		fresh := b.claim("k2", "worker-b", stale.Lease.ExpiresAt)
+		at := stale.Lease.ExpiresAt.Add(time.Second)
+		for _, who := range []struct {
+			owner string
+			token int64
+		}{{"worker-a", stale.Lease.Token}, {"worker-a", fresh.Lease.Token}, {"worker-c", fresh.Lease.Token}, {"worker-b", stale.Lease.Token}} {
+			_, err := b.store.Complete(b.ctx, "k2", who.owner, who.token, at)
+			require.ErrorIs(t, err, ports.ErrLeaseLost,
+				"rule: only the lease holder with the current fencing token may complete a task (%s/token %d completed %s's task)", who.owner, who.token, fresh.Lease.Owner)
+			requireTask(t, fresh, b.get("k2"), "rule: only the lease holder with the current fencing token may complete a task")
+		}
+		b.complete(fresh, at)
+	})
+
 	t.Run("Fail/WholeTaskFailureKeepsSummaryAndCounts", func(t *testing.T) {
 		t.Parallel()
 		b := newTaskBundle(t, newStore)

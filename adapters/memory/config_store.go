@@ -17,9 +17,11 @@ import (
 var ErrAuditFailed = errors.New("audit write failed (simulated)")
 
 // ConfigStore is an in-memory ports.ConfigStore. It keeps the audit records
-// it was given, so tests can assert them with Audits.
+// it was given, so tests can assert them with Audits. SetDown simulates an
+// outage of the database behind it.
 type ConfigStore struct {
 	mu        sync.Mutex
+	down      bool
 	rows      map[string]sysconfig.Stored
 	audits    []ports.AuditRecord
 	failAudit bool
@@ -32,10 +34,30 @@ func NewConfigStore() *ConfigStore {
 	return &ConfigStore{rows: map[string]sysconfig.Stored{}}
 }
 
+// SetDown switches the simulated outage on or off: while down every port
+// method fails with an error wrapping ports.ErrUnavailable and changes
+// nothing, as when the database cannot be reached.
+func (s *ConfigStore) SetDown(down bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.down = down
+}
+
+// check reports the simulated outage; the caller holds s.mu.
+func (s *ConfigStore) check(op string) error {
+	if s.down {
+		return fmt.Errorf("%s: %w: memory config store is down", op, ports.ErrUnavailable)
+	}
+	return nil
+}
+
 // Get implements ports.ConfigStore.
 func (s *ConfigStore) Get(_ context.Context, key string) (sysconfig.Stored, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.check(fmt.Sprintf("get config %q", key)); err != nil {
+		return sysconfig.Stored{}, err
+	}
 	row, ok := s.rows[key]
 	if !ok {
 		return sysconfig.Stored{}, fmt.Errorf("get config %q: %w", key, ports.ErrNotFound)
@@ -47,6 +69,9 @@ func (s *ConfigStore) Get(_ context.Context, key string) (sysconfig.Stored, erro
 func (s *ConfigStore) List(_ context.Context, module string) ([]sysconfig.Stored, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.check(fmt.Sprintf("list config of module %q", module)); err != nil {
+		return nil, err
+	}
 	out := []sysconfig.Stored{}
 	for _, row := range s.rows {
 		if module == "" || row.Module == module {
@@ -67,6 +92,9 @@ func (s *ConfigStore) Apply(_ context.Context, plan sysconfig.Plan, audit ports.
 	row := plan.Row(now)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.check(fmt.Sprintf("apply config %q", row.Key)); err != nil {
+		return sysconfig.Stored{}, err
+	}
 	if actual := s.rows[row.Key].Version; actual != plan.BaseVersion {
 		return sysconfig.Stored{}, &sysconfig.VersionConflictError{Key: row.Key, Expected: plan.BaseVersion, Actual: actual}
 	}
@@ -84,6 +112,9 @@ func (s *ConfigStore) Apply(_ context.Context, plan sysconfig.Plan, audit ports.
 func (s *ConfigStore) RecordRejected(_ context.Context, audit ports.AuditRecord) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.check(fmt.Sprintf("record rejected %s of %s", audit.Action, audit.ResourceID)); err != nil {
+		return err
+	}
 	if err := s.writeAudit(audit); err != nil {
 		return fmt.Errorf("record rejected %s of %s: %w", audit.Action, audit.ResourceID, err)
 	}

@@ -41,6 +41,10 @@ func TestConfigStore(t *testing.T) {
 			Store:         s,
 			Audits:        func(*testing.T) []ports.AuditRecord { return s.Audits() },
 			FailNextAudit: s.FailNextAudit,
+			Outage: func(*testing.T) (ports.ConfigStore, func()) {
+				s.SetDown(true)
+				return s, func() { s.SetDown(false) }
+			},
 		}
 	})
 }

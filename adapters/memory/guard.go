@@ -10,10 +10,12 @@ import (
 )
 
 // Guard is an in-memory ports.Guard whose holds expire by a clock.
+// SetDown simulates an outage of the store behind it.
 type Guard struct {
 	now func() time.Time
 
 	mu    sync.Mutex
+	down  bool
 	holds map[string]hold
 }
 
@@ -30,6 +32,23 @@ func NewGuard(now func() time.Time) *Guard {
 	return &Guard{now: now, holds: map[string]hold{}}
 }
 
+// SetDown switches the simulated outage on or off: while down Acquire and
+// Release fail with an error wrapping ports.ErrUnavailable and change
+// nothing, as when Redis cannot be reached.
+func (g *Guard) SetDown(down bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.down = down
+}
+
+// check reports the simulated outage; the caller holds g.mu.
+func (g *Guard) check(op, key string) error {
+	if g.down {
+		return fmt.Errorf("%s guard %q: %w: memory guard is down", op, key, ports.ErrUnavailable)
+	}
+	return nil
+}
+
 // Acquire implements ports.Guard.
 func (g *Guard) Acquire(_ context.Context, key, owner string, ttl time.Duration) (bool, error) {
 	if owner == "" || ttl <= 0 {
@@ -37,6 +56,9 @@ func (g *Guard) Acquire(_ context.Context, key, owner string, ttl time.Duration)
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if err := g.check("acquire", key); err != nil {
+		return false, err
+	}
 	now := g.now()
 	if h, ok := g.holds[key]; ok && now.Before(h.expiresAt) {
 		return false, nil
@@ -49,6 +71,9 @@ func (g *Guard) Acquire(_ context.Context, key, owner string, ttl time.Duration)
 func (g *Guard) Release(_ context.Context, key, owner string) (bool, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if err := g.check("release", key); err != nil {
+		return false, err
+	}
 	h, ok := g.holds[key]
 	if !ok || h.owner != owner || !g.now().Before(h.expiresAt) {
 		return false, nil

@@ -5,6 +5,7 @@ import (
 
 	"github.com/july/template/adapters/memory"
 	"github.com/july/template/contracttests"
+	"github.com/july/template/core/ports"
 )
 
 func TestGuard(t *testing.T) {
@@ -12,6 +13,14 @@ func TestGuard(t *testing.T) {
 
 	contracttests.RunGuard(t, func(t *testing.T) contracttests.GuardFixture {
 		clock := newConfigClock()
-		return contracttests.GuardFixture{Guard: memory.NewGuard(clock.Now), Advance: clock.Advance}
+		g := memory.NewGuard(clock.Now)
+		return contracttests.GuardFixture{
+			Guard:   g,
+			Advance: clock.Advance,
+			Outage: func(*testing.T) (ports.Guard, func()) {
+				g.SetDown(true)
+				return g, func() { g.SetDown(false) }
+			},
+		}
 	})
 }

@@ -13,9 +13,11 @@ import (
 	"github.com/july/template/core/ports"
 )
 
-// OutboxStore is an in-memory ports.OutboxStore.
+// OutboxStore is an in-memory ports.OutboxStore. SetDown simulates an
+// outage of the database behind it.
 type OutboxStore struct {
 	mu     sync.Mutex
+	down   bool
 	nextID int64
 	rows   map[int64]*outbox.Event
 	byUUID map[string]int64
@@ -28,10 +30,30 @@ func NewOutboxStore() *OutboxStore {
 	return &OutboxStore{rows: map[int64]*outbox.Event{}, byUUID: map[string]int64{}}
 }
 
+// SetDown switches the simulated outage on or off: while down every
+// method fails with an error wrapping ports.ErrUnavailable and changes
+// nothing, as when the database cannot be reached.
+func (s *OutboxStore) SetDown(down bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.down = down
+}
+
+// check reports the simulated outage; the caller holds s.mu.
+func (s *OutboxStore) check(op string) error {
+	if s.down {
+		return fmt.Errorf("%s: %w: memory outbox store is down", op, ports.ErrUnavailable)
+	}
+	return nil
+}
+
 // Append implements ports.OutboxWriter.
 func (s *OutboxStore) Append(_ context.Context, events ...outbox.Event) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.check("append outbox events"); err != nil {
+		return err
+	}
 	seen := map[string]bool{}
 	for _, ev := range events {
 		if ev.Status != outbox.Pending || len(ev.Payload) == 0 {
@@ -59,6 +81,9 @@ func (s *OutboxStore) Claim(_ context.Context, p ports.ClaimParams) ([]outbox.Ev
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.check("claim outbox events"); err != nil {
+		return nil, err
+	}
 	var due []*outbox.Event
 	for _, ev := range s.rows {
 		if ev.Status == outbox.Pending && !p.Now.Before(ev.NextAttemptAt) {
@@ -127,6 +152,9 @@ func (s *OutboxStore) Release(_ context.Context, owner string, now time.Time, re
 func (s *OutboxStore) each(refs []ports.LeaseRef, fn func(outbox.Event, ports.LeaseRef) (outbox.Event, error)) ([]int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.check(fmt.Sprintf("write %d outbox leases", len(refs))); err != nil {
+		return nil, err
+	}
 	var lost []int64
 	for _, ref := range refs {
 		ev, ok := s.rows[ref.ID]
@@ -148,6 +176,9 @@ func (s *OutboxStore) each(refs []ports.LeaseRef, fn func(outbox.Event, ports.Le
 func (s *OutboxStore) RecoverExpired(_ context.Context, now time.Time, limit int) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.check("recover expired outbox leases"); err != nil {
+		return 0, err
+	}
 	var expired []*outbox.Event
 	for _, ev := range s.rows {
 		if outbox.LeaseExpired(*ev, now) {
@@ -171,6 +202,9 @@ func (s *OutboxStore) RecoverExpired(_ context.Context, now time.Time, limit int
 func (s *OutboxStore) Get(_ context.Context, eventID string) (outbox.Event, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.check("get outbox event " + eventID); err != nil {
+		return outbox.Event{}, err
+	}
 	id, ok := s.byUUID[eventID]
 	if !ok {
 		return outbox.Event{}, fmt.Errorf("get outbox event %s: %w", eventID, ports.ErrNotFound)
@@ -186,6 +220,9 @@ func (s *OutboxStore) List(_ context.Context, f ports.OutboxFilter) ([]outbox.Ev
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.check("list outbox events"); err != nil {
+		return nil, err
+	}
 	out := []outbox.Event{}
 	for _, ev := range s.rows {
 		if (f.Status == 0 || ev.Status == f.Status) &&
@@ -207,6 +244,9 @@ func (s *OutboxStore) Replay(_ context.Context, p ports.ReplayParams) (ports.Rep
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.check("replay outbox events"); err != nil {
+		return ports.ReplayResult{}, err
+	}
 	res := ports.ReplayResult{Skipped: map[string]string{}}
 	for _, eid := range p.EventIDs {
 		id, ok := s.byUUID[eid]
@@ -229,6 +269,9 @@ func (s *OutboxStore) Replay(_ context.Context, p ports.ReplayParams) (ports.Rep
 func (s *OutboxStore) ReleaseLeases(_ context.Context, owner string, now time.Time) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.check("release outbox leases of " + owner); err != nil {
+		return 0, err
+	}
 	n := 0
 	for _, ev := range s.rows {
 		if ev.Status == outbox.Delivering && (owner == "" || ev.Lease.Owner == owner) {
@@ -244,6 +287,9 @@ func (s *OutboxStore) ReleaseLeases(_ context.Context, owner string, now time.Ti
 func (s *OutboxStore) Stats(_ context.Context, now time.Time) (ports.OutboxStats, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.check("count outbox events"); err != nil {
+		return ports.OutboxStats{}, err
+	}
 	st := ports.OutboxStats{BacklogByType: map[string]int64{}, RetryHistogram: map[int]int64{}}
 	var oldest time.Time
 	for _, ev := range s.rows {
@@ -278,6 +324,9 @@ func (s *OutboxStore) Stats(_ context.Context, now time.Time) (ports.OutboxStats
 func (s *OutboxStore) PurgeDelivered(_ context.Context, cutoff time.Time, limit int) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.check("purge delivered outbox events"); err != nil {
+		return 0, err
+	}
 	var old []*outbox.Event
 	for _, ev := range s.rows {
 		if ev.Status == outbox.Delivered && ev.DeliveredAt != nil && ev.DeliveredAt.Before(cutoff) {

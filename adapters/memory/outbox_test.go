@@ -11,7 +11,14 @@ import (
 func TestOutboxStoreContract(t *testing.T) {
 	t.Parallel()
 
-	contracttests.RunOutboxStore(t, contracttests.OutboxCaps{}, func(t *testing.T) ports.OutboxStore {
+	caps := contracttests.OutboxCaps{
+		Outage: func(_ *testing.T, s ports.OutboxStore) (ports.OutboxStore, func()) {
+			m := s.(*memory.OutboxStore)
+			m.SetDown(true)
+			return m, func() { m.SetDown(false) }
+		},
+	}
+	contracttests.RunOutboxStore(t, caps, func(t *testing.T) ports.OutboxStore {
 		return memory.NewOutboxStore()
 	})
 }

@@ -15,9 +15,11 @@ import (
 )
 
 // TaskStore is an in-memory ports.TaskStore: one business task table as a
-// map, changed only through the core/tasks rules under one mutex.
+// map, changed only through the core/tasks rules under one mutex. SetDown
+// simulates an outage of the database behind it.
 type TaskStore struct {
 	mu   sync.Mutex
+	down bool
 	rows map[string]tasks.Task
 }
 
@@ -28,6 +30,23 @@ func NewTaskStore() *TaskStore {
 	return &TaskStore{rows: map[string]tasks.Task{}}
 }
 
+// SetDown switches the simulated outage on or off: while down every
+// method fails with an error wrapping ports.ErrUnavailable and changes
+// nothing, as when the database cannot be reached.
+func (s *TaskStore) SetDown(down bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.down = down
+}
+
+// check reports the simulated outage; the caller holds s.mu.
+func (s *TaskStore) check(op, id string) error {
+	if s.down {
+		return fmt.Errorf("%s task %q: %w: memory task store is down", op, id, ports.ErrUnavailable)
+	}
+	return nil
+}
+
 // Create implements ports.TaskStore.
 func (s *TaskStore) Create(_ context.Context, id string, total int64, now time.Time) (tasks.Task, error) {
 	t, err := tasks.NewTask(id, total, now)
@@ -36,6 +55,9 @@ func (s *TaskStore) Create(_ context.Context, id string, total int64, now time.T
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.check("create", id); err != nil {
+		return tasks.Task{}, err
+	}
 	if _, dup := s.rows[id]; dup {
 		return tasks.Task{}, fmt.Errorf("create task %q: %w: id exists", id, ports.ErrConflict)
 	}
@@ -47,6 +69,9 @@ func (s *TaskStore) Create(_ context.Context, id string, total int64, now time.T
 func (s *TaskStore) Get(_ context.Context, id string) (tasks.Task, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.check("get", id); err != nil {
+		return tasks.Task{}, err
+	}
 	t, ok := s.rows[id]
 	if !ok {
 		return tasks.Task{}, fmt.Errorf("get task %q: %w", id, ports.ErrNotFound)
@@ -104,6 +129,9 @@ func (s *TaskStore) RecoverExpired(_ context.Context, now time.Time, limit int) 
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.check("recover expired", "*"); err != nil {
+		return 0, err
+	}
 	var expired []tasks.Task
 	for _, t := range s.rows {
 		if t.Status == tasks.Processing && t.Lease.Claimable(now) {
@@ -129,6 +157,9 @@ func (s *TaskStore) RecoverExpired(_ context.Context, now time.Time, limit int) 
 func (s *TaskStore) apply(id string, rule func(tasks.Task) (tasks.Task, error)) (tasks.Task, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.check("write", id); err != nil {
+		return tasks.Task{}, err
+	}
 	t, ok := s.rows[id]
 	if !ok {
 		return tasks.Task{}, fmt.Errorf("task %q: %w", id, ports.ErrNotFound)

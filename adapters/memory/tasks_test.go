@@ -11,7 +11,14 @@ import (
 func TestTaskStoreContract(t *testing.T) {
 	t.Parallel()
 
-	contracttests.RunTaskStore(t, func(t *testing.T) ports.TaskStore {
+	caps := contracttests.TaskCaps{
+		Outage: func(_ *testing.T, s ports.TaskStore) (ports.TaskStore, func()) {
+			m := s.(*memory.TaskStore)
+			m.SetDown(true)
+			return m, func() { m.SetDown(false) }
+		},
+	}
+	contracttests.RunTaskStore(t, caps, func(t *testing.T) ports.TaskStore {
 		return memory.NewTaskStore()
 	})
 }

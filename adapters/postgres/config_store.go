@@ -113,7 +113,7 @@ func (s *ConfigStore) Apply(ctx context.Context, plan sysconfig.Plan, audit port
 		return nil
 	})
 	if err != nil {
-		return sysconfig.Stored{}, err
+		return sysconfig.Stored{}, translate(err) // BEGIN/COMMIT failures; a conflict stays unwrapped
 	}
 	return out, nil
 }
@@ -173,7 +173,7 @@ func (s *ConfigStore) RecordRejected(ctx context.Context, audit ports.AuditRecor
 		return s.audit.WriteAudit(ctx, tx, audit)
 	})
 	if err != nil {
-		return fmt.Errorf("record rejected %s of %s %s: %w", audit.Action, audit.ResourceType, audit.ResourceID, err)
+		return fmt.Errorf("record rejected %s of %s %s: %w", audit.Action, audit.ResourceType, audit.ResourceID, translate(err))
 	}
 	return nil
 }

@@ -169,7 +169,7 @@ func groupCount[K comparable](ctx context.Context, db bun.IDB, query string, m m
 		}
 		m[k] = n
 	}
-	return rows.Err()
+	return translate(rows.Err())
 }
 
 // PurgeDelivered deletes up to limit (lowered to OutboxConfig.SweepLimit)

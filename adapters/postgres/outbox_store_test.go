@@ -22,7 +22,14 @@ var outboxT0 = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 func TestOutboxStore(t *testing.T) {
 	t.Parallel()
 
-	contracttests.RunOutboxStore(t, contracttests.OutboxCaps{}, func(t *testing.T) ports.OutboxStore {
+	caps := contracttests.OutboxCaps{
+		Outage: func(t *testing.T, _ ports.OutboxStore) (ports.OutboxStore, func()) {
+			down, err := postgres.NewOutboxStore(testinfra.UnreachableDB(t), postgres.OutboxConfig{})
+			require.NoError(t, err)
+			return down, func() {}
+		},
+	}
+	contracttests.RunOutboxStore(t, caps, func(t *testing.T) ports.OutboxStore {
 		t.Helper()
 		store, err := postgres.NewOutboxStore(testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.Migrate}).Bun, postgres.OutboxConfig{})
 		require.NoError(t, err)

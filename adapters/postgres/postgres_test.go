@@ -3,8 +3,11 @@ package postgres_test
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"net"
+	"syscall"
 	"testing"
 	"time"
 
@@ -104,4 +107,27 @@ func TestTranslate(t *testing.T) {
 	require.Equal(t, other, postgres.Translate(other))
 	require.NoError(t, postgres.Translate(nil))
 	require.Contains(t, postgres.Translate(&pgconn.PgError{Code: "23505", ConstraintName: "uq_x"}).Error(), "uq_x")
+}
+
+func TestTranslateConnectionFailuresAreUnavailable(t *testing.T) {
+	t.Parallel()
+
+	var real error
+	_, real = testinfra.UnreachableDB(t).ExecContext(t.Context(), "SELECT 1")
+	require.Error(t, real, "a query on an unreachable server")
+	for _, in := range []error{
+		real,
+		&net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED},
+		fmt.Errorf("begin: %w", driver.ErrBadConn),
+		&pgconn.PgError{Code: "08006"},
+		&pgconn.PgError{Code: "57P01"},
+		errors.New("dial tcp 10.0.0.1:5432: connect: connection refused"),
+	} {
+		got := postgres.Translate(in)
+		require.ErrorIs(t, got, ports.ErrUnavailable, "input %v", in)
+		require.ErrorIs(t, got, in, "the original error stays wrapped: %v", in)
+		require.NotErrorIs(t, got, ports.ErrNotFound, "input %v", in)
+		require.Equal(t, got, postgres.Translate(got), "translating twice changes nothing: %v", in)
+	}
+	require.NotErrorIs(t, postgres.Translate(&pgconn.PgError{Code: "23514"}), ports.ErrUnavailable, "a check violation is not an outage")
 }

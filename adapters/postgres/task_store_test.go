@@ -30,7 +30,14 @@ func newTaskTable(t *testing.T, table string) *bun.DB {
 func TestTaskStoreContract(t *testing.T) {
 	t.Parallel()
 
-	contracttests.RunTaskStore(t, func(t *testing.T) ports.TaskStore {
+	caps := contracttests.TaskCaps{
+		Outage: func(t *testing.T, _ ports.TaskStore) (ports.TaskStore, func()) {
+			down, err := postgres.NewTaskStore(testinfra.UnreachableDB(t), "tb_export_task")
+			require.NoError(t, err)
+			return down, func() {}
+		},
+	}
+	contracttests.RunTaskStore(t, caps, func(t *testing.T) ports.TaskStore {
 		t.Helper()
 		store, err := postgres.NewTaskStore(newTaskTable(t, "tb_export_task"), "tb_export_task")
 		require.NoError(t, err)

@@ -7,7 +7,9 @@ import (
 	"github.com/july/template/core/sysconfig"
 )
 
-// ConfigStore is the durable truth of tb_system_config.
+// ConfigStore is the durable truth of tb_system_config. When the database
+// cannot be reached every method returns promptly an error wrapping
+// ErrUnavailable and changes nothing.
 type ConfigStore interface {
 	// Get returns the row of key or ErrNotFound.
 	Get(ctx context.Context, key string) (sysconfig.Stored, error)
@@ -48,6 +50,8 @@ type ConfigCache interface {
 // Guard is a short, best-effort mutual exclusion (Redis SET NX PX) that
 // reduces duplicate concurrent work. It is never a correctness mechanism:
 // when it is unavailable or expires, the database constraints still decide.
+// When its store cannot be reached Acquire and Release return promptly an
+// error wrapping ErrUnavailable and change nothing.
 type Guard interface {
 	// Acquire takes key for owner for ttl. It returns false, nil when someone
 	// else holds it.

@@ -108,6 +108,9 @@ type OutboxOperatorStore interface {
 
 // OutboxStore is the whole outbox port. Adapters implement it and the
 // contract suite tests it; core code depends on the narrow views.
+//
+// When the database cannot be reached every method returns promptly an
+// error wrapping ErrUnavailable and changes nothing.
 type OutboxStore interface {
 	OutboxWriter
 	OutboxRelayStore

@@ -12,7 +12,9 @@ import (
 // embeds the columns). Adapters apply the core/tasks rules; every write is
 // one atomic conditional change on the task's status, lease owner and
 // fencing token, so implementations are safe for concurrent use by any
-// number of workers and API replicas.
+// number of workers and API replicas. When the database cannot be reached
+// every method returns promptly an error wrapping ErrUnavailable and changes
+// nothing.
 //
 // Error precedence for the lease-holder methods (Renew, RecordProgress,
 // Complete, Fail), checked against the task as it is now:
