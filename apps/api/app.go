@@ -12,16 +12,15 @@ import (
 	"github.com/redis/rueidis"
 	"github.com/uptrace/bun"
 	"go.uber.org/fx"
-	"go.uber.org/fx/fxevent"
 
 	"github.com/july/template/adapters/http/httpx"
 	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/adapters/redis"
 	"github.com/july/template/core/configsvc"
 	"github.com/july/template/core/ports"
-	"github.com/july/template/core/redaction"
 	"github.com/july/template/core/sysconfig"
 	"github.com/july/template/examples"
+	"github.com/july/template/internal/appkit"
 	"github.com/july/template/internal/syskeys"
 )
 
@@ -34,33 +33,16 @@ var Domains = []fx.Option{
 }
 
 func serve(ctx context.Context, cfg config, stdout io.Writer) error {
-	log := newLogger(stdout, cfg.LogLevel)
-	app := fx.New(options(cfg, log))
-	if err := app.Err(); err != nil {
-		return fmt.Errorf("build app: %w", err)
-	}
-	startCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	if err := app.Start(startCtx); err != nil {
-		return fmt.Errorf("start: %w", err)
-	}
-	log.Info("api started", "http_addr", cfg.HTTPAddr)
-	<-ctx.Done()
-	log.Info("api stopping: draining in-flight requests", "timeout", cfg.ShutdownTimeout.String())
-	stopCtx, cancelStop := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout+5*time.Second)
-	defer cancelStop()
-	return app.Stop(stopCtx)
+	log := appkit.NewLogger(stdout, cfg.LogLevel)
+	return appkit.Serve(ctx, options(cfg, log), cfg.ShutdownTimeout+5*time.Second,
+		func() { log.Info("api started", "http_addr", cfg.HTTPAddr) },
+		func() { log.Info("api stopping: draining in-flight requests", "timeout", cfg.ShutdownTimeout.String()) })
 }
 
 // options is the whole API graph; main and the tests build it the same way.
 func options(cfg config, log *slog.Logger) fx.Option {
 	return fx.Options(
-		fx.WithLogger(func() fxevent.Logger {
-			if cfg.LogLevel <= slog.LevelDebug {
-				return &fxevent.SlogLogger{Logger: log}
-			}
-			return fxevent.NopLogger
-		}),
+		appkit.FxLogger(cfg.LogLevel, log),
 		fx.Supply(cfg, log),
 		fx.Supply(postgres.Config{URL: cfg.DatabaseURL}),
 		postgres.Module,
@@ -76,10 +58,6 @@ func options(cfg config, log *slog.Logger) fx.Option {
 		httpOptions,
 		fx.Options(Domains...),
 	)
-}
-
-func newLogger(w io.Writer, level slog.Level) *slog.Logger {
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level, ReplaceAttr: redaction.ReplaceAttr}))
 }
 
 func newMetricsRegistry() *prometheus.Registry {

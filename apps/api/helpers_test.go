@@ -24,6 +24,7 @@ import (
 	"github.com/july/template/core/ports"
 	"github.com/july/template/core/sysconfig"
 	"github.com/july/template/examples"
+	"github.com/july/template/internal/appkit"
 )
 
 // testSecret signs the tests' tokens; the app under test verifies with it.
@@ -124,7 +125,7 @@ func startAPI(t *testing.T, o appOpts) *apiApp {
 		cfg.RedisURL, cfg.CachePrefix = r.URL, r.Prefix
 	}
 	a := &apiApp{db: db, logs: &syncBuffer{}}
-	app := fx.New(options(cfg, newLogger(a.logs, cfg.LogLevel)), testKeys,
+	app := fx.New(options(cfg, appkit.NewLogger(a.logs, cfg.LogLevel)), testKeys,
 		fx.Populate(&a.svc, &a.metrics, &a.echo, &a.guard))
 	require.NoError(t, app.Err())
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)

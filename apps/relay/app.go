@@ -14,7 +14,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/uptrace/bun"
 	"go.uber.org/fx"
-	"go.uber.org/fx/fxevent"
 
 	"github.com/july/template/adapters/asynq/queue"
 	"github.com/july/template/adapters/postgres"
@@ -23,6 +22,7 @@ import (
 	"github.com/july/template/core/redaction"
 	"github.com/july/template/core/relay"
 	"github.com/july/template/examples"
+	"github.com/july/template/internal/appkit"
 )
 
 // Domains adds the service's consumers to the relay, one fx option each
@@ -32,33 +32,18 @@ var Domains = []fx.Option{
 }
 
 func serve(ctx context.Context, cfg config, stdout io.Writer) error {
-	log := newLogger(stdout, cfg.LogLevel)
-	app := fx.New(options(cfg, log))
-	if err := app.Err(); err != nil {
-		return fmt.Errorf("build app: %w", err)
-	}
-	startCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	if err := app.Start(startCtx); err != nil {
-		return fmt.Errorf("start: %w", err)
-	}
-	log.Info("relay started", "owner", cfg.Owner, "loops", cfg.Loops, "batch_size", cfg.BatchSize, "admin_addr", cfg.AdminAddr)
-	<-ctx.Done()
-	log.Info("relay stopping: finishing in-flight batches")
-	stopCtx, cancelStop := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	defer cancelStop()
-	return app.Stop(stopCtx)
+	log := appkit.NewLogger(stdout, cfg.LogLevel)
+	return appkit.Serve(ctx, options(cfg, log), 30*time.Second,
+		func() {
+			log.Info("relay started", "owner", cfg.Owner, "loops", cfg.Loops, "batch_size", cfg.BatchSize, "admin_addr", cfg.AdminAddr)
+		},
+		func() { log.Info("relay stopping: finishing in-flight batches") })
 }
 
 // options is the whole relay graph; TestGraph validates it.
 func options(cfg config, log *slog.Logger) fx.Option {
 	return fx.Options(
-		fx.WithLogger(func() fxevent.Logger {
-			if cfg.LogLevel <= slog.LevelDebug {
-				return &fxevent.SlogLogger{Logger: log}
-			}
-			return fxevent.NopLogger
-		}),
+		appkit.FxLogger(cfg.LogLevel, log),
 		fx.Supply(cfg, log),
 		fx.Supply(postgres.Config{URL: cfg.DatabaseURL, RuntimeParams: map[string]string{"application_name": "relay"}}),
 		postgres.Module,
@@ -96,10 +81,6 @@ func workerOption(cfg config) fx.Option {
 		return fx.Options()
 	}
 	return queue.RunWorker
-}
-
-func newLogger(w io.Writer, level slog.Level) *slog.Logger {
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level, ReplaceAttr: redaction.ReplaceAttr}))
 }
 
 func newRegistry() *prometheus.Registry {

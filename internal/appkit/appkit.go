@@ -1,0 +1,58 @@
+// Package appkit is what the three binaries share: the redacting JSON
+// logger, fx's own logging, and the start-wait-stop cycle of an fx app.
+package appkit
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"go.uber.org/fx"
+	"go.uber.org/fx/fxevent"
+
+	"github.com/july/template/core/redaction"
+)
+
+// StartTimeout bounds an app's start hooks.
+const StartTimeout = 30 * time.Second
+
+// NewLogger returns the apps' logger: one JSON object per line on w, with
+// attributes under sensitive keys redacted before they are written.
+func NewLogger(w io.Writer, level slog.Level) *slog.Logger {
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level, ReplaceAttr: redaction.ReplaceAttr}))
+}
+
+// FxLogger routes fx's own events to log at debug level and silences them
+// otherwise.
+func FxLogger(level slog.Level, log *slog.Logger) fx.Option {
+	return fx.WithLogger(func() fxevent.Logger {
+		if level <= slog.LevelDebug {
+			return &fxevent.SlogLogger{Logger: log}
+		}
+		return fxevent.NopLogger
+	})
+}
+
+// Serve builds and starts the app, calls started, waits for ctx (SIGINT or
+// SIGTERM in main), calls stopping and stops the app within stopTimeout.
+// Start failures come back as errors: main exits once (fx's app.Run would
+// call os.Exit itself).
+func Serve(ctx context.Context, opts fx.Option, stopTimeout time.Duration, started, stopping func()) error {
+	app := fx.New(opts)
+	if err := app.Err(); err != nil {
+		return fmt.Errorf("build app: %w", err)
+	}
+	startCtx, cancel := context.WithTimeout(ctx, StartTimeout)
+	defer cancel()
+	if err := app.Start(startCtx); err != nil {
+		return fmt.Errorf("start: %w", err)
+	}
+	started()
+	<-ctx.Done()
+	stopping()
+	stopCtx, cancelStop := context.WithTimeout(context.WithoutCancel(ctx), stopTimeout)
+	defer cancelStop()
+	return app.Stop(stopCtx)
+}

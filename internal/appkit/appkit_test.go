@@ -1,0 +1,53 @@
+package appkit_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/fx"
+
+	"github.com/july/template/internal/appkit"
+)
+
+func TestNewLoggerRedacts(t *testing.T) {
+	t.Parallel()
+
+	var buf bytes.Buffer
+	appkit.NewLogger(&buf, slog.LevelInfo).Info("login", "password", "hunter2", "user", "alice")
+	require.NotContains(t, buf.String(), "hunter2")
+	require.Contains(t, buf.String(), `"user":"alice"`)
+}
+
+func TestServeLifecycle(t *testing.T) {
+	t.Parallel()
+
+	var events []string
+	ctx, cancel := context.WithCancel(t.Context())
+	opts := fx.Options(fx.NopLogger, fx.Invoke(func(lc fx.Lifecycle) {
+		lc.Append(fx.Hook{
+			OnStart: func(context.Context) error { events = append(events, "start"); return nil },
+			OnStop:  func(context.Context) error { events = append(events, "stop"); return nil },
+		})
+	}))
+	err := appkit.Serve(ctx, opts, time.Second,
+		func() { events = append(events, "started"); cancel() },
+		func() { events = append(events, "stopping") })
+	require.NoError(t, err)
+	require.Equal(t, []string{"start", "started", "stopping", "stop"}, events)
+}
+
+func TestServeReportsStartFailure(t *testing.T) {
+	t.Parallel()
+
+	boom := errors.New("port taken")
+	opts := fx.Options(fx.NopLogger, fx.Invoke(func(lc fx.Lifecycle) {
+		lc.Append(fx.Hook{OnStart: func(context.Context) error { return boom }})
+	}))
+	err := appkit.Serve(t.Context(), opts, time.Second, func() { t.Error("started must not run") }, func() {})
+	require.ErrorIs(t, err, boom)
+}
