@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"mime/multipart"
 	"net/http"
@@ -15,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/july/template/adapters/http/idemhttp"
+	"github.com/july/template/core/idempotency"
 	"github.com/july/template/examples/devices"
 	"github.com/july/template/examples/topup"
 )
@@ -102,12 +102,10 @@ func exampleCalls(t *testing.T, a *apiApp, record func(*apiApp, req) response) [
 
 // holdIdemGuard holds, until the test ends, the Redis guard idemhttp takes
 // for (operation, principal, key), so a request with that key gets 409
-// IDEMPOTENCY_IN_PROGRESS. The name mirrors idemhttp's guardName; if it
-// drifts, the documented 409 is never produced and the contract test fails.
+// IDEMPOTENCY_IN_PROGRESS.
 func holdIdemGuard(t *testing.T, a *apiApp, operation, principal, key string) {
 	t.Helper()
-	h := sha256.Sum256([]byte(principal + "\x00" + key))
-	name := "idem:" + operation + ":" + hex.EncodeToString(h[:16])
+	name := idemhttp.GuardName(idemhttp.Key{Scope: idempotency.Scope{Principal: principal, Operation: operation}, RequestID: key})
 	ok, err := a.guard.Acquire(t.Context(), name, "contract-test", 10*time.Second)
 	require.NoError(t, err, "acquire guard %s", name)
 	require.True(t, ok, "guard %s is free", name)

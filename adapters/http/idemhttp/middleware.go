@@ -147,7 +147,7 @@ func (cfg *Config) key(c echo.Context) (Key, error) {
 // holds it; on a guard failure it logs and lets the request through, since
 // the database decides anyway.
 func (cfg *Config) acquire(ctx context.Context, key Key) (release func(), held bool) {
-	name, owner := guardName(key), rand.Text()
+	name, owner := GuardName(key), rand.Text()
 	ok, err := cfg.Guard.Acquire(ctx, name, owner, cfg.GuardTTL)
 	if err != nil {
 		httpx.Logger(ctx, cfg.Logger).WarnContext(ctx, "idempotency guard unavailable; the database decides",
@@ -168,9 +168,11 @@ func (cfg *Config) acquire(ctx context.Context, key Key) (release func(), held b
 	}, false
 }
 
-// guardName is "idem:<operation>:<hash of principal and key>": unambiguous
-// whatever the principal contains, and it keeps user ids out of Redis.
-func guardName(k Key) string {
+// GuardName is the Redis guard key the middleware takes for k:
+// "idem:<operation>:<hash of principal and key>", unambiguous whatever the
+// principal contains, and free of user ids. Operators and tests use it to
+// find or hold the guard of one request.
+func GuardName(k Key) string {
 	h := sha256.Sum256([]byte(k.Scope.Principal + "\x00" + k.RequestID))
 	return "idem:" + k.Scope.Operation + ":" + hex.EncodeToString(h[:16])
 }
