@@ -103,6 +103,8 @@ type apiApp struct {
 type appOpts struct {
 	// redisURL overrides the test Redis (e.g. a closed port).
 	redisURL string
+	// seed runs on the migrated database before the app starts.
+	seed func(t *testing.T, db *testinfra.DB)
 }
 
 // startAPI builds the app from the same options() main uses, with the
@@ -123,6 +125,9 @@ func startAPI(t *testing.T, o appOpts) *apiApp {
 	} else {
 		r := testinfra.NewRedis(t)
 		cfg.RedisURL, cfg.CachePrefix = r.URL, r.Prefix
+	}
+	if o.seed != nil {
+		o.seed(t, db)
 	}
 	a := &apiApp{db: db, logs: &syncBuffer{}}
 	app := fx.New(options(cfg, appkit.NewLogger(a.logs, cfg.LogLevel)), testKeys,

@@ -26,6 +26,7 @@ import (
 	"github.com/july/template/core/configsvc"
 	"github.com/july/template/core/ports"
 	"github.com/july/template/core/redaction"
+	"github.com/july/template/internal/syskeys"
 )
 
 // apiPrefix is where the authenticated API lives.
@@ -46,7 +47,7 @@ var accessPolicies = map[string]accesslog.RoutePolicy{
 
 var httpOptions = fx.Options(
 	fx.Provide(
-		fx.Annotate(newServer, fx.ParamTags(``, ``, ``, `group:"error_mappers"`, `group:"access_routes"`)),
+		fx.Annotate(newServer, fx.ParamTags(``, ``, ``, ``, `group:"error_mappers"`, `group:"access_routes"`)),
 		newGuard,
 		fx.Annotate(newAPIGroup, fx.ResultTags(`name:"api_v1"`)),
 		fx.Annotate(func() httpx.ErrorMapper { return configapi.MapError }, fx.ResultTags(`group:"error_mappers"`)),
@@ -65,7 +66,7 @@ var httpOptions = fx.Options(
 // Domain modules add their routes' access-log policies to the
 // `group:"access_routes"` value group (accesslog.Route); a route with no
 // entry gets the default policy.
-func newServer(cfg config, log *slog.Logger, metrics *prometheus.Registry, mappers []httpx.ErrorMapper, routes []accesslog.Route) (*echo.Echo, error) {
+func newServer(cfg config, log *slog.Logger, metrics *prometheus.Registry, store *postgres.ConfigStore, mappers []httpx.ErrorMapper, routes []accesslog.Route) (*echo.Echo, error) {
 	policies := make(map[string]accesslog.RoutePolicy, len(accessPolicies)+len(routes))
 	for path, p := range accessPolicies {
 		policies[path] = p
@@ -82,7 +83,7 @@ func newServer(cfg config, log *slog.Logger, metrics *prometheus.Registry, mappe
 	}
 	access := accesslog.New(accesslog.Config{
 		Logger:     log,
-		Redactor:   &redaction.Redactor{HashKey: cfg.AccessLogHashKey},
+		Redactor:   &redaction.Redactor{HashKey: cfg.AccessLogHashKey, MaxBytes: bodyCap(store, log)},
 		Routes:     policies,
 		Failures:   failures,
 		UserIDFunc: auth.UserID,
@@ -151,4 +152,20 @@ func startHTTP(lc fx.Lifecycle, cfg config, e *echo.Echo, log *slog.Logger) {
 			return e.Shutdown(ctx)
 		},
 	})
+}
+
+// bodyCap is the access log's per-body cap after redaction, from the
+// registered key http.access_log.body_cap_bytes, read once at start (a
+// change applies on restart); its registered default is 50 KB.
+func bodyCap(store *postgres.ConfigStore, log *slog.Logger) int {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	v, alert, err := syskeys.Startup(ctx, store, syskeys.AccessLogBodyBytes)
+	if alert != nil {
+		log.Error(alert.Message, "alert_code", alert.Code, "config_key", alert.Key, "component", "access-log")
+	}
+	if err != nil || v.Int() <= 0 {
+		return redaction.DefaultMaxBytes
+	}
+	return int(v.Int())
 }

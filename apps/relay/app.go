@@ -23,6 +23,7 @@ import (
 	"github.com/july/template/core/relay"
 	"github.com/july/template/examples"
 	"github.com/july/template/internal/appkit"
+	"github.com/july/template/internal/syskeys"
 )
 
 // Domains adds the service's consumers to the relay, one fx option each
@@ -35,7 +36,7 @@ func serve(ctx context.Context, cfg config, stdout io.Writer) error {
 	log := appkit.NewLogger(stdout, cfg.LogLevel)
 	return appkit.Serve(ctx, options(cfg, log), 30*time.Second,
 		func() {
-			log.Info("relay started", "owner", cfg.Owner, "loops", cfg.Loops, "batch_size", cfg.BatchSize, "admin_addr", cfg.AdminAddr)
+			log.Info("relay started", "owner", cfg.Owner, "loops", cfg.Loops, "admin_addr", cfg.AdminAddr)
 		},
 		func() { log.Info("relay stopping: finishing in-flight batches") })
 }
@@ -100,7 +101,11 @@ func newOutboxStore(lc fx.Lifecycle, cfg config) (*postgres.OutboxStore, error) 
 	return postgres.NewOutboxStore(db, postgres.OutboxConfig{})
 }
 
-func newRelay(cfg config, store *postgres.OutboxStore, pub ports.Publisher, clock ports.Clock, reg *prometheus.Registry, log *slog.Logger) (*relay.Relay, error) {
+func newRelay(cfg config, db *bun.DB, store *postgres.OutboxStore, pub ports.Publisher, clock ports.Clock, reg *prometheus.Registry, log *slog.Logger) (*relay.Relay, error) {
+	cfg, err := withSystemConfig(cfg, db, log)
+	if err != nil {
+		return nil, err
+	}
 	red := &redaction.Redactor{}
 	return relay.New(store, pub, clock, relay.Config{
 		Owner:        cfg.Owner,
@@ -115,6 +120,46 @@ func newRelay(cfg config, store *postgres.OutboxStore, pub ports.Publisher, cloc
 		RandFunc:   rand.Float64,
 		RedactFunc: func(s string) string { return outbox.SafeMessage(red.RedactText(s)) },
 	})
+}
+
+// withSystemConfig fills the tuning the environment left unset from the
+// registered system-config keys (internal/syskeys), read once at start: an
+// operator changes them through the config API and restarts the relay, or
+// pins them with the environment, which wins.
+func withSystemConfig(cfg config, db *bun.DB, log *slog.Logger) (config, error) {
+	store, err := postgres.NewConfigStore(db, postgres.NewOutboxAuditWriter(postgres.AuditConfig{}))
+	if err != nil {
+		return cfg, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	read := func(key string) (int64, error) {
+		v, alert, err := syskeys.Startup(ctx, store, key)
+		if alert != nil {
+			log.Error(alert.Message, "alert_code", alert.Code, "config_key", alert.Key, "component", "relay")
+		}
+		return v.Int(), err
+	}
+	for _, f := range []struct {
+		key   string
+		unset bool
+		set   func(int64)
+	}{
+		{syskeys.RelayBatchSize, cfg.BatchSize == 0, func(n int64) { cfg.BatchSize = int(n) }},
+		{syskeys.RelayLeaseTTL, cfg.LeaseTTL == 0, func(n int64) { cfg.LeaseTTL = time.Duration(n) * time.Second }},
+		{syskeys.RelayMaxAttempts, cfg.MaxAttempts == 0, func(n int64) { cfg.MaxAttempts = int(n) }},
+	} {
+		if !f.unset {
+			continue
+		}
+		n, err := read(f.key)
+		if err != nil {
+			return cfg, err
+		}
+		f.set(n)
+	}
+	log.Info("relay tuning", "batch_size", cfg.BatchSize, "lease_ttl", cfg.LeaseTTL.String(), "max_attempts", cfg.MaxAttempts)
+	return cfg, nil
 }
 
 // newDeadLetter is the worker's queue.DeadLetterFunc (see

@@ -16,10 +16,12 @@ const envHelp = `  DATABASE_URL         postgres URL (required)
   ADMIN_ADDR           health and /metrics listener (default :9090)
   RELAY_OWNER          lease owner id (default relay-<host>-<pid>)
   RELAY_LOOPS          concurrent claim loops, 1..64 (default 2)
-  RELAY_BATCH_SIZE     rows per claim, 1..1000 (default 500)
-  RELAY_LEASE_TTL      lease length (default 30s)
+  RELAY_BATCH_SIZE     rows per claim, 1..1000 (default: system config
+                       relay.delivery.batch_size, read at start; 500)
+  RELAY_LEASE_TTL      lease length (default: relay.delivery.lease_ttl_seconds; 30s)
   RELAY_POLL_INTERVAL  idle poll when no NOTIFY arrives (default 500ms)
-  RELAY_MAX_ATTEMPTS   delivery attempts before an event fails (default 10)
+  RELAY_MAX_ATTEMPTS   delivery attempts before an event fails
+                       (default: relay.delivery.max_attempts; 10)
   OUTBOX_RETENTION     keep delivered events this long, then delete (default 0 = off; >= 1h)
   ASYNQ_QUEUE          queue for outbox envelopes, also for outbox replay (default "default")
   WORKER_CONCURRENCY   Asynq worker goroutines, 1..1000 (default 10)
@@ -53,10 +55,10 @@ func loadConfig(getenv func(string) string) (config, error) {
 		AdminAddr:         r.Addr("ADMIN_ADDR", ":9090"),
 		Owner:             r.String("RELAY_OWNER", fmt.Sprintf("relay-%s-%d", host, os.Getpid())),
 		Loops:             r.Int("RELAY_LOOPS", 2, 1, 64),
-		BatchSize:         r.Int("RELAY_BATCH_SIZE", 500, 1, 1000),
-		LeaseTTL:          r.Duration("RELAY_LEASE_TTL", 30*time.Second, time.Second, time.Hour),
+		BatchSize:         r.Int("RELAY_BATCH_SIZE", 0, 1, 1000),
+		LeaseTTL:          r.Duration("RELAY_LEASE_TTL", 0, time.Second, time.Hour),
 		PollInterval:      r.Duration("RELAY_POLL_INTERVAL", 500*time.Millisecond, time.Millisecond, time.Minute),
-		MaxAttempts:       r.Int("RELAY_MAX_ATTEMPTS", 10, 1, 100),
+		MaxAttempts:       r.Int("RELAY_MAX_ATTEMPTS", 0, 1, 100),
 		Queue:             r.String("ASYNQ_QUEUE", "default"),
 		WorkerConcurrency: r.Int("WORKER_CONCURRENCY", 10, 1, 1000),
 		WorkerEnabled:     r.Bool("WORKER_ENABLED", true),

@@ -5,6 +5,11 @@
 package syskeys
 
 import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/july/template/core/ports"
 	"github.com/july/template/core/sysconfig"
 )
 
@@ -34,3 +39,28 @@ func Specs() []sysconfig.Spec {
 
 // Register adds the template's keys to reg.
 func Register(reg *sysconfig.Registry) error { return reg.Register(Specs()...) }
+
+// Startup reads one of the template's keys once, at process start: the
+// stored value when it parses and is in range, else the registered default
+// (unreachable database, no row, broken row), with an alert describing why.
+// Processes that read a key this way apply a change on restart.
+func Startup(ctx context.Context, store ports.ConfigStore, key string) (sysconfig.Value, *sysconfig.Alert, error) {
+	reg := sysconfig.NewRegistry()
+	if err := Register(reg); err != nil {
+		return sysconfig.Value{}, nil, err
+	}
+	spec, ok := reg.Lookup(key)
+	if !ok {
+		return sysconfig.Value{}, nil, fmt.Errorf("read %q at start: %w", key, sysconfig.ErrKeyNotRegistered)
+	}
+	row, err := store.Get(ctx, key)
+	switch {
+	case errors.Is(err, ports.ErrNotFound):
+		return sysconfig.Resolve(spec, nil, nil).Value, nil, nil
+	case err != nil:
+		res := sysconfig.ResolveUnavailable(spec, nil)
+		return res.Value, res.Alert, nil
+	}
+	res := sysconfig.Resolve(spec, &row, nil)
+	return res.Value, res.Alert, nil
+}

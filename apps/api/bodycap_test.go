@@ -1,0 +1,56 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/july/template/adapters/postgres"
+	"github.com/july/template/contracttests/testinfra"
+	"github.com/july/template/core/ports"
+	"github.com/july/template/core/sysconfig"
+	"github.com/july/template/internal/syskeys"
+)
+
+// TestAccessLogBodyCapComesFromSystemConfig: the registered key
+// http.access_log.body_cap_bytes, read at start, caps every logged body
+// after redaction.
+func TestAccessLogBodyCapComesFromSystemConfig(t *testing.T) {
+	t.Parallel()
+
+	a := startAPI(t, appOpts{seed: func(t *testing.T, db *testinfra.DB) {
+		store, err := postgres.NewConfigStore(db.Bun, postgres.NewOutboxAuditWriter(postgres.AuditConfig{}))
+		require.NoError(t, err)
+		reg := sysconfig.NewRegistry()
+		require.NoError(t, syskeys.Register(reg))
+		spec, _ := reg.Lookup(syskeys.AccessLogBodyBytes)
+		_, err = store.Apply(t.Context(), sysconfig.Plan{Spec: spec, NewText: "2048", NewVersion: 1},
+			ports.AuditRecord{Action: "config.update", ResourceType: "system_config", ResourceID: spec.Key, Outcome: "accepted"}, time.Now())
+		require.NoError(t, err)
+	}})
+	items := strings.TrimSuffix(strings.Repeat(`{"sku":"SKU-0001","qty":1},`, 400), ",")
+	body := `{"amount_cents":100,"channel":"wechat","items":[` + items + `]}`
+	a.send(req{method: "POST", path: "/api/v1/topups", token: token(t, "agent-cap", "agent"), body: body,
+		header: map[string]string{"Idempotency-Key": "cap-test-0001"}})
+
+	var found bool
+	for _, line := range strings.Split(a.logs.String(), "\n") {
+		var entry struct {
+			Msg string `json:"msg"`
+			Req struct {
+				Text      string `json:"text"`
+				Truncated bool   `json:"truncated"`
+			} `json:"req"`
+		}
+		if json.Unmarshal([]byte(line), &entry) != nil || entry.Msg != "access" || entry.Req.Text == "" {
+			continue
+		}
+		found = true
+		require.True(t, entry.Req.Truncated, "a 10 KB body is over the 2 KB cap: %s", line)
+		require.LessOrEqual(t, len(entry.Req.Text), 2048, "the cap comes from the stored key")
+	}
+	require.True(t, found, "an access line with the request body: %s", a.logs.String())
+}

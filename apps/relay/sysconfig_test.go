@@ -1,0 +1,42 @@
+package main
+
+import (
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/july/template/adapters/postgres"
+	"github.com/july/template/contracttests/testinfra"
+	"github.com/july/template/core/ports"
+	"github.com/july/template/core/sysconfig"
+	"github.com/july/template/internal/syskeys"
+)
+
+// TestTuningComesFromSystemConfigUnlessPinned: the relay reads its
+// registered keys at start; an environment variable pins a value.
+func TestTuningComesFromSystemConfigUnlessPinned(t *testing.T) {
+	t.Parallel()
+
+	db := testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.Migrate})
+	store, err := postgres.NewConfigStore(db.Bun, postgres.NewOutboxAuditWriter(postgres.AuditConfig{}))
+	require.NoError(t, err)
+	reg := sysconfig.NewRegistry()
+	require.NoError(t, syskeys.Register(reg))
+	spec, _ := reg.Lookup(syskeys.RelayBatchSize)
+	_, err = store.Apply(t.Context(), sysconfig.Plan{Spec: spec, NewText: "123", NewVersion: 1},
+		ports.AuditRecord{Action: "config.update", ResourceType: "system_config", ResourceID: spec.Key, Outcome: "accepted"}, time.Now())
+	require.NoError(t, err)
+
+	log := slog.New(slog.DiscardHandler)
+	got, err := withSystemConfig(config{}, db.Bun, log)
+	require.NoError(t, err)
+	require.Equal(t, 123, got.BatchSize, "the stored key applies")
+	require.Equal(t, 30*time.Second, got.LeaseTTL, "a key without a row takes its registered default")
+	require.Equal(t, 10, got.MaxAttempts)
+
+	got, err = withSystemConfig(config{BatchSize: 7}, db.Bun, log)
+	require.NoError(t, err)
+	require.Equal(t, 7, got.BatchSize, "RELAY_BATCH_SIZE pins the value")
+}
