@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/fx"
 
+	"github.com/july/template/adapters/http/httpx"
 	"github.com/july/template/internal/appkit"
 )
 
@@ -50,4 +51,21 @@ func TestServeReportsStartFailure(t *testing.T) {
 	}))
 	err := appkit.Serve(t.Context(), opts, time.Second, func() { t.Error("started must not run") }, func() {})
 	require.ErrorIs(t, err, boom)
+}
+
+func TestNewLoggerAddsContextIDsOnce(t *testing.T) {
+	t.Parallel()
+
+	var buf bytes.Buffer
+	log := appkit.NewLogger(&buf, slog.LevelInfo)
+	ctx := httpx.WithRequestID(t.Context(), "req-12345678")
+	log.InfoContext(ctx, "plain")
+	httpx.Logger(ctx, log).InfoContext(ctx, "already tagged")
+	log.Info("no context ids")
+
+	lines := bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n"))
+	require.Len(t, lines, 3)
+	require.Equal(t, 1, bytes.Count(lines[0], []byte(`"request_id":"req-12345678"`)), "%s", lines[0])
+	require.Equal(t, 1, bytes.Count(lines[1], []byte(`"request_id"`)), "never twice: %s", lines[1])
+	require.NotContains(t, string(lines[2]), "request_id")
 }
