@@ -50,10 +50,18 @@ CREATE INDEX ix_outbox_event_correlation ON tb_outbox_event (correlation_id);
 
 -- One NOTIFY per inserting statement (not per row) wakes LISTENing relays;
 -- the relay still polls, so a lost notification only delays delivery.
+-- NOTIFY serialises committing transactions on a global lock, so a session
+-- that values write throughput over wake-up latency (a bulk import, a
+-- write-heavy service) turns it off with the setting outbox.notify = off
+-- (e.g. options=-c%20outbox.notify%3Doff in its DATABASE_URL, or
+-- ALTER ROLE/DATABASE ... SET outbox.notify = off); its events then wait
+-- for the relay's next poll.
 CREATE FUNCTION fn_outbox_event_notify() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
-    PERFORM pg_notify('outbox_event', '');
+    IF coalesce(current_setting('outbox.notify', true), '') <> 'off' THEN
+        PERFORM pg_notify('outbox_event', '');
+    END IF;
     RETURN NULL;
 END
 $$;
