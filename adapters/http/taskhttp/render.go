@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -18,20 +19,38 @@ import (
 // already made for the task (see the package doc).
 const PollParam = "poll"
 
-// PollsSoFar returns the ?poll= count of c, or 0 when it is missing,
-// malformed or negative.
+// PollsSoFar returns the ?poll= count of c, or -1 when it is missing,
+// malformed or negative; Render then derives the step from how long the
+// task has been unchanged.
 func PollsSoFar(c echo.Context) int {
 	n, err := strconv.Atoi(c.QueryParam(PollParam))
 	if err != nil || n < 0 {
-		return 0
+		return -1
 	}
 	return n
+}
+
+// pollsSince maps how long a task has been unchanged to the poll step a
+// client that counts its polls would be at: the 2 s, 3 s, 5 s, 10 s
+// sequence then follows without client state, and a task that keeps
+// changing keeps the short interval.
+func pollsSince(updated, now time.Time) int {
+	switch age := now.Sub(updated); {
+	case age < 2*time.Second:
+		return 0
+	case age < 5*time.Second:
+		return 1
+	case age < 10*time.Second:
+		return 2
+	}
+	return 3
 }
 
 // Render writes t as a tasks.View JSON body with status 200. It always sets
 // ETag (a strong hash of the body), Cache-Control: private, no-cache (per-user; clients
 // revalidate every poll) and, while t is not terminal, Retry-After from
-// tasks.PollHint(t.Status, pollsSoFar). When the request's If-None-Match
+// tasks.PollHint(t.Status, pollsSoFar) (a negative pollsSoFar: from how
+// long t has been unchanged). When the request's If-None-Match
 // matches the ETag it answers 304 with the same headers and no body.
 func Render(c echo.Context, t tasks.Task, pollsSoFar int) error {
 	body, err := json.Marshal(t.View())
@@ -42,6 +61,9 @@ func Render(c echo.Context, t tasks.Task, pollsSoFar int) error {
 	h := c.Response().Header()
 	h.Set("ETag", tag)
 	h.Set(echo.HeaderCacheControl, "private, no-cache")
+	if pollsSoFar < 0 {
+		pollsSoFar = pollsSince(t.UpdatedAt, time.Now())
+	}
 	if d, ok := tasks.PollHint(t.Status, pollsSoFar); ok {
 		h.Set(echo.HeaderRetryAfter, tasks.RetryAfterSeconds(d))
 	}

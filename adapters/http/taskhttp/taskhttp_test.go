@@ -265,3 +265,22 @@ func TestTaskPageRequestOffset(t *testing.T) {
 	require.Equal(t, a, taskhttp.ETag([]byte(`{"status":1}`)), "the same body has the same ETag")
 	require.NotEqual(t, a, b, "different bodies have different ETags")
 }
+
+func TestTaskRenderRetryAfterWithoutPollFollowsTaskAge(t *testing.T) {
+	t.Parallel()
+
+	for _, tc := range []struct {
+		age  time.Duration
+		want string
+	}{
+		{0, "2"}, {3 * time.Second, "3"}, {7 * time.Second, "5"}, {time.Minute, "10"},
+	} {
+		tk := taskIn(t, "aging", tasks.Processing)
+		tk.UpdatedAt = time.Now().Add(-tc.age)
+		f := newFixture(t, tk)
+		res, body := f.get(t, "/tasks/aging", nil)
+		require.Equal(t, http.StatusOK, res.StatusCode, "%s", body)
+		require.Equal(t, tc.want, res.Header.Get("Retry-After"),
+			"rule: without ?poll the hint follows how long the task has been unchanged (%s)", tc.age)
+	}
+}
