@@ -376,7 +376,7 @@ func TestRedisDown(t *testing.T) {
 
 	require.Equal(t, 1.0, a.counter(t, "config_alerts_total", "code", configsvc.CodeInvalidationFailed))
 	var alert map[string]any
-	for _, l := range a.logs.lines(t) {
+	for _, l := range a.logs.Lines(t) {
 		if l["alert_code"] == configsvc.CodeInvalidationFailed {
 			alert = l
 		}

@@ -1,14 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -56,39 +54,6 @@ var testKeys = fx.Invoke(func(reg *sysconfig.Registry) error {
 	)
 })
 
-// syncBuffer is the captured log output; the server writes from many goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// lines returns the JSON log lines.
-func (b *syncBuffer) lines(t *testing.T) []map[string]any {
-	t.Helper()
-	var out []map[string]any
-	for _, l := range strings.Split(strings.TrimSpace(b.String()), "\n") {
-		if l == "" {
-			continue
-		}
-		var m map[string]any
-		require.NoError(t, json.Unmarshal([]byte(l), &m), "log line %q", l)
-		out = append(out, m)
-	}
-	return out
-}
-
 // apiApp is one running API on a private database and Redis prefix.
 type apiApp struct {
 	url     string
@@ -97,7 +62,7 @@ type apiApp struct {
 	metrics *prometheus.Registry
 	echo    *echo.Echo
 	guard   ports.Guard
-	logs    *syncBuffer
+	logs    *testinfra.LogBuffer
 }
 
 type appOpts struct {
@@ -129,7 +94,7 @@ func startAPI(t *testing.T, o appOpts) *apiApp {
 	if o.seed != nil {
 		o.seed(t, db)
 	}
-	a := &apiApp{db: db, logs: &syncBuffer{}}
+	a := &apiApp{db: db, logs: &testinfra.LogBuffer{}}
 	app := fx.New(options(cfg, appkit.NewLogger(a.logs, cfg.LogLevel)), testKeys,
 		fx.Populate(&a.svc, &a.metrics, &a.echo, &a.guard))
 	require.NoError(t, app.Err())

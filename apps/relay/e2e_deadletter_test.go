@@ -19,6 +19,8 @@ import (
 	relay "github.com/july/template/apps/relay"
 	"github.com/july/template/core/outbox"
 	"github.com/july/template/core/ports"
+
+	"github.com/july/template/contracttests/testinfra"
 )
 
 // A consumer that gives up on a delivered event marks it failed
@@ -46,7 +48,7 @@ func TestE2EConsumerFailureIsDeadLetteredAndReplayed(t *testing.T) {
 		broken atomic.Bool
 		mu     sync.Mutex
 		calls  int
-		logs   syncBuffer
+		logs   testinfra.LogBuffer
 	)
 	broken.Store(true)
 	failures := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "outbox_consumer_failures_total"}, []string{"event_type"})

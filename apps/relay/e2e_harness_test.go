@@ -234,13 +234,13 @@ type consumer struct {
 	mu         sync.Mutex
 	deliveries map[string]int // event_id -> handler calls
 	audits     int
-	logs       *syncBuffer
+	logs       *testinfra.LogBuffer
 }
 
 // startConsumer runs a worker on w's queue until the test ends.
 func (w *world) startConsumer() *consumer {
 	w.t.Helper()
-	c := &consumer{deliveries: map[string]int{}, logs: &syncBuffer{}}
+	c := &consumer{deliveries: map[string]int{}, logs: &testinfra.LogBuffer{}}
 	log := slog.New(slog.NewJSONHandler(c.logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	opt, err := asynq.ParseRedisURI(w.redisURL)
 	require.NoError(w.t, err)
@@ -295,7 +295,7 @@ type relayProc struct {
 	name  string
 	cmd   *exec.Cmd
 	admin string // host:port of the admin server
-	logs  *syncBuffer
+	logs  *testinfra.LogBuffer
 	done  chan struct{}
 	err   error // Wait's result, set before done closes
 }
@@ -312,7 +312,7 @@ func (w *world) startRelay(name string, env ...string) *relayProc {
 // spawnRelay starts the process without waiting for it.
 func (w *world) spawnRelay(name, redisURL string, env ...string) *relayProc {
 	w.t.Helper()
-	p := &relayProc{t: w.t, name: name, admin: freeAddr(w.t), logs: &syncBuffer{}, done: make(chan struct{})}
+	p := &relayProc{t: w.t, name: name, admin: freeAddr(w.t), logs: &testinfra.LogBuffer{}, done: make(chan struct{})}
 	p.cmd = exec.Command(relayBin)
 	p.cmd.Env = append([]string{
 		"PATH=" + os.Getenv("PATH"),
@@ -490,23 +490,4 @@ func blackHole(t *testing.T) string {
 		}
 	})
 	return "redis://" + l.Addr().String() + "/0"
-}
-
-// syncBuffer is a bytes.Buffer safe for a child process's output copier
-// and concurrent readers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -40,7 +40,7 @@ type env struct {
 	db    *bun.DB
 	srv   *httptest.Server
 	redis *testinfra.Redis
-	logs  *syncBuffer
+	logs  *testinfra.LogBuffer
 	log   *slog.Logger
 	clock *fakeClock
 }
@@ -53,7 +53,7 @@ func newEnv(t *testing.T, relay bool) *env {
 	v := &env{
 		db:    testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.MigrateWith(devices.MigrationsFS)}).Bun,
 		redis: testinfra.NewRedis(t),
-		logs:  &syncBuffer{},
+		logs:  &testinfra.LogBuffer{},
 		clock: &fakeClock{now: time.Now().UTC()},
 	}
 	v.log = slog.New(slog.NewJSONHandler(v.logs, nil))
@@ -272,22 +272,4 @@ func (c *fakeClock) Advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.now = c.now.Add(d)
-}
-
-// syncBuffer is an io.Writer safe for concurrent log writers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

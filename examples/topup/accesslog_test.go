@@ -32,7 +32,7 @@ func TestAccessLogKeepsPayURLOut(t *testing.T) {
 	sign := u.Query().Get("sign")
 	require.Len(t, sign, 64)
 
-	lines := e.logs.lines(t, "access")
+	lines := e.logs.Records(t, "access")
 	require.Len(t, lines, 3, "logs:\n%s", e.logs.String())
 	wantIDs := []string{"topup-req-0900", "topup-req-0900", "topup-req-0901"}
 	wantRoutes := []string{"/api/v1/topups", "/api/v1/topups", "/api/v1/topups/:id"}

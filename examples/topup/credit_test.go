@@ -39,7 +39,7 @@ func TestEndToEndCreditsOnceDespiteDuplicateDelivery(t *testing.T) {
 	require.Equal(t, 1, e.count(t, "ex_topup_ledger", "order_id = ?", o.TopupID))
 
 	// The consumer's log line carries the chain's ids.
-	credited := e.logs.lines(t, "topup credited")
+	credited := e.logs.Records(t, "topup credited")
 	require.Len(t, credited, 1, "logs:\n%s", e.logs.String())
 	require.Equal(t, env.RequestID, credited[0]["request_id"])
 	require.Equal(t, env.CorrelationID, credited[0]["correlation_id"])
@@ -55,7 +55,7 @@ func TestEndToEndCreditsOnceDespiteDuplicateDelivery(t *testing.T) {
 
 	require.Equal(t, wallet, e.walletRow(t, "agent-1"), "rule: a duplicate delivery changes nothing")
 	require.Equal(t, 1, e.count(t, "ex_topup_ledger", ""))
-	require.Len(t, e.logs.lines(t, "topup already credited; duplicate delivery ignored"), 1)
+	require.Len(t, e.logs.Records(t, "topup already credited; duplicate delivery ignored"), 1)
 
 	view := decodeWallet(t, e.do(t, req{method: http.MethodGet, path: "/api/v1/wallets/me", agent: "agent-1"}))
 	require.Equal(t, "agent-1", view.AgentID)
@@ -161,7 +161,7 @@ func TestCreditRetriesOnVersionConflict(t *testing.T) {
 	wallet := e.walletRow(t, "agent-1")
 	require.EqualValues(t, 1500+7+200, wallet.BalanceCents, "rule: neither write is lost")
 	require.EqualValues(t, 3, wallet.Version)
-	require.Len(t, e.logs.lines(t, "topup wallet version conflict; re-reading"), 1, "logs:\n%s", e.logs.String())
+	require.Len(t, e.logs.Records(t, "topup wallet version conflict; re-reading"), 1, "logs:\n%s", e.logs.String())
 	require.Equal(t, topup.StatusCredited, e.orderStatus(t, second.TopupID))
 }
 

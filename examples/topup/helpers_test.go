@@ -1,7 +1,6 @@
 package topup_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,7 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -50,7 +48,7 @@ type env struct {
 	db    *bun.DB
 	redis *testinfra.Redis
 	srv   *httptest.Server
-	logs  *syncBuffer // the server's log, JSON lines
+	logs  *testinfra.LogBuffer // the server's log, JSON lines
 	cred  *topup.Crediter
 }
 
@@ -67,7 +65,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 		require.NoError(t, err)
 		o.guard = g
 	}
-	logs := &syncBuffer{}
+	logs := &testinfra.LogBuffer{}
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{ReplaceAttr: redaction.ReplaceAttr}))
 
 	links, err := topup.NewPayLinks(topup.DefaultPayBaseURL, []byte("pay-link-test-key-0123456789abcdef"))
@@ -289,39 +287,4 @@ func downGuard(t *testing.T) ports.Guard {
 	g, err := redis.NewGuard(c, redis.GuardConfig{Timeout: 300 * time.Millisecond})
 	require.NoError(t, err)
 	return g
-}
-
-// syncBuffer is an io.Writer safe for the server goroutines and the test.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// lines returns the JSON log records whose msg is msg.
-func (b *syncBuffer) lines(t *testing.T, msg string) []map[string]any {
-	t.Helper()
-	var out []map[string]any
-	for line := range strings.SplitSeq(strings.TrimSpace(b.String()), "\n") {
-		if line == "" {
-			continue
-		}
-		var rec map[string]any
-		require.NoError(t, json.Unmarshal([]byte(line), &rec), "log line %q", line)
-		if rec["msg"] == msg {
-			out = append(out, rec)
-		}
-	}
-	return out
 }

@@ -16,6 +16,8 @@ import (
 
 	"github.com/july/template/adapters/asynq/queue"
 	"github.com/july/template/core/outbox"
+
+	"github.com/july/template/contracttests/testinfra"
 )
 
 // deadLetters records DeadLetterFunc calls by task id.
@@ -70,7 +72,7 @@ func startDeadLetterWorker(t *testing.T, h *harness, dl queue.DeadLetterFunc, lo
 func TestDeadLetterFuncOnFinalFailureOnly(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	var logs syncBuffer
+	var logs testinfra.LogBuffer
 	dl := &deadLetters{calls: map[string][]string{}}
 	permID, transID, revokeID, afterPanicID := uuid.NewString(), uuid.NewString(), uuid.NewString(), uuid.NewString()
 	transientCalls := startDeadLetterWorker(t, h, dl.fn(permID), slog.New(slog.NewJSONHandler(&logs, nil)))
@@ -109,8 +111,8 @@ func TestDeadLetterFuncOnFinalFailureOnly(t *testing.T) {
 	require.Len(t, dl.of(permID), 1, "exactly once")
 	require.Len(t, dl.of(transID), 1, "exactly once")
 
-	failed := logs.lines(t, "asynq queue: task failed")
+	failed := logs.Records(t, "asynq queue: task failed")
 	require.Len(t, failed, 5, "one line per failed attempt: %s", logs.String()) // perm, 2x trans, revoke, afterPanic
 	require.NotContains(t, logs.String(), "s3cr3t-value", "handler errors are redacted before logging")
-	require.Len(t, logs.lines(t, "asynq queue: dead-letter func panicked; the failure is only in asynq's archive"), 1, "logs: %s", logs.String())
+	require.Len(t, logs.Records(t, "asynq queue: dead-letter func panicked; the failure is only in asynq's archive"), 1, "logs: %s", logs.String())
 }

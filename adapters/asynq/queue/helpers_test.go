@@ -1,15 +1,11 @@
 package queue_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
 	"slices"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -114,41 +110,6 @@ func envelope(t *testing.T, eventType string, p orderPlaced) outbox.Envelope {
 		OccurredAt:     time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC),
 		Payload:        b,
 	}
-}
-
-// syncBuffer is an io.Writer safe for the worker goroutines and the test.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// lines returns the JSON log records whose msg is msg.
-func (b *syncBuffer) lines(t *testing.T, msg string) []map[string]any {
-	t.Helper()
-	var out []map[string]any
-	for _, line := range strings.Split(strings.TrimSpace(b.String()), "\n") {
-		if line == "" {
-			continue
-		}
-		var rec map[string]any
-		require.NoError(t, json.Unmarshal([]byte(line), &rec), "log line %q", line)
-		if rec["msg"] == msg {
-			out = append(out, rec)
-		}
-	}
-	return out
 }
 
 func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

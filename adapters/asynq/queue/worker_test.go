@@ -14,12 +14,14 @@ import (
 
 	"github.com/july/template/adapters/asynq/queue"
 	"github.com/july/template/core/outbox"
+
+	"github.com/july/template/contracttests/testinfra"
 )
 
 func TestHandleDecodesTypedPayloadAndEnrichesLogs(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	var logs syncBuffer
+	var logs testinfra.LogBuffer
 	logger := slog.New(slog.NewJSONHandler(&logs, nil))
 	type delivery struct {
 		env     outbox.Envelope
@@ -50,7 +52,7 @@ func TestHandleDecodesTypedPayloadAndEnrichesLogs(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("handler never called")
 	}
-	lines := logs.lines(t, "order handled")
+	lines := logs.Records(t, "order handled")
 	require.Len(t, lines, 1, "logs: %s", logs.String())
 	for k, want := range map[string]string{
 		"request_id": env.RequestID, "correlation_id": env.CorrelationID,
@@ -67,7 +69,7 @@ func TestHandleDecodesTypedPayloadAndEnrichesLogs(t *testing.T) {
 func TestDoubleMarshalledEnvelopeNeverReachesHandler(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	var logs syncBuffer
+	var logs testinfra.LogBuffer
 	logger := slog.New(slog.NewJSONHandler(&logs, nil))
 	var calls atomic.Int32
 	mux, err := queue.NewMux(logger, []queue.Consumer{{
@@ -110,7 +112,7 @@ func TestDoubleMarshalledEnvelopeNeverReachesHandler(t *testing.T) {
 	}
 	require.Zero(t, calls.Load(), "the typed handler must never see a double-marshalled payload")
 
-	warns := logs.lines(t, "asynq queue: dropped task with malformed envelope")
+	warns := logs.Records(t, "asynq queue: dropped task with malformed envelope")
 	require.Len(t, warns, len(tests), "logs: %s", logs.String())
 	ids := []any{warns[0]["task_id"], warns[1]["task_id"]}
 	require.ElementsMatch(t, []any{env.EventID, innerTwice.EventID}, ids)

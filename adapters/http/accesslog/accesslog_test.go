@@ -21,6 +21,8 @@ import (
 	"github.com/july/template/adapters/http/auth"
 	"github.com/july/template/adapters/http/httpx"
 	"github.com/july/template/core/redaction"
+
+	"github.com/july/template/contracttests/testinfra"
 )
 
 const (
@@ -51,7 +53,7 @@ var routes = map[string]accesslog.RoutePolicy{
 
 type bundle struct {
 	url      string
-	logs     *logSink
+	logs     *testinfra.LogBuffer
 	failures prometheus.Counter
 	release  chan struct{}
 	download []byte
@@ -59,7 +61,7 @@ type bundle struct {
 
 func setup(t *testing.T, red accesslog.Redactor) *bundle {
 	t.Helper()
-	b := &bundle{logs: &logSink{}, failures: accesslog.NewFailureCounter(), release: make(chan struct{})}
+	b := &bundle{logs: &testinfra.LogBuffer{}, failures: accesslog.NewFailureCounter(), release: make(chan struct{})}
 	log := newLogger(b.logs)
 	mw := accesslog.New(accesslog.Config{
 		Logger: log, Redactor: red, Routes: routes, CaptureBytes: 80 << 10,
@@ -360,7 +362,7 @@ func TestMatrix(t *testing.T) {
 	}
 	got := b.downloadAndCheck(t)
 
-	out, decoded := b.logs.String(), b.logs.decoded(t)
+	out, decoded := b.logs.String(), decoded(t, b.logs)
 	for _, secret := range []string{password, access, refresh, signature, nonce, payURL, "sign=zzz", encrypted,
 		fileBytes, tmpCred, apiKey, sessionID, "6222020202020202", "payroll", "654321", got.token} {
 		requireAbsent(t, out, secret)
@@ -368,7 +370,7 @@ func TestMatrix(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.req.id, func(t *testing.T) {
-			l := b.logs.line(t, "access", tt.req.id)
+			l := line(t, b.logs, "access", tt.req.id)
 			require.Equal(t, "INFO", l["level"])
 			require.Equal(t, tt.req.method, l["method"])
 			require.Equal(t, float64(tt.status), l["status"])
@@ -383,14 +385,14 @@ func TestMatrix(t *testing.T) {
 		})
 	}
 	t.Run("medium body is redacted then cut at 50 KiB", func(t *testing.T) {
-		l := b.logs.line(t, "access", "case-echo-oversized")
+		l := line(t, b.logs, "access", "case-echo-oversized")
 		text, _ := field(l, "req.text").(string)
 		require.LessOrEqual(t, len(text), 50<<10)
 		require.Greater(t, len(text), 40<<10)
 		require.Contains(t, text, `"name":"item-0000","password":"[REDACTED]"`)
 	})
 	t.Run("download", func(t *testing.T) {
-		l := b.logs.line(t, "access", "case-download")
+		l := line(t, b.logs, "access", "case-download")
 		require.Equal(t, "summary", field(l, "resp.mode"))
 		require.Equal(t, float64(2<<20), field(l, "resp.size"))
 		require.Equal(t, "application/octet-stream", field(l, "resp.summary.content_type"))

@@ -8,6 +8,8 @@ import (
 
 	"github.com/july/template/adapters/http/accesslog"
 	"github.com/july/template/core/redaction"
+
+	"github.com/july/template/contracttests/testinfra"
 )
 
 // panicking is a redactor with a bug: it panics, quoting the body.
@@ -54,7 +56,7 @@ func TestRedactionFailure(t *testing.T) {
 			require.Equal(t, 3.0, counterValue(t, b.failures), "query, request and response each failed")
 
 			var parts []string
-			for _, l := range b.logs.lines(t) {
+			for _, l := range b.logs.Lines(t) {
 				if l["msg"] == "access log redaction failed" {
 					require.Equal(t, "WARN", l["level"])
 					require.Equal(t, accesslog.CodeRedactionFailed, l["code"])
@@ -65,7 +67,7 @@ func TestRedactionFailure(t *testing.T) {
 			}
 			require.ElementsMatch(t, []string{"query", "req", "resp"}, parts)
 
-			l := b.logs.line(t, "access", "case-redaction-fails")
+			l := line(t, b.logs, "access", "case-redaction-fails")
 			require.Equal(t, "", l["query"])
 			for _, part := range []string{"req", "resp"} {
 				require.Equal(t, "summary", field(l, part+".mode"), "%s of %v", part, l)
@@ -79,14 +81,14 @@ func TestRedactionFailure(t *testing.T) {
 
 func TestSkip(t *testing.T) {
 	t.Parallel()
-	logs := &logSink{}
+	logs := &testinfra.LogBuffer{}
 	e := newServer(accesslog.Config{Logger: newLogger(logs), Skip: func(c echoContext) bool { return c.Path() == "/healthz" }})
 	for _, path := range []string{"/healthz", "/readyz"} {
 		status, _ := serve(e, http.MethodGet, path, "", nil)
 		require.Equal(t, http.StatusOK, status, "GET %s", path)
 	}
 	var routes []any
-	for _, l := range logs.lines(t) {
+	for _, l := range logs.Lines(t) {
 		routes = append(routes, l["route"])
 	}
 	require.Equal(t, []any{"/readyz"}, routes)

@@ -1,70 +1,37 @@
 package accesslog_test
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/july/template/contracttests/testinfra"
 )
 
-// logSink is a concurrency-safe buffer behind a JSON slog handler.
-type logSink struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (s *logSink) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.Write(p)
-}
-
-func (s *logSink) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.String()
-}
-
-func newLogger(s *logSink) *slog.Logger {
+func newLogger(s *testinfra.LogBuffer) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(s, &slog.HandlerOptions{Level: slog.LevelDebug}))
-}
-
-// lines decodes every log line.
-func (s *logSink) lines(t *testing.T) []map[string]any {
-	t.Helper()
-	var out []map[string]any
-	sc := bufio.NewScanner(strings.NewReader(s.String()))
-	sc.Buffer(nil, 4<<20)
-	for sc.Scan() {
-		var m map[string]any
-		require.NoError(t, json.Unmarshal(sc.Bytes(), &m), "log line %q", sc.Text())
-		out = append(out, m)
-	}
-	return out
 }
 
 // decoded re-encodes every line without HTML escaping, so a secret
 // containing '&', '<' or '>' is searched for as written.
-func (s *logSink) decoded(t *testing.T) string {
+func decoded(t *testing.T, s *testinfra.LogBuffer) string {
 	t.Helper()
 	var b strings.Builder
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	for _, l := range s.lines(t) {
+	for _, l := range s.Lines(t) {
 		require.NoError(t, enc.Encode(l))
 	}
 	return b.String()
 }
 
 // line returns the log line with msg and request id.
-func (s *logSink) line(t *testing.T, msg, requestID string) map[string]any {
+func line(t *testing.T, s *testinfra.LogBuffer, msg, requestID string) map[string]any {
 	t.Helper()
-	for _, l := range s.lines(t) {
+	for _, l := range s.Lines(t) {
 		if l["msg"] == msg && l["request_id"] == requestID {
 			return l
 		}

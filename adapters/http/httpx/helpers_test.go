@@ -1,52 +1,18 @@
 package httpx_test
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
-	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/july/template/contracttests/testinfra"
 )
 
-// logSink is a concurrency-safe buffer behind a JSON slog handler.
-type logSink struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (s *logSink) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.Write(p)
-}
-
-func (s *logSink) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.String()
-}
-
-// lines returns every log line, decoded.
-func (s *logSink) lines(t *testing.T) []map[string]any {
-	t.Helper()
-	var out []map[string]any
-	sc := bufio.NewScanner(strings.NewReader(s.String()))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var m map[string]any
-		require.NoError(t, json.Unmarshal(sc.Bytes(), &m), "log line %q", sc.Text())
-		out = append(out, m)
-	}
-	return out
-}
-
-func newLogger(s *logSink) *slog.Logger {
+func newLogger(s *testinfra.LogBuffer) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(s, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 

@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/july/template/adapters/http/httpx"
+
+	"github.com/july/template/contracttests/testinfra"
 )
 
 var errStale = errors.New("domain: row version is stale")
@@ -32,12 +34,12 @@ const leak = "pq: password=hunter2 host=10.0.0.1"
 
 type bundle struct {
 	url  string
-	logs *logSink
+	logs *testinfra.LogBuffer
 }
 
 func setup(t *testing.T) bundle {
 	t.Helper()
-	logs := &logSink{}
+	logs := &testinfra.LogBuffer{}
 	e := httpx.NewServer(httpx.ServerConfig{BodyLimit: 1024}, newLogger(logs), staleMapper)
 	e.GET("/ok", func(c echo.Context) error {
 		httpx.Logger(c.Request().Context(), newLogger(logs)).Info("handler ran")
@@ -109,7 +111,7 @@ func TestRequestID(t *testing.T) {
 				if status >= 400 {
 					require.Equal(t, id, decode(t, res).Error.RequestID, "body %s", res.body)
 				}
-				lines := b.logs.lines(t)
+				lines := b.logs.Lines(t)
 				require.NotEmpty(t, lines, "GET %s logged nothing", path)
 				for _, l := range lines {
 					require.Equal(t, id, l["request_id"], "log line %v", l)
@@ -202,7 +204,7 @@ func TestInternalErrorLeaksNothing(t *testing.T) {
 				require.NotContains(t, res.body, s, "GET %s response", path)
 			}
 			var errorLines []map[string]any
-			for _, l := range b.logs.lines(t) {
+			for _, l := range b.logs.Lines(t) {
 				if l["level"] == "ERROR" {
 					errorLines = append(errorLines, l)
 				}
@@ -228,7 +230,7 @@ func TestRejectionsLogAtInfo(t *testing.T) {
 	b := setup(t)
 	res := do(t, http.MethodGet, b.url+"/stale", nil, nil)
 	require.Equal(t, http.StatusConflict, res.status)
-	lines := b.logs.lines(t)
+	lines := b.logs.Lines(t)
 	require.Len(t, lines, 1, "logs: %s", b.logs.String())
 	require.Equal(t, "INFO", lines[0]["level"])
 	require.Equal(t, "request rejected", lines[0]["msg"])
