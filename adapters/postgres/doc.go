@@ -12,7 +12,7 @@
 //		if _, err := tx.NewInsert().Model(&order).Exec(ctx); err != nil {
 //			return fmt.Errorf("insert order: %w", err)
 //		}
-//		return outboxstore.Append(ctx, tx, event) // same transaction, same fate
+//		return postgres.AppendOutbox(ctx, tx, event) // same transaction, same fate
 //	})
 //
 // Redis, asynq and HTTP calls never run inside such a transaction; they

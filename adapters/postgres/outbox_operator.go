@@ -39,19 +39,19 @@ const purgeSQL = `WITH old AS MATERIALIZED (
 )
 DELETE FROM tb_outbox_event AS e USING old WHERE e.id = old.id`
 
-// statsSQL counts every status in one pass. The oldest-pending age is how
+// statsSQL reads the whole backlog in one pass, one row per (status,
+// event_type, retry_count); Stats folds the groups into the counts, the
+// backlog by type and the retry histogram. The oldest-pending age is how
 // long the most overdue Pending row has been due: it measures relay lag,
-// not how long ago the business fact happened.
-// Delivered rows are excluded so the query only walks the partial indexes
-// of the live statuses, however many delivered rows the table holds.
-const statsSQL = `SELECT
-	count(*) FILTER (WHERE status = 1),
-	count(*) FILTER (WHERE status = 2),
-	count(*) FILTER (WHERE status = 4),
+// not how long ago the business fact happened. Delivered rows, the bulk of
+// the table, are excluded, so the planner can use the partial indexes of
+// the live statuses.
+const statsSQL = `SELECT status, event_type, retry_count, count(*),
 	count(*) FILTER (WHERE status = 2 AND lease_expires_at <= ?),
 	min(next_attempt_at) FILTER (WHERE status = 1)
 FROM tb_outbox_event
-WHERE status IN (1, 2, 4)`
+WHERE status IN (1, 2, 4)
+GROUP BY status, event_type, retry_count`
 
 // Replay makes the chosen Failed or stuck events Pending again in one
 // transaction: the rows are locked, checked with outbox.Replay, and the
@@ -132,44 +132,51 @@ func (s *OutboxStore) ReleaseLeases(ctx context.Context, owner string, now time.
 	return affected(res)
 }
 
-// Stats returns the backlog at now in three queries: status counts,
-// backlog by event type and the retry histogram. OldestPendingAge is how
-// long the most overdue Pending row has been due (0 when none is due).
+// Stats returns the backlog at now in one query (one consistent
+// snapshot). OldestPendingAge is how long the most overdue Pending row has
+// been due (0 when none is due).
 func (s *OutboxStore) Stats(ctx context.Context, now time.Time) (ports.OutboxStats, error) {
 	st := ports.OutboxStats{BacklogByType: map[string]int64{}, RetryHistogram: map[int]int64{}}
-	var oldest bun.NullTime
-	if err := s.db.QueryRowContext(ctx, statsSQL, now).Scan(
-		&st.Pending, &st.Delivering, &st.Failed, &st.ExpiredLeases, &oldest); err != nil {
+	rows, err := s.db.QueryContext(ctx, statsSQL, now)
+	if err != nil {
+		return st, fmt.Errorf("count outbox events: %w", translate(err))
+	}
+	defer rows.Close()
+	var oldest time.Time
+	for rows.Next() {
+		var (
+			status      outbox.Status
+			eventType   string
+			retries     int
+			n, expired  int64
+			groupOldest bun.NullTime
+		)
+		if err := rows.Scan(&status, &eventType, &retries, &n, &expired, &groupOldest); err != nil {
+			return st, fmt.Errorf("count outbox events: %w", err)
+		}
+		switch status {
+		case outbox.Pending:
+			st.Pending += n
+			st.BacklogByType[eventType] += n
+		case outbox.Delivering:
+			st.Delivering += n
+			st.ExpiredLeases += expired
+			st.BacklogByType[eventType] += n
+		case outbox.Failed:
+			st.Failed += n
+		}
+		st.RetryHistogram[retries] += n
+		if !groupOldest.IsZero() && (oldest.IsZero() || groupOldest.Before(oldest)) {
+			oldest = groupOldest.Time
+		}
+	}
+	if err := rows.Err(); err != nil {
 		return st, fmt.Errorf("count outbox events: %w", translate(err))
 	}
 	if !oldest.IsZero() {
-		st.OldestPendingAge = max(now.Sub(oldest.Time), 0)
-	}
-	if err := groupCount(ctx, s.db, "SELECT event_type, count(*) FROM tb_outbox_event WHERE status IN (1, 2) GROUP BY 1", st.BacklogByType); err != nil {
-		return st, fmt.Errorf("count outbox backlog by type: %w", err)
-	}
-	if err := groupCount(ctx, s.db, "SELECT retry_count, count(*) FROM tb_outbox_event WHERE status IN (1, 2, 4) GROUP BY 1", st.RetryHistogram); err != nil {
-		return st, fmt.Errorf("count outbox retries: %w", err)
+		st.OldestPendingAge = max(now.Sub(oldest), 0)
 	}
 	return st, nil
-}
-
-// groupCount runs a "key, count" query into m.
-func groupCount[K comparable](ctx context.Context, db bun.IDB, query string, m map[K]int64) error {
-	rows, err := db.QueryContext(ctx, query)
-	if err != nil {
-		return translate(err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var k K
-		var n int64
-		if err := rows.Scan(&k, &n); err != nil {
-			return err
-		}
-		m[k] = n
-	}
-	return translate(rows.Err())
 }
 
 // PurgeDelivered deletes up to limit (lowered to OutboxConfig.SweepLimit)

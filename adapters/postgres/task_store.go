@@ -21,9 +21,12 @@ type taskRow struct {
 	TaskColumns
 }
 
-// taskReturning lists the columns explicitly: a business table has more.
-const taskReturning = ` RETURNING id::text AS id, status, total_count, success_count, failed_count, lease_owner,
+// taskColumns lists the columns every statement returns explicitly: a
+// business table has more.
+const taskColumns = `id::text AS id, status, total_count, success_count, failed_count, lease_owner,
 	lease_token, lease_expires_at, started_at, finished_at, updated_at, created_at, error_code, error_message`
+
+const taskReturning = ` RETURNING ` + taskColumns
 
 // taskHeldWhere is the guard of every write by a lease holder: the task is
 // still Processing under this owner and claim token, and the lease is live
@@ -34,9 +37,7 @@ const (
 	taskCreateSQL = `INSERT INTO ? (id, status, total_count, success_count, failed_count, lease_token, updated_at, created_at)
 	VALUES (?, 1, ?, 0, 0, 0, ?, ?)` + taskReturning
 
-	taskSelectSQL = `SELECT id::text AS id, status, total_count, success_count, failed_count, lease_owner,
-	lease_token, lease_expires_at, started_at, finished_at, updated_at, created_at, error_code, error_message
-	FROM ? WHERE id = ?`
+	taskSelectSQL = `SELECT ` + taskColumns + ` FROM ? WHERE id = ?`
 
 	// taskClaimSQL takes a Pending task or an expired Processing lease (expired
 	// at the instant of expiry). Concurrent claims queue on the row lock and

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"github.com/july/template/internal/envconf"
-
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,6 +15,7 @@ import (
 
 	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/adapters/postgres/release"
+	"github.com/july/template/internal/envconf"
 )
 
 // Exit codes; documented in usage and docs/release-runbook.md.

@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/migrate"
+
+	"github.com/july/template/adapters/postgres"
 )
 
 // DownResult is what Down did or would have done.
@@ -75,8 +78,8 @@ func down(ctx context.Context, db *bun.DB, sets []Set, migs []migration, to stri
 			}
 		}
 		for _, obj := range man.Created(m.Version) {
-			if len(obj) > len(KindTable)+1 && obj[:len(KindTable)+1] == KindTable+":" {
-				tables[obj[len(KindTable)+1:]] = true
+			if t, ok := strings.CutPrefix(obj, KindTable+":"); ok && t != "" {
+				tables[t] = true
 			}
 		}
 	}
@@ -104,7 +107,7 @@ func down(ctx context.Context, db *bun.DB, sets []Set, migs []migration, to stri
 	if err != nil {
 		return err
 	}
-	m := migrate.NewMigrator(db, ms, migrate.WithMarkAppliedOnSuccess(true))
+	m := postgres.NewMigrator(db, ms)
 	withStatus, err := m.MigrationsWithStatus(ctx)
 	if err != nil {
 		return fmt.Errorf("read migration status: %w", err)

@@ -31,14 +31,7 @@ type Report struct {
 }
 
 // OK reports whether r holds no violation.
-func (r *Report) OK() bool {
-	for _, f := range r.Findings {
-		if f.Severity == SeverityViolation {
-			return false
-		}
-	}
-	return true
-}
+func (r *Report) OK() bool { return r.Violations() == 0 }
 
 // Violations counts the blocking findings.
 func (r *Report) Violations() int {

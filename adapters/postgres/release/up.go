@@ -6,7 +6,8 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/migrate"
+
+	"github.com/july/template/adapters/postgres"
 )
 
 // UpResult is what Up did.
@@ -49,7 +50,7 @@ func up(ctx context.Context, db *bun.DB, sets []Set, res *UpResult) error {
 	if err != nil {
 		return err
 	}
-	m := migrate.NewMigrator(db, ms, migrate.WithMarkAppliedOnSuccess(true))
+	m := postgres.NewMigrator(db, ms)
 	if err := m.Init(ctx); err != nil {
 		return fmt.Errorf("%w: init migration tables: %w", ErrApplyFailed, err)
 	}
