@@ -1,20 +1,16 @@
 package devices_test
 
 import (
-	"context"
-	"errors"
 	"net/http"
 	"testing"
 	"time"
 
-	"github.com/hibiken/asynq"
 	"github.com/stretchr/testify/require"
 	"github.com/uptrace/bun"
 	"go.uber.org/fx"
 
 	"github.com/july/template/adapters/asynq/queue"
 	"github.com/july/template/adapters/postgres"
-	"github.com/july/template/contracttests/testinfra"
 	"github.com/july/template/core/ports"
 	"github.com/july/template/core/relay"
 	"github.com/july/template/core/tasks"
@@ -26,20 +22,8 @@ import (
 // relay. The queue's keys are removed after the worker stopped.
 func relayOptions(t *testing.T, v *env) fx.Option {
 	t.Helper()
-	q := v.redis.QueueName("devices")
-	opt, err := asynq.ParseRedisURI(v.redis.URL)
-	require.NoError(t, err)
-	insp := asynq.NewInspector(opt)
 	// Registered before the app starts, so it runs after the app stopped.
-	t.Cleanup(func() {
-		if err := insp.DeleteQueue(q, true); err != nil && !errors.Is(err, asynq.ErrQueueNotFound) {
-			t.Errorf("delete queue %s: %v", q, err)
-		}
-		if err := testinfra.DeletePrefix(context.Background(), v.redis.Client, "asynq:{"+q+"}"); err != nil {
-			t.Errorf("delete keys of queue %s: %v", q, err)
-		}
-		_ = insp.Close()
-	})
+	q := v.redis.AsynqQueue(t, "devices")
 	return fx.Options(
 		fx.Supply(queue.ModuleConfig{
 			RedisURL: v.redis.URL,

@@ -3,7 +3,6 @@ package topup_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -233,14 +232,8 @@ func (e *env) startRelay(t *testing.T) *worker {
 	t.Helper()
 	opt, err := asynq.ParseRedisURI(e.redis.URL)
 	require.NoError(t, err)
-	w := &worker{queue: e.redis.QueueName("topup"), opt: opt, client: asynq.NewClient(opt), insp: asynq.NewInspector(opt)}
+	w := &worker{queue: e.redis.AsynqQueue(t, "topup"), opt: opt, client: asynq.NewClient(opt), insp: asynq.NewInspector(opt)}
 	t.Cleanup(func() {
-		if err := w.insp.DeleteQueue(w.queue, true); err != nil && !errors.Is(err, asynq.ErrQueueNotFound) {
-			t.Errorf("delete queue %s: %v", w.queue, err)
-		}
-		if err := testinfra.DeletePrefix(context.Background(), e.redis.Client, "asynq:{"+w.queue+"}"); err != nil {
-			t.Errorf("delete keys of queue %s: %v", w.queue, err)
-		}
 		_ = w.insp.Close()
 		_ = w.client.Close()
 	})

@@ -1,8 +1,6 @@
 package queue_test
 
 import (
-	"context"
-	"errors"
 	"io"
 	"log/slog"
 	"slices"
@@ -33,17 +31,10 @@ func newHarness(t *testing.T) *harness {
 	r := testinfra.NewRedis(t)
 	opt, err := asynq.ParseRedisURI(r.URL)
 	require.NoError(t, err, "parse %s", r.URL)
-	h := &harness{url: r.URL, queue: r.QueueName("aq"), opt: opt, client: asynq.NewClient(opt), insp: asynq.NewInspector(opt)}
-	// Registered after NewRedis, so it runs before r.Client closes and after
-	// any worker started later has shut down (cleanups run LIFO).
+	// Registered after NewRedis, so the queue is deleted before r.Client
+	// closes and after any worker started later has shut down.
+	h := &harness{url: r.URL, queue: r.AsynqQueue(t, "aq"), opt: opt, client: asynq.NewClient(opt), insp: asynq.NewInspector(opt)}
 	t.Cleanup(func() {
-		if err := h.insp.DeleteQueue(h.queue, true); err != nil && !errors.Is(err, asynq.ErrQueueNotFound) {
-			t.Errorf("delete queue %s: %v", h.queue, err)
-		}
-		// DeleteQueue leaves completed tasks and stats behind.
-		if err := testinfra.DeletePrefix(context.Background(), r.Client, "asynq:{"+h.queue+"}"); err != nil {
-			t.Errorf("delete keys of queue %s: %v", h.queue, err)
-		}
 		_ = h.insp.Close()
 		_ = h.client.Close()
 	})
