@@ -23,17 +23,19 @@ func loggable(contentType string) bool {
 
 // buffer keeps at most limit bytes of what passes through and counts it all.
 type buffer struct {
-	data  []byte
-	limit int
-	n     int64
-	keep  bool
+	data   []byte
+	pooled *[]byte // where data came from in bufPool, put back by release
+	limit  int
+	n      int64
+	keep   bool
 }
 
 func (b *buffer) add(p []byte) {
 	b.n += int64(len(p))
 	if room := b.limit - len(b.data); b.keep && room > 0 && len(p) > 0 {
-		if b.data == nil {
-			b.data = (*bufPool.Get().(*[]byte))[:0]
+		if b.pooled == nil {
+			b.pooled = bufPool.Get().(*[]byte)
+			b.data = (*b.pooled)[:0]
 		}
 		b.data = append(b.data, p[:min(room, len(p))]...)
 	}
@@ -47,14 +49,15 @@ const maxPooled = 256 << 10
 // the middleware's largest allocation.
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
 
-// release returns the buffer to the pool. The redactor copies what it
+// release returns the buffer to the pool, reusing the pointer it came in
+// so that putting it back allocates nothing. The redactor copies what it
 // returns, so nothing logged still refers to it.
 func (b *buffer) release() {
-	if b.data != nil && cap(b.data) <= maxPooled {
-		d := b.data[:0]
-		bufPool.Put(&d)
+	if b.pooled != nil && cap(b.data) <= maxPooled {
+		*b.pooled = b.data[:0]
+		bufPool.Put(b.pooled)
 	}
-	b.data = nil
+	b.data, b.pooled = nil, nil
 }
 
 // cut reports whether a buffered body was kept only in part. A body that

@@ -26,7 +26,7 @@ func Middleware(a Authenticator) echo.MiddlewareFunc {
 			r := c.Request()
 			p, err := a.Authenticate(r.Context(), r)
 			if errors.Is(err, ErrUnauthenticated) {
-				return unauthenticated(c, err)
+				return Unauthenticated(c, err)
 			}
 			if err != nil {
 				return err
@@ -45,7 +45,7 @@ func RequireRole(role string) echo.MiddlewareFunc {
 		return func(c echo.Context) error {
 			p, ok := PrincipalFrom(c.Request().Context())
 			if !ok {
-				return unauthenticated(c, ErrUnauthenticated)
+				return Unauthenticated(c, ErrUnauthenticated)
 			}
 			if !p.HasRole(role) {
 				return errForbidden.WithCause(errors.New("auth: principal lacks role " + role))
@@ -55,7 +55,10 @@ func RequireRole(role string) echo.MiddlewareFunc {
 	}
 }
 
-func unauthenticated(c echo.Context, cause error) error {
+// Unauthenticated returns the one 401 UNAUTHENTICATED answer (with cause
+// for the log) and sets "WWW-Authenticate: Bearer" on c's response. Other
+// packages that find no principal (idemhttp) answer with it too.
+func Unauthenticated(c echo.Context, cause error) error {
 	c.Response().Header().Set(echo.HeaderWWWAuthenticate, "Bearer")
 	return errUnauthenticated.WithCause(cause)
 }

@@ -69,7 +69,7 @@ func (h *handlers) requireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
 		if ok && !p.HasRole(auth.RoleSuperAdmin) && c.Request().Method == http.MethodPut {
 			if err := h.svc.RecordForbidden(ctx, auditKey(c.Param("key")), p.Subject, meta(c)); err != nil {
 				httpx.Logger(ctx, h.log).ErrorContext(ctx, "audit of a forbidden config update failed",
-					"code", "CONFIG_AUDIT_FAILED", "component", "system-config", "err", err)
+					"code", configsvc.CodeAuditFailed, "component", "system-config", "err", err)
 			}
 		}
 		return guarded(c)

@@ -63,7 +63,8 @@ func NewErrorHandler(log *slog.Logger, mappers ...ErrorMapper) echo.HTTPErrorHan
 
 // Resolve returns the *Error err renders as: an *Error in its chain, else
 // the first mapper's answer, else a mapping of net/http and echo errors,
-// else Internal(err). The result's Err is always set to a cause for the log.
+// else Internal(err). An *Error found in the chain is returned as is; every
+// other result carries err as its cause, for the log.
 func Resolve(err error, mappers ...ErrorMapper) *Error {
 	var e *Error
 	if errors.As(err, &e) {

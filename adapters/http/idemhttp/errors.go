@@ -34,8 +34,6 @@ var (
 		"请求体不是合法的 JSON：请检查语法和编码（UTF-8）后重试")
 	errMultipartInvalid = httpx.BadRequest(httpx.CodeRequestInvalid,
 		"请求体不是合法的 multipart/form-data：请检查 Content-Type 的 boundary 参数和分段格式后重试")
-	errUnauthenticated = httpx.Unauthorized(httpx.CodeUnauthenticated,
-		"未登录或登录已过期：请重新登录后重试")
 )
 
 // errNoCapture means the server was wired without CaptureKey.

@@ -123,7 +123,7 @@ func (cfg *Config) key(c echo.Context) (Key, error) {
 	}
 	principal, ok := cfg.PrincipalFunc(c)
 	if !ok {
-		return Key{}, errUnauthenticated.WithCause(auth.ErrUnauthenticated)
+		return Key{}, auth.Unauthenticated(c, auth.ErrUnauthenticated)
 	}
 	scope := idempotency.Scope{Principal: principal, Operation: cfg.Operation}
 	if err := scope.Validate(); err != nil {
