@@ -16,8 +16,8 @@ import (
 type ConfigCache struct {
 	now func() time.Time
 
+	outage
 	mu      sync.Mutex
-	down    bool
 	rows    map[string]cachedRow
 	markers map[string]marker
 }
@@ -40,25 +40,11 @@ func NewConfigCache(now func() time.Time) *ConfigCache {
 	return &ConfigCache{now: now, rows: map[string]cachedRow{}, markers: map[string]marker{}}
 }
 
-// SetDown switches the simulated outage on or off.
-func (c *ConfigCache) SetDown(down bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.down = down
-}
-
-func (c *ConfigCache) check(op, key string) error {
-	if c.down {
-		return fmt.Errorf("%s cached config %q: %w: memory cache is down", op, key, ports.ErrUnavailable)
-	}
-	return nil
-}
-
 // Get implements ports.ConfigCache.
 func (c *ConfigCache) Get(_ context.Context, key string) (sysconfig.Stored, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err := c.check("get", key); err != nil {
+	if err := c.down("get cached config %q", key); err != nil {
 		return sysconfig.Stored{}, err
 	}
 	e, ok := c.rows[key]
@@ -75,7 +61,7 @@ func (c *ConfigCache) Fill(_ context.Context, s sysconfig.Stored, ttl time.Durat
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err := c.check("fill", s.Key); err != nil {
+	if err := c.down("fill cached config %q", s.Key); err != nil {
 		return false, err
 	}
 	now := c.now()
@@ -96,7 +82,7 @@ func (c *ConfigCache) Invalidate(_ context.Context, key string, minVersion int64
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err := c.check("invalidate", key); err != nil {
+	if err := c.down("invalidate cached config %q", key); err != nil {
 		return err
 	}
 	now := c.now()

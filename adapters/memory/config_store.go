@@ -20,8 +20,8 @@ var ErrAuditFailed = errors.New("audit write failed (simulated)")
 // it was given, so tests can assert them with Audits. SetDown simulates an
 // outage of the database behind it.
 type ConfigStore struct {
+	outage
 	mu        sync.Mutex
-	down      bool
 	rows      map[string]sysconfig.Stored
 	audits    []ports.AuditRecord
 	failAudit bool
@@ -34,28 +34,11 @@ func NewConfigStore() *ConfigStore {
 	return &ConfigStore{rows: map[string]sysconfig.Stored{}}
 }
 
-// SetDown switches the simulated outage on or off: while down every port
-// method fails with an error wrapping ports.ErrUnavailable and changes
-// nothing, as when the database cannot be reached.
-func (s *ConfigStore) SetDown(down bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.down = down
-}
-
-// check reports the simulated outage; the caller holds s.mu.
-func (s *ConfigStore) check(op string) error {
-	if s.down {
-		return fmt.Errorf("%s: %w: memory config store is down", op, ports.ErrUnavailable)
-	}
-	return nil
-}
-
 // Get implements ports.ConfigStore.
 func (s *ConfigStore) Get(_ context.Context, key string) (sysconfig.Stored, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.check(fmt.Sprintf("get config %q", key)); err != nil {
+	if err := s.down("get config %q", key); err != nil {
 		return sysconfig.Stored{}, err
 	}
 	row, ok := s.rows[key]
@@ -69,7 +52,7 @@ func (s *ConfigStore) Get(_ context.Context, key string) (sysconfig.Stored, erro
 func (s *ConfigStore) List(_ context.Context, module string) ([]sysconfig.Stored, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.check(fmt.Sprintf("list config of module %q", module)); err != nil {
+	if err := s.down("list config of module %q", module); err != nil {
 		return nil, err
 	}
 	out := []sysconfig.Stored{}
@@ -92,7 +75,7 @@ func (s *ConfigStore) Apply(_ context.Context, plan sysconfig.Plan, audit ports.
 	row := plan.Row(now)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.check(fmt.Sprintf("apply config %q", row.Key)); err != nil {
+	if err := s.down("apply config %q", row.Key); err != nil {
 		return sysconfig.Stored{}, err
 	}
 	if actual := s.rows[row.Key].Version; actual != plan.BaseVersion {
@@ -112,7 +95,7 @@ func (s *ConfigStore) Apply(_ context.Context, plan sysconfig.Plan, audit ports.
 func (s *ConfigStore) RecordRejected(_ context.Context, audit ports.AuditRecord) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.check(fmt.Sprintf("record rejected %s of %s", audit.Action, audit.ResourceID)); err != nil {
+	if err := s.down("record rejected %s of %s", audit.Action, audit.ResourceID); err != nil {
 		return err
 	}
 	if err := s.writeAudit(audit); err != nil {

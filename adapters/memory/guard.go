@@ -14,8 +14,8 @@ import (
 type Guard struct {
 	now func() time.Time
 
+	outage
 	mu    sync.Mutex
-	down  bool
 	holds map[string]hold
 }
 
@@ -32,23 +32,6 @@ func NewGuard(now func() time.Time) *Guard {
 	return &Guard{now: now, holds: map[string]hold{}}
 }
 
-// SetDown switches the simulated outage on or off: while down Acquire and
-// Release fail with an error wrapping ports.ErrUnavailable and change
-// nothing, as when Redis cannot be reached.
-func (g *Guard) SetDown(down bool) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.down = down
-}
-
-// check reports the simulated outage; the caller holds g.mu.
-func (g *Guard) check(op, key string) error {
-	if g.down {
-		return fmt.Errorf("%s guard %q: %w: memory guard is down", op, key, ports.ErrUnavailable)
-	}
-	return nil
-}
-
 // Acquire implements ports.Guard.
 func (g *Guard) Acquire(_ context.Context, key, owner string, ttl time.Duration) (bool, error) {
 	if owner == "" || ttl <= 0 {
@@ -56,7 +39,7 @@ func (g *Guard) Acquire(_ context.Context, key, owner string, ttl time.Duration)
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if err := g.check("acquire", key); err != nil {
+	if err := g.down("acquire guard %q", key); err != nil {
 		return false, err
 	}
 	now := g.now()
@@ -71,7 +54,7 @@ func (g *Guard) Acquire(_ context.Context, key, owner string, ttl time.Duration)
 func (g *Guard) Release(_ context.Context, key, owner string) (bool, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if err := g.check("release", key); err != nil {
+	if err := g.down("release guard %q", key); err != nil {
 		return false, err
 	}
 	h, ok := g.holds[key]

@@ -16,8 +16,8 @@ import (
 // OutboxStore is an in-memory ports.OutboxStore. SetDown simulates an
 // outage of the database behind it.
 type OutboxStore struct {
+	outage
 	mu     sync.Mutex
-	down   bool
 	nextID int64
 	rows   map[int64]*outbox.Event
 	byUUID map[string]int64
@@ -30,28 +30,11 @@ func NewOutboxStore() *OutboxStore {
 	return &OutboxStore{rows: map[int64]*outbox.Event{}, byUUID: map[string]int64{}}
 }
 
-// SetDown switches the simulated outage on or off: while down every
-// method fails with an error wrapping ports.ErrUnavailable and changes
-// nothing, as when the database cannot be reached.
-func (s *OutboxStore) SetDown(down bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.down = down
-}
-
-// check reports the simulated outage; the caller holds s.mu.
-func (s *OutboxStore) check(op string) error {
-	if s.down {
-		return fmt.Errorf("%s: %w: memory outbox store is down", op, ports.ErrUnavailable)
-	}
-	return nil
-}
-
 // Append implements ports.OutboxWriter.
 func (s *OutboxStore) Append(_ context.Context, events ...outbox.Event) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.check("append outbox events"); err != nil {
+	if err := s.down("append outbox events"); err != nil {
 		return err
 	}
 	seen := map[string]bool{}
@@ -81,7 +64,7 @@ func (s *OutboxStore) Claim(_ context.Context, p ports.ClaimParams) ([]outbox.Ev
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.check("claim outbox events"); err != nil {
+	if err := s.down("claim outbox events"); err != nil {
 		return nil, err
 	}
 	var due []*outbox.Event
@@ -152,7 +135,7 @@ func (s *OutboxStore) Release(_ context.Context, owner string, now time.Time, re
 func (s *OutboxStore) each(refs []ports.LeaseRef, fn func(outbox.Event, ports.LeaseRef) (outbox.Event, error)) ([]int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.check(fmt.Sprintf("write %d outbox leases", len(refs))); err != nil {
+	if err := s.down("write %d outbox leases", len(refs)); err != nil {
 		return nil, err
 	}
 	var lost []int64
@@ -176,7 +159,7 @@ func (s *OutboxStore) each(refs []ports.LeaseRef, fn func(outbox.Event, ports.Le
 func (s *OutboxStore) RecoverExpired(_ context.Context, now time.Time, limit int) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.check("recover expired outbox leases"); err != nil {
+	if err := s.down("recover expired outbox leases"); err != nil {
 		return 0, err
 	}
 	var expired []*outbox.Event
@@ -202,7 +185,7 @@ func (s *OutboxStore) RecoverExpired(_ context.Context, now time.Time, limit int
 func (s *OutboxStore) Get(_ context.Context, eventID string) (outbox.Event, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.check("get outbox event " + eventID); err != nil {
+	if err := s.down("get outbox event %s", eventID); err != nil {
 		return outbox.Event{}, err
 	}
 	id, ok := s.byUUID[eventID]
@@ -220,7 +203,7 @@ func (s *OutboxStore) List(_ context.Context, f ports.OutboxFilter) ([]outbox.Ev
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.check("list outbox events"); err != nil {
+	if err := s.down("list outbox events"); err != nil {
 		return nil, err
 	}
 	out := []outbox.Event{}
@@ -244,7 +227,7 @@ func (s *OutboxStore) Replay(_ context.Context, p ports.ReplayParams) (ports.Rep
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.check("replay outbox events"); err != nil {
+	if err := s.down("replay outbox events"); err != nil {
 		return ports.ReplayResult{}, err
 	}
 	res := ports.ReplayResult{Skipped: map[string]string{}}
@@ -269,7 +252,7 @@ func (s *OutboxStore) Replay(_ context.Context, p ports.ReplayParams) (ports.Rep
 func (s *OutboxStore) ReleaseLeases(_ context.Context, owner string, now time.Time) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.check("release outbox leases of " + owner); err != nil {
+	if err := s.down("release outbox leases of %s", owner); err != nil {
 		return 0, err
 	}
 	n := 0
@@ -287,7 +270,7 @@ func (s *OutboxStore) ReleaseLeases(_ context.Context, owner string, now time.Ti
 func (s *OutboxStore) Stats(_ context.Context, now time.Time) (ports.OutboxStats, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.check("count outbox events"); err != nil {
+	if err := s.down("count outbox events"); err != nil {
 		return ports.OutboxStats{}, err
 	}
 	st := ports.OutboxStats{BacklogByType: map[string]int64{}, RetryHistogram: map[int]int64{}}
@@ -324,7 +307,7 @@ func (s *OutboxStore) Stats(_ context.Context, now time.Time) (ports.OutboxStats
 func (s *OutboxStore) PurgeDelivered(_ context.Context, cutoff time.Time, limit int) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.check("purge delivered outbox events"); err != nil {
+	if err := s.down("purge delivered outbox events"); err != nil {
 		return 0, err
 	}
 	var old []*outbox.Event

@@ -22,15 +22,9 @@ type Publisher struct {
 	// error is returned for that envelope and nothing is stored.
 	FailFunc func(outbox.Envelope) error
 
-	down bool
-}
-
-// SetDown simulates an unreachable queue: every Publish fails transiently
-// with an error wrapping ports.ErrUnavailable until SetDown(false).
-func (p *Publisher) SetDown(down bool) {
-	p.mu.Lock()
-	p.down = down
-	p.mu.Unlock()
+	// outage.SetDown simulates an unreachable queue: every Publish fails
+	// transiently with code QUEUE_UNAVAILABLE, wrapping ports.ErrUnavailable.
+	outage
 }
 
 var _ ports.Publisher = (*Publisher)(nil)
@@ -47,7 +41,7 @@ func (p *Publisher) Publish(ctx context.Context, envs []outbox.Envelope) []error
 	defer p.mu.Unlock()
 	for i, env := range envs {
 		p.attempts[env.EventID]++
-		if ctx.Err() != nil || p.down {
+		if ctx.Err() != nil || p.on.Load() {
 			errs[i] = errors.Join(outbox.Transient("QUEUE_UNAVAILABLE", "queue unreachable"), ports.ErrUnavailable)
 			continue
 		}

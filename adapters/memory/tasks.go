@@ -18,8 +18,8 @@ import (
 // map, changed only through the core/tasks rules under one mutex. SetDown
 // simulates an outage of the database behind it.
 type TaskStore struct {
+	outage
 	mu   sync.Mutex
-	down bool
 	rows map[string]tasks.Task
 }
 
@@ -30,23 +30,6 @@ func NewTaskStore() *TaskStore {
 	return &TaskStore{rows: map[string]tasks.Task{}}
 }
 
-// SetDown switches the simulated outage on or off: while down every
-// method fails with an error wrapping ports.ErrUnavailable and changes
-// nothing, as when the database cannot be reached.
-func (s *TaskStore) SetDown(down bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.down = down
-}
-
-// check reports the simulated outage; the caller holds s.mu.
-func (s *TaskStore) check(op, id string) error {
-	if s.down {
-		return fmt.Errorf("%s task %q: %w: memory task store is down", op, id, ports.ErrUnavailable)
-	}
-	return nil
-}
-
 // Create implements ports.TaskStore.
 func (s *TaskStore) Create(_ context.Context, id string, total int64, now time.Time) (tasks.Task, error) {
 	t, err := tasks.NewTask(id, total, now)
@@ -55,7 +38,7 @@ func (s *TaskStore) Create(_ context.Context, id string, total int64, now time.T
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.check("create", id); err != nil {
+	if err := s.down("create task %q", id); err != nil {
 		return tasks.Task{}, err
 	}
 	if _, dup := s.rows[id]; dup {
@@ -69,7 +52,7 @@ func (s *TaskStore) Create(_ context.Context, id string, total int64, now time.T
 func (s *TaskStore) Get(_ context.Context, id string) (tasks.Task, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.check("get", id); err != nil {
+	if err := s.down("get task %q", id); err != nil {
 		return tasks.Task{}, err
 	}
 	t, ok := s.rows[id]
@@ -129,7 +112,7 @@ func (s *TaskStore) RecoverExpired(_ context.Context, now time.Time, limit int) 
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.check("recover expired", "*"); err != nil {
+	if err := s.down("recover expired tasks"); err != nil {
 		return 0, err
 	}
 	var expired []tasks.Task
@@ -157,7 +140,7 @@ func (s *TaskStore) RecoverExpired(_ context.Context, now time.Time, limit int) 
 func (s *TaskStore) apply(id string, rule func(tasks.Task) (tasks.Task, error)) (tasks.Task, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.check("write", id); err != nil {
+	if err := s.down("write task %q", id); err != nil {
 		return tasks.Task{}, err
 	}
 	t, ok := s.rows[id]

@@ -75,6 +75,7 @@ type workerParams struct {
 	Lifecycle  fx.Lifecycle
 	Opt        asynq.RedisConnOpt
 	Config     ModuleConfig
+	Enqueuer   *Enqueuer
 	Logger     *slog.Logger   `optional:"true"`
 	DeadLetter DeadLetterFunc `optional:"true"`
 	Consumers  []Consumer     `group:"asynq.consumers"`
@@ -89,11 +90,7 @@ func newWorker(p workerParams) (*asynq.Server, error) {
 		sc.DeadLetterFunc = p.DeadLetter
 	}
 	if len(sc.Queues) == 0 {
-		q := p.Config.Enqueuer.Queue
-		if q == "" {
-			q = DefaultQueue
-		}
-		sc.Queues = map[string]int{q: 1}
+		sc.Queues = map[string]int{p.Enqueuer.Config().Queue: 1}
 	}
 	mux, err := NewMux(sc.Logger, p.Consumers)
 	if err != nil {
