@@ -9,7 +9,6 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/hibiken/asynq"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/uptrace/bun"
@@ -197,16 +196,8 @@ func startRetention(lc fx.Lifecycle, cfg config, store *postgres.OutboxStore, cl
 	if err != nil {
 		return err
 	}
-	var removed prometheus.Counter = prometheus.NewCounter(prometheus.CounterOpts{Name: "outbox_retention_removed_total", Help: "Delivered events removed by the retention job."})
-	// newRelayMetrics registers the same counter; MustRegister would panic
-	// at startup whenever OUTBOX_RETENTION is set. Use the registered one.
-	if err := reg.Register(removed); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if !errors.As(err, &are) {
-			return fmt.Errorf("register retention metric: %w", err)
-		}
-		removed = are.ExistingCollector.(prometheus.Counter)
-	}
+	removed := prometheus.NewCounter(prometheus.CounterOpts{Name: "outbox_retention_removed_total", Help: "Delivered events removed by the retention job."})
+	reg.MustRegister(removed) // only here: newRelayMetrics must not register it too
 	job.RemovedFunc = func(n int) { removed.Add(float64(n)) }
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -226,9 +217,4 @@ func startRetention(lc fx.Lifecycle, cfg config, store *postgres.OutboxStore, cl
 		},
 	})
 	return nil
-}
-
-// pingQueue reports whether Asynq's Redis answers.
-func pingQueue(c *asynq.Client) func(context.Context) error {
-	return func(context.Context) error { return c.Ping() }
 }

@@ -20,7 +20,6 @@ type relayMetrics struct {
 	attempts   prometheus.Histogram
 	lost       prometheus.Counter
 	recovered  prometheus.Counter
-	retention  prometheus.Counter
 	batchSizes prometheus.Histogram
 }
 
@@ -44,15 +43,12 @@ func newRelayMetrics(reg prometheus.Registerer) *relayMetrics {
 		recovered: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "outbox_leases_recovered_total", Help: "Expired leases returned to pending by the recovery sweep.",
 		}),
-		retention: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "outbox_retention_removed_total", Help: "Delivered events removed by the retention job.",
-		}),
 		batchSizes: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "outbox_claim_batch_size", Help: "Rows claimed per batch.",
 			Buckets: []float64{1, 5, 10, 25, 50, 100, 250, 500},
 		}),
 	}
-	reg.MustRegister(m.delivered, m.failures, m.attempts, m.lost, m.recovered, m.retention, m.batchSizes)
+	reg.MustRegister(m.delivered, m.failures, m.attempts, m.lost, m.recovered, m.batchSizes)
 	return m
 }
 

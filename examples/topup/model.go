@@ -48,7 +48,6 @@ const (
 const (
 	tableOrder  = "ex_topup_order"
 	tableWallet = "ex_topup_wallet"
-	tableLedger = "ex_topup_ledger"
 )
 
 // Order is a row of ex_topup_order. It embeds the idempotency record of

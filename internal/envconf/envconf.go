@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -55,7 +56,7 @@ func (r *Reader) URL(name string, schemes ...string) string {
 		return ""
 	}
 	u, err := url.Parse(v)
-	if err != nil || u.Host == "" || !contains(schemes, u.Scheme) {
+	if err != nil || u.Host == "" || !slices.Contains(schemes, u.Scheme) {
 		r.fail(name, "is not a valid %s URL (value hidden); expected %s", strings.Join(schemes, "/"), form)
 	}
 	return v
@@ -126,13 +127,4 @@ func (r *Reader) LogLevel(name string) slog.Level {
 		return slog.LevelInfo
 	}
 	return l
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
