@@ -40,6 +40,9 @@ unit:
 fuzz:
 	$(GO) test -run XXX -fuzz '^FuzzRedactJSON$$' -fuzztime $(FUZZTIME) ./core/redaction/
 	$(GO) test -run XXX -fuzz '^FuzzRedactJSONAnyInput$$' -fuzztime $(FUZZTIME) ./core/redaction/
+	$(GO) test -run XXX -fuzz '^FuzzRedactJSONValidity$$' -fuzztime $(FUZZTIME) ./core/redaction/
+	$(GO) test -run XXX -fuzz '^FuzzRedactJSONReference$$' -fuzztime $(FUZZTIME) ./core/redaction/
+	$(GO) test -run XXX -fuzz '^FuzzMatchReference$$' -fuzztime $(FUZZTIME) ./core/redaction/
 	$(GO) test -run XXX -fuzz '^FuzzFingerprintCanonical$$' -fuzztime $(FUZZTIME) ./core/idempotency/
 
 ## bench: the Go benchmarks recorded in docs/performance.md.
