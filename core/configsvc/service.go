@@ -94,13 +94,7 @@ func (s *Service) List(ctx context.Context, module string) ([]sysconfig.View, er
 		byKey[rows[i].Key] = &rows[i]
 	}
 	var views []sysconfig.View
-	specs := s.reg.List(module)
-	if module == "" {
-		specs = nil
-		for _, m := range s.reg.Modules() {
-			specs = append(specs, s.reg.List(m)...)
-		}
-	}
+	specs := s.reg.List(module) // "" lists every module's keys
 	for i := range specs {
 		views = append(views, sysconfig.ViewOf(&specs[i], byKey[specs[i].Key]))
 		delete(byKey, specs[i].Key)

@@ -71,7 +71,7 @@ func (l Lease) Claim(owner string, now time.Time, ttl time.Duration) (Lease, err
 // ErrExpired when it still matches but ran out. Completing, failing and
 // renewing all require Check to pass.
 func (l Lease) Check(owner string, token int64, now time.Time) error {
-	if l.Free() || l.Owner != owner || l.Token != token {
+	if !l.heldBy(owner, token) {
 		return ErrLost
 	}
 	if l.Expired(now) {
@@ -96,10 +96,15 @@ func (l Lease) Renew(owner string, token int64, now time.Time, ttl time.Duration
 // claim still gets a larger one. Releasing after expiry is allowed as long as
 // nobody took over, so a shutting-down holder can hand rows back promptly.
 func (l Lease) Release(owner string, token int64) (Lease, error) {
-	if l.Free() || l.Owner != owner || l.Token != token {
+	if !l.heldBy(owner, token) {
 		return l, fmt.Errorf("release by %q: %w", owner, ErrLost)
 	}
 	return Lease{Token: l.Token}, nil
+}
+
+// heldBy reports whether owner with token holds the lease, live or expired.
+func (l Lease) heldBy(owner string, token int64) bool {
+	return !l.Free() && l.Owner == owner && l.Token == token
 }
 
 func validate(owner string, ttl time.Duration) error {

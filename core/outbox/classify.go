@@ -102,13 +102,14 @@ func ErrorCode(err error) string {
 		return ""
 	}
 	var ce CodedError
-	if errors.As(err, &ce) {
-		if c := ce.ErrorCode(); len(c) <= maxCodeLen && codeRE.MatchString(c) {
-			return c
-		}
+	if errors.As(err, &ce) && validCode(ce.ErrorCode()) {
+		return ce.ErrorCode()
 	}
 	return DefaultErrorCode
 }
+
+// validCode reports an UPPER_SNAKE_CASE code of at most 64 bytes.
+func validCode(c string) bool { return len(c) <= maxCodeLen && codeRE.MatchString(c) }
 
 // ErrorMessage returns the message to record for err: a DeliveryError's own
 // Message, otherwise err.Error(), passed through SafeMessage. The caller must

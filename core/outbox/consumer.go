@@ -24,7 +24,7 @@ func ConsumerFailed(ev Event, code, message string, now time.Time) (Event, error
 	if ev.Status != Delivered {
 		return ev, &TransitionError{From: ev.Status, To: Failed}
 	}
-	if len(code) > maxCodeLen || !codeRE.MatchString(code) {
+	if !validCode(code) {
 		code = ConsumerFailedCode
 	}
 	ev.Status = Failed

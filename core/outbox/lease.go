@@ -50,7 +50,6 @@ func holds(ev Event, owner string, token int64, now time.Time, to Status) error 
 // while the lease is still live.
 func Recover(ev Event, now time.Time) (Event, error) {
 	if ev.Status != Delivering { // Failed -> Pending is a replay, not a recovery
-
 		return ev, &TransitionError{From: ev.Status, To: Pending}
 	}
 	if !ev.Lease.Claimable(now) {

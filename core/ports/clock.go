@@ -13,8 +13,3 @@ type ClockFunc func() time.Time
 
 // Now returns f().
 func (f ClockFunc) Now() time.Time { return f() }
-
-// IDGenerator returns new unique ids (canonical lowercase UUIDs).
-type IDGenerator interface {
-	NewID() string
-}

@@ -308,3 +308,78 @@ func TestRedactJSONValidityBytes(t *testing.T) {
 		}
 	}
 }
+
+// scanner steps through a document that json.Valid has accepted, so it
+// needs no error handling of its own. Only the reference walker uses it.
+type scanner struct {
+	in  []byte
+	pos int
+}
+
+func (s *scanner) ws() {
+	for s.pos < len(s.in) {
+		switch s.in[s.pos] {
+		case ' ', '\t', '\n', '\r':
+			s.pos++
+		default:
+			return
+		}
+	}
+}
+
+// str consumes a string literal at pos and returns it with its quotes.
+func (s *scanner) str() []byte {
+	start := s.pos
+	s.pos++
+	for {
+		switch s.in[s.pos] {
+		case '\\':
+			s.pos += 2
+		case '"':
+			s.pos++
+			return s.in[start:s.pos]
+		default:
+			s.pos++
+		}
+	}
+}
+
+// literal consumes a number, true, false or null and returns its text.
+func (s *scanner) literal() []byte {
+	start := s.pos
+	for s.pos < len(s.in) {
+		switch s.in[s.pos] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return s.in[start:s.pos]
+		}
+		s.pos++
+	}
+	return s.in[start:s.pos]
+}
+
+// skip consumes one value of any type.
+func (s *scanner) skip() {
+	s.ws()
+	switch s.in[s.pos] {
+	case '"':
+		s.str()
+	case '{', '[':
+		for depth := 0; ; {
+			switch s.in[s.pos] {
+			case '"':
+				s.str()
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+			}
+			s.pos++
+			if depth == 0 {
+				return
+			}
+		}
+	default:
+		s.literal()
+	}
+}

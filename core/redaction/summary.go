@@ -5,7 +5,6 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"encoding/xml"
 	"errors"
 	"io"
@@ -85,9 +84,9 @@ func (r *Redactor) summary(b Body, k kind, mediaType string) Result {
 	case len(b.Parts) > 0:
 		names = s.addParts(b.Parts)
 	case k == kindJSON:
-		if s.ParseFailed = !json.Valid(b.Data); !s.ParseFailed {
-			names, s.EventType = topLevel(b.Data)
-		}
+		var ok bool
+		names, s.EventType, ok = topLevel(b.Data)
+		s.ParseFailed = !ok
 	case k == kindForm:
 		var ok bool
 		names, ok = formNames(b.Data)

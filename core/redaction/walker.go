@@ -20,11 +20,7 @@ const maxDepth = 10000
 func redactJSON(data []byte, m matcher) (string, error) {
 	w := walker{in: data, m: m}
 	w.out.Grow(len(data))
-	if !w.value(true) {
-		return "", ErrInvalidJSON
-	}
-	w.ws()
-	if w.pos != len(w.in) {
+	if !w.document(true) {
 		return "", ErrInvalidJSON
 	}
 	return w.out.String(), nil
@@ -40,6 +36,18 @@ type walker struct {
 	m     matcher
 	out   strings.Builder
 	keys  keyCache
+	// top, when set, is called with the raw key and value literals of each
+	// member of a top-level object that is walked without emitting.
+	top func(key, value []byte)
+}
+
+// document consumes exactly one value and trailing whitespace.
+func (w *walker) document(emit bool) bool {
+	if !w.value(emit) {
+		return false
+	}
+	w.ws()
+	return w.pos == len(w.in)
 }
 
 func (w *walker) ws() {
@@ -153,7 +161,16 @@ func (w *walker) member(emit bool) bool {
 	}
 	w.pos++
 	if !emit {
-		return w.value(false)
+		if w.top == nil || w.depth != 1 {
+			return w.value(false)
+		}
+		w.ws()
+		v := w.pos
+		if !w.value(false) {
+			return false
+		}
+		w.top(key, w.in[v:w.pos])
+		return true
 	}
 	w.out.Write(key)
 	w.out.WriteByte(':')

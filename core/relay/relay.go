@@ -148,10 +148,11 @@ func (r *Relay) loop(ctx context.Context, i int) {
 			events, err = r.claim(ctx, owner)
 		}
 		if len(events) == r.cfg.BatchSize && ctx.Err() == nil {
-			next = make(chan claimed, 1)
+			ch := make(chan claimed, 1)
+			next = ch
 			go func() {
 				evs, err := r.claim(ctx, owner)
-				next <- claimed{evs, err}
+				ch <- claimed{evs, err}
 			}()
 		}
 		if len(events) > 0 {
@@ -168,9 +169,7 @@ func (r *Relay) loop(ctx context.Context, i int) {
 		if ctx.Err() != nil {
 			return
 		}
-		if len(events) == r.cfg.BatchSize && err == nil {
-			continue
-		}
+		// A full batch always prefetched above, so this pass came back short.
 		// Poll on a fixed cadence: the time spent on this pass counts
 		// against the interval, so an event waits at most one interval.
 		timer.Reset(max(r.cfg.PollInterval-r.clock.Now().Sub(start), 0))

@@ -20,11 +20,8 @@ func PollHint(status Status, pollsSoFar int) (time.Duration, bool) {
 	if !status.Valid() || status.Terminal() {
 		return 0, false
 	}
-	if pollsSoFar >= 0 && pollsSoFar < len(pollSteps) {
-		return pollSteps[pollsSoFar], true
-	}
-	if pollsSoFar < 0 {
-		return pollSteps[0], true
+	if i := max(pollsSoFar, 0); i < len(pollSteps) {
+		return pollSteps[i], true
 	}
 	return MaxPollInterval, true
 }

@@ -162,9 +162,6 @@ func (t Task) RecoverExpired(now time.Time) (Task, error) {
 		return t, fmt.Errorf("recover task %q: %w (owner %q until %s)", t.ID, lease.ErrHeld,
 			t.Lease.Owner, t.Lease.ExpiresAt.Format(time.RFC3339Nano))
 	}
-	if err := Transition(Processing, Pending); err != nil {
-		return t, fmt.Errorf("recover task %q: %w", t.ID, err)
-	}
 	t.Status, t.UpdatedAt = Pending, now
 	t.Lease = lease.Lease{Token: t.Lease.Token} // keep the token so the next claim fences this one
 	return t, nil
