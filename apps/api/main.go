@@ -13,9 +13,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"syscall"
+
+	"github.com/july/template/internal/appkit"
 )
 
 // Exit codes.
@@ -25,12 +24,7 @@ const (
 	exitUsage = 2
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
-}
+func main() { appkit.Main(run) }
 
 const usage = `api: the service's HTTP API (health, metrics, system-config admin).
 

@@ -12,9 +12,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"syscall"
+
+	"github.com/july/template/internal/appkit"
 )
 
 // Exit codes.
@@ -24,12 +23,7 @@ const (
 	exitUsage = 2
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
-}
+func main() { appkit.Main(run) }
 
 const usage = `relay: moves committed outbox events into Asynq and runs the Asynq worker.
 

@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"go.uber.org/fx"
@@ -56,4 +59,17 @@ func Serve(ctx context.Context, opts fx.Option, stopTimeout time.Duration, start
 	stopCtx, cancelStop := context.WithTimeout(context.WithoutCancel(ctx), stopTimeout)
 	defer cancelStop()
 	return app.Stop(stopCtx)
+}
+
+// RunFunc is a binary's whole program with the OS passed in, so tests can
+// drive it; it returns the process exit code.
+type RunFunc func(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int
+
+// Main runs run with the process's arguments, environment and streams, a
+// context cancelled by SIGINT or SIGTERM, and exits once with its code.
+func Main(run RunFunc) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }
