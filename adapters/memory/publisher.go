@@ -1,7 +1,6 @@
 package memory
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"sync"
@@ -45,7 +44,7 @@ func (p *Publisher) Publish(ctx context.Context, envs []outbox.Envelope) []error
 			errs[i] = errors.Join(outbox.Transient("QUEUE_UNAVAILABLE", "queue unreachable"), ports.ErrUnavailable)
 			continue
 		}
-		if env.EventID == "" || env.EventType == "" || !isObject(env.Payload) {
+		if env.Validate() != nil {
 			errs[i] = outbox.Permanent("ENVELOPE_INVALID", "envelope needs event_id, event_type and an object payload")
 			continue
 		}
@@ -80,9 +79,4 @@ func (p *Publisher) Attempts(eventID string) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.attempts[eventID]
-}
-
-func isObject(b []byte) bool {
-	b = bytes.TrimSpace(b)
-	return len(b) > 0 && b[0] == '{'
 }

@@ -56,19 +56,29 @@ func DecodeEnvelope(data []byte) (Envelope, error) {
 	if err := json.Unmarshal(data, &env); err != nil {
 		return Envelope{}, fmt.Errorf("decode outbox envelope: %w", err)
 	}
-	if err := checkEventID(env.EventID); err != nil {
-		return Envelope{}, err
-	}
-	if err := checkEventType(env.EventType); err != nil {
-		return Envelope{}, err
-	}
-	if err := checkVersion(env.PayloadVersion); err != nil {
-		return Envelope{}, err
-	}
-	if err := checkPayloadObject(env.Payload); err != nil {
+	if err := env.Validate(); err != nil {
 		return Envelope{}, err
 	}
 	return env, nil
+}
+
+// Validate returns the *ValidationError of the first invalid field: an
+// event_id that is not a canonical uuid, a malformed event_type, a
+// payload_version below 1, or a payload that is not a JSON object (e.g. one
+// marshalled twice). Publishers call it before enqueueing; DecodeEnvelope
+// calls it on what consumers receive.
+func (env Envelope) Validate() error {
+	for _, err := range []error{
+		checkEventID(env.EventID),
+		checkEventType(env.EventType),
+		checkVersion(env.PayloadVersion),
+		checkPayloadObject(env.Payload),
+	} {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Decode unmarshals the payload into dst, typically a pointer to the

@@ -124,3 +124,14 @@ func TestRegistryMustRegisterPanics(t *testing.T) {
 	reg.MustRegister(spec("pay.order.limit", sysconfig.TypeInt, "5"))
 	require.Panics(t, func() { reg.MustRegister(spec("pay.order.limit", sysconfig.TypeString, "5")) })
 }
+
+func TestValidKey(t *testing.T) {
+	t.Parallel()
+
+	for key, want := range map[string]bool{
+		"relay.delivery.batch_size": true, "pay.limits.daily": true,
+		"relay.batch": false, "Relay.delivery.x": false, "a.b.c.d": false, "a.b-c.d": false, "": false,
+	} {
+		require.Equal(t, want, sysconfig.ValidKey(key), "key %q", key)
+	}
+}

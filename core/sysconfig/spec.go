@@ -13,6 +13,9 @@ const KeyPattern = `^[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*$`
 
 var keyRE = regexp.MustCompile(KeyPattern)
 
+// ValidKey reports whether key has the KeyPattern format.
+func ValidKey(key string) bool { return keyRE.MatchString(key) }
+
 // Spec declares one controlled key. A module registers its specs once at
 // start-up; the registry is the only authority on what may be written.
 type Spec struct {

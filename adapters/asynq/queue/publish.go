@@ -3,7 +3,7 @@ package queue
 import (
 	"context"
 	"encoding/json"
-	"strings"
+	"errors"
 	"sync"
 	"sync/atomic"
 
@@ -71,29 +71,15 @@ func (e *Enqueuer) publishOne(ctx context.Context, env outbox.Envelope) error {
 	return unavailable("publish event "+env.EventID, err)
 }
 
-// checkEnvelope refuses what asynq would misread: a blank event_id would
-// get a random task id (breaking deduplication), a blank event_type is
-// rejected by asynq with an untyped error, and a payload that is not an
-// object is the double-marshalling regression consumers refuse anyway.
+// checkEnvelope refuses, permanently, an envelope consumers would refuse
+// (outbox.Envelope.Validate): a blank event_id would also get a random task
+// id from asynq, breaking deduplication, and a payload that is not an object
+// is the double-marshalling regression.
 func checkEnvelope(env outbox.Envelope) error {
-	switch {
-	case strings.TrimSpace(env.EventID) == "":
-		return outbox.Permanent("ENVELOPE_INVALID", "event_id is empty; every outbox event needs its uuid")
-	case strings.TrimSpace(env.EventType) == "":
-		return outbox.Permanent("ENVELOPE_INVALID", "event "+env.EventID+": event_type is empty")
-	case !isObject(env.Payload):
-		return outbox.Permanent("ENVELOPE_INVALID", "event "+env.EventID+": payload is not a json object; it may have been marshalled twice")
+	var ve *outbox.ValidationError
+	if err := env.Validate(); errors.As(err, &ve) {
+		// The field name only: the reason may quote the payload.
+		return outbox.Permanent("ENVELOPE_INVALID", "event "+env.EventID+": invalid "+ve.Field+"; the envelope cannot be enqueued")
 	}
 	return nil
-}
-
-func isObject(b []byte) bool {
-	for _, c := range b {
-		switch c {
-		case ' ', '\t', '\n', '\r':
-			continue
-		}
-		return c == '{'
-	}
-	return false
 }

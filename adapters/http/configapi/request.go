@@ -23,10 +23,7 @@ const MaxKeyLen = 128
 // ModulePattern is the accepted ?module= format: a key's first segment.
 const ModulePattern = `^[a-z][a-z0-9_]{0,63}$`
 
-var (
-	keyRE    = regexp.MustCompile(sysconfig.KeyPattern)
-	moduleRE = regexp.MustCompile(ModulePattern)
-)
+var moduleRE = regexp.MustCompile(ModulePattern)
 
 // updateBody is the PUT body. Value stays raw: the key's spec parses it.
 type updateBody struct {
@@ -44,7 +41,7 @@ func invalid(field, reason string) *httpx.Error {
 // malformed request without touching the store.
 func keyParam(c echo.Context) (string, error) {
 	key := c.Param("key")
-	if len(key) > MaxKeyLen || !keyRE.MatchString(key) {
+	if len(key) > MaxKeyLen || !sysconfig.ValidKey(key) {
 		return "", invalid("key", "配置 Key 格式应为 module.group.name（小写字母、数字、下划线，最长 128 字符）")
 	}
 	return key, nil
