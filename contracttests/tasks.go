@@ -186,6 +186,26 @@ func runTaskHolder(t *testing.T, newStore func(t *testing.T) ports.TaskStore) {
 		requireTaskTime(t, taskT0.Add(2*time.Second), got.UpdatedAt, "progress sets UpdatedAt")
 	})
 
+	t.Run("SetTotal/OnceBeforeAnyItemIsDecided", func(t *testing.T) {
+		t.Parallel()
+		b := newTaskBundle(t, newStore)
+		tk := b.claimed("s1", 0, "worker-a")
+		got, err := b.store.SetTotal(b.ctx, "s1", "worker-a", tk.Lease.Token, 4, taskT0.Add(time.Second))
+		require.NoError(t, err, "rule: the lease holder sets the total while nothing is decided")
+		require.Equal(t, int64(4), got.Counts.Total)
+		requireTask(t, got, b.get("s1"), "the total is stored")
+		again, err := b.store.SetTotal(b.ctx, "s1", "worker-a", tk.Lease.Token, 4, taskT0.Add(2*time.Second))
+		require.NoError(t, err, "rule: the same total again is a no-op (a resumed worker)")
+		require.Equal(t, int64(4), again.Counts.Total)
+
+		done := b.progress(got, 1, 0, taskT0.Add(3*time.Second))
+		_, err = b.store.SetTotal(b.ctx, "s1", "worker-a", tk.Lease.Token, 5, taskT0.Add(4*time.Second))
+		require.ErrorAs(t, err, new(*tasks.CountsError), "rule: the total is fixed once an item is decided")
+		_, err = b.store.SetTotal(b.ctx, "s1", "thief", tk.Lease.Token, 4, taskT0.Add(4*time.Second))
+		require.ErrorIs(t, err, ports.ErrLeaseLost, "rule: only the lease holder sets the total")
+		requireTask(t, done, b.get("s1"), "refused totals change nothing")
+	})
+
 	t.Run("RecordProgress/CannotExceedTotalOrGoNegative", func(t *testing.T) {
 		t.Parallel()
 		b := newTaskBundle(t, newStore)

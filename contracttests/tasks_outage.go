@@ -34,6 +34,10 @@ func runTaskOutage(t *testing.T, caps TaskCaps, newStore func(t *testing.T) port
 				_, err := down.RecordProgress(ctx, "o1", owner, token, 0, 0, at)
 				return err
 			},
+			"SetTotal": func(ctx context.Context) error {
+				_, err := down.SetTotal(ctx, "o1", owner, token, 3, at)
+				return err
+			},
 			"Complete": func(ctx context.Context) error { _, err := down.Complete(ctx, "o1", owner, token, at); return err },
 			"Fail": func(ctx context.Context) error {
 				_, err := down.Fail(ctx, "o1", owner, token, tasks.SummaryFor(tasks.CodeInfraUnavailable), at)

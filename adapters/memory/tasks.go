@@ -84,6 +84,14 @@ func (s *TaskStore) RecordProgress(_ context.Context, id, owner string, token in
 	})
 }
 
+// SetTotal implements ports.TaskStore.
+func (s *TaskStore) SetTotal(_ context.Context, id, owner string, token int64, total int64, now time.Time) (tasks.Task, error) {
+	return s.apply(id, func(t tasks.Task) (tasks.Task, error) {
+		next, err := t.SetTotal(owner, token, total, now)
+		return next, holderError(t, owner, token, now, err)
+	})
+}
+
 // Complete implements ports.TaskStore.
 func (s *TaskStore) Complete(_ context.Context, id, owner string, token int64, now time.Time) (tasks.Task, error) {
 	return s.apply(id, func(t tasks.Task) (tasks.Task, error) {

@@ -53,6 +53,11 @@ const (
 	taskProgressSQL = `UPDATE ? SET success_count = success_count + ?, failed_count = failed_count + ?, updated_at = ?` +
 		taskHeldWhere + ` AND total_count - success_count - failed_count >= ?` + taskReturning
 
+	// The same total again matches too (a resumed worker); a different one
+	// only while nothing is decided.
+	taskSetTotalSQL = `UPDATE ? SET total_count = ?, updated_at = ?` + taskHeldWhere +
+		` AND (total_count = ? OR (success_count = 0 AND failed_count = 0))` + taskReturning
+
 	taskCompleteSQL = `UPDATE ? SET status = 3, finished_at = ?, updated_at = ?, lease_owner = NULL, lease_expires_at = NULL,
 	error_code = NULL, error_message = NULL` + taskHeldWhere + ` AND success_count + failed_count = total_count` + taskReturning
 
@@ -150,6 +155,17 @@ func (s *TaskStore) RecordProgress(ctx context.Context, id, owner string, token 
 	}
 	return s.write(ctx, "record progress of", id, rule, taskProgressSQL,
 		s.table, success, failed, now, id, owner, token, now, success+failed)
+}
+
+// SetTotal implements ports.TaskStore.
+func (s *TaskStore) SetTotal(ctx context.Context, id, owner string, token int64, total int64, now time.Time) (tasks.Task, error) {
+	rule := taskHolder(owner, token, now, func(t tasks.Task) (tasks.Task, error) {
+		return t.SetTotal(owner, token, total, now)
+	})
+	if total < 0 {
+		return tasks.Task{}, s.explain(ctx, id, rule)
+	}
+	return s.write(ctx, "set the total of", id, rule, taskSetTotalSQL, s.table, total, now, id, owner, token, now, total)
 }
 
 // Complete implements ports.TaskStore.

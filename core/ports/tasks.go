@@ -16,8 +16,8 @@ import (
 // every method returns promptly an error wrapping ErrUnavailable and changes
 // nothing.
 //
-// Error precedence for the lease-holder methods (Renew, RecordProgress,
-// Complete, Fail), checked against the task as it is now:
+// Error precedence for the lease-holder methods (Renew, SetTotal,
+// RecordProgress, Complete, Fail), checked against the task as it is now:
 //  1. an error wrapping ErrNotFound when no task has the id;
 //  2. an error wrapping tasks.ErrTerminal when the task is Completed, Failed
 //     or Cancelled (a duplicate handler must ack and stop);
@@ -60,6 +60,14 @@ type TaskStore interface {
 	// where success+failed would exceed total are refused with a
 	// *tasks.CountsError. Errors follow the precedence above.
 	RecordProgress(ctx context.Context, id, owner string, token int64, success, failed int64, now time.Time) (tasks.Task, error)
+
+	// SetTotal records the number of items for the holder of owner/token,
+	// for work whose size is known only once it started (a parsed file).
+	// It succeeds while no item is decided; the same total again is a
+	// no-op, so a resumed worker may repeat it. A different total after an
+	// item was decided, or a negative one, is a *tasks.CountsError. Errors
+	// follow the precedence above.
+	SetTotal(ctx context.Context, id, owner string, token int64, total int64, now time.Time) (tasks.Task, error)
 
 	// Complete finishes the task as Completed with FinishedAt now and the
 	// lease released, for the holder of owner/token. Every item must be

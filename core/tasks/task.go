@@ -110,6 +110,26 @@ func (t Task) RecordProgress(owner string, token int64, success, failed int64, n
 	return t, nil
 }
 
+// SetTotal records how many items the task has, for the holder of
+// owner/token, when that is only known once the work started (a file parsed
+// by the worker). It is allowed while no item is decided yet; setting the
+// same total again is a no-op, so a resumed worker may repeat it. Anything
+// else is a *CountsError.
+func (t Task) SetTotal(owner string, token int64, total int64, now time.Time) (Task, error) {
+	if err := t.holds("set the total of", owner, token, now); err != nil {
+		return t, err
+	}
+	switch {
+	case total == t.Counts.Total:
+		return t, nil
+	case total < 0 || t.Counts.Done() != 0:
+		return t, fmt.Errorf("set the total of task %q: %w", t.ID,
+			&CountsError{Counts: Counts{Total: total, Success: t.Counts.Success, Failed: t.Counts.Failed}, Reason: "the total is fixed once items are decided, and never negative"})
+	}
+	t.Counts.Total, t.UpdatedAt = total, now
+	return t, nil
+}
+
 // Complete finishes the task as Completed. Every item must be decided
 // (Success+Failed == Total, else *CountsError); Failed > 0 is partial success.
 func (t Task) Complete(owner string, token int64, now time.Time) (Task, error) {

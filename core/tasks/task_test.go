@@ -372,3 +372,28 @@ func TestTerminalIsFinal(t *testing.T) {
 		})
 	}
 }
+
+func TestSetTotal(t *testing.T) {
+	t.Parallel()
+
+	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	tk, err := tasks.NewTask("st-1", 0, now)
+	require.NoError(t, err)
+	tk, err = tk.Claim("w", now, time.Minute)
+	require.NoError(t, err)
+	tok := tk.Lease.Token
+
+	tk, err = tk.SetTotal("w", tok, 5, now)
+	require.NoError(t, err)
+	require.Equal(t, int64(5), tk.Counts.Total)
+	same, err := tk.SetTotal("w", tok, 5, now)
+	require.NoError(t, err, "repeating the same total is a no-op")
+	require.Equal(t, tk, same)
+
+	_, err = tk.SetTotal("thief", tok, 6, now)
+	require.ErrorIs(t, err, lease.ErrLost, "only the lease holder sets the total")
+	tk, err = tk.RecordProgress("w", tok, 1, 0, now)
+	require.NoError(t, err)
+	_, err = tk.SetTotal("w", tok, 6, now)
+	require.ErrorAs(t, err, new(*tasks.CountsError), "the total is fixed once an item is decided")
+}

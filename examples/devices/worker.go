@@ -191,39 +191,17 @@ func (r *run) fail(ctx context.Context, s tasks.Summary) error {
 
 // setTotal records the number of data rows once, before any row is
 // decided, for the holder of the lease. The file never changes, so a
-// resumed run finds the same total already set.
+// resumed run sets the same total again, which the store accepts.
 func (r *run) setTotal(ctx context.Context, total int64) error {
-	switch c := r.task.Counts; {
-	case c.Total == total:
-		return nil
-	case c.Total != 0 || c.Done() != 0:
+	t, err := r.w.store.SetTotal(ctx, r.id, r.owner, r.token, total, r.w.clock.Now())
+	if errors.As(err, new(*tasks.CountsError)) {
 		return r.fail(ctx, tasks.SummaryFor(tasks.CodeExecutionFailed)) // cannot happen for an immutable file
 	}
-	now := r.w.clock.Now()
-	res, err := r.w.db.ExecContext(ctx, `UPDATE ? SET total_count = ?, updated_at = ?
-		WHERE id = ? AND status = 2 AND lease_owner = ? AND lease_token = ? AND lease_expires_at > ?
-		AND total_count = 0 AND success_count = 0 AND failed_count = 0`,
-		bun.Ident(TaskTable), total, now, r.id, r.owner, r.token, now)
 	if err != nil {
 		return fmt.Errorf("set total of device assignment task %s: %w", r.id, err)
 	}
-	if n, err := res.RowsAffected(); err != nil || n != 1 {
-		return r.explain(ctx)
-	}
-	r.task.Counts.Total = total
+	r.task.Counts = t.Counts
 	return nil
-}
-
-// explain says why a lease-guarded write matched nothing.
-func (r *run) explain(ctx context.Context) error {
-	t, err := r.w.store.Get(ctx, r.id)
-	if err != nil {
-		return err
-	}
-	if t.Status.Terminal() {
-		return fmt.Errorf("device assignment task %s is %s: %w", r.id, t.Status, tasks.ErrTerminal)
-	}
-	return fmt.Errorf("device assignment task %s: %w", r.id, ports.ErrLeaseLost)
 }
 
 // applyChunk decides rows in one transaction with the lease renewal and
