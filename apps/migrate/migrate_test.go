@@ -83,11 +83,11 @@ func TestForwardOnEmptyDatabase(t *testing.T) {
 	t.Parallel()
 
 	db := testinfra.NewDB(t, testinfra.DBOpts{})
-	before := fingerprint(t, db.Bun)
+	before := testinfra.Fingerprint(t, db.Bun)
 	r := migrateCLI(t, db, foundation(), "check")
 	require.Equal(t, exitOK, r.code, r.stderr)
 	require.Contains(t, r.stdout, "3 pending")
-	require.Equal(t, before, fingerprint(t, db.Bun), "check must write nothing, not even bun_migrations")
+	require.Equal(t, before, testinfra.Fingerprint(t, db.Bun), "check must write nothing, not even bun_migrations")
 
 	r = migrateCLI(t, db, foundation(), "up")
 	require.Equal(t, exitOK, r.code, r.stdout+r.stderr)
@@ -146,12 +146,12 @@ func TestDownRefusedWhenDataExists(t *testing.T) {
 
 	db := testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.Migrate})
 	insertOutbox(t, db.Bun, 3, 1)
-	before := fingerprint(t, db.Bun)
+	before := testinfra.Fingerprint(t, db.Bun)
 
 	r := migrateCLI(t, db, foundation(), "down", "--to", "0", "--json")
 	require.Equal(t, exitRefused, r.code, r.stdout+r.stderr)
 	require.Contains(t, r.stdout, `"blocking":["tb_outbox_event"]`)
-	require.Equal(t, before, fingerprint(t, db.Bun), "a refused down changes nothing")
+	require.Equal(t, before, testinfra.Fingerprint(t, db.Bun), "a refused down changes nothing")
 }
 
 func TestCheckDetectsViolationsWithoutWriting(t *testing.T) {
@@ -184,16 +184,16 @@ func TestCheckDetectsViolationsWithoutWriting(t *testing.T) {
 			for _, q := range tt.plant {
 				exec(t, db.Bun, q)
 			}
-			before := fingerprint(t, db.Bun)
+			before := testinfra.Fingerprint(t, db.Bun)
 			r := migrateCLI(t, db, foundation(), "check")
 			require.Equal(t, exitCheckFailed, r.code, "plant %v: %s", tt.plant, r.stdout)
 			require.Contains(t, r.stdout, tt.want)
 			require.NotContains(t, r.stdout+r.stderr, "s3cr3t", "values must never be printed")
-			require.Equal(t, before, fingerprint(t, db.Bun), "check must write nothing")
+			require.Equal(t, before, testinfra.Fingerprint(t, db.Bun), "check must write nothing")
 
 			r = migrateCLI(t, db, foundation(), "up", "--json")
 			require.Equal(t, exitCheckFailed, r.code, "up must stop at the check: %s", r.stdout)
-			require.Equal(t, before, fingerprint(t, db.Bun), "a failed check applies nothing")
+			require.Equal(t, before, testinfra.Fingerprint(t, db.Bun), "a failed check applies nothing")
 		})
 	}
 }
@@ -218,7 +218,7 @@ func TestPreconditionsOfPendingMigration(t *testing.T) {
 			}}
 			require.Equal(t, exitOK, migrateCLI(t, db, append(foundation(), onlyV1), "up").code)
 			exec(t, db.Bun, `INSERT INTO tb_test_widget (code) VALUES `+tt.rows)
-			before := fingerprint(t, db.Bun)
+			before := testinfra.Fingerprint(t, db.Bun)
 
 			sets := append(foundation(), widgetSet(nil))
 			r := migrateCLI(t, db, sets, "check")
@@ -226,7 +226,7 @@ func TestPreconditionsOfPendingMigration(t *testing.T) {
 			require.Contains(t, r.stdout, tt.want)
 			require.Contains(t, r.stdout, "precondition of pending migration 20990101000002")
 			require.Equal(t, exitCheckFailed, migrateCLI(t, db, sets, "up").code)
-			require.Equal(t, before, fingerprint(t, db.Bun), "nothing applied")
+			require.Equal(t, before, testinfra.Fingerprint(t, db.Bun), "nothing applied")
 		})
 	}
 }
@@ -347,30 +347,6 @@ func exec(t *testing.T, db bun.IDB, q string) {
 
 // fingerprint hashes the catalog and every row of every table in the
 // current schema, so a test can prove a command wrote nothing.
-func fingerprint(t *testing.T, db bun.IDB) string {
-	t.Helper()
-	ctx := context.Background()
-	var schema string
-	require.NoError(t, db.QueryRowContext(ctx, `SELECT coalesce(md5(string_agg(x, E'\n' ORDER BY x)), '') FROM (
-		SELECT 'rel:' || relname || ':' || relkind::text FROM pg_class WHERE relnamespace = current_schema()::regnamespace
-		UNION ALL SELECT 'con:' || conname || ':' || pg_get_constraintdef(oid) || convalidated FROM pg_constraint WHERE connamespace = current_schema()::regnamespace
-		UNION ALL SELECT 'idx:' || pg_get_indexdef(indexrelid) || indisvalid FROM pg_index WHERE indrelid IN (SELECT oid FROM pg_class WHERE relnamespace = current_schema()::regnamespace)
-		UNION ALL SELECT 'trg:' || tgname || tgenabled::text FROM pg_trigger WHERE NOT tgisinternal
-		UNION ALL SELECT 'col:' || c.relname || '.' || a.attname || format_type(a.atttypid, a.atttypmod) || a.attnotnull
-			FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
-			WHERE c.relnamespace = current_schema()::regnamespace AND a.attnum > 0 AND NOT a.attisdropped
-	) s(x)`).Scan(&schema))
-	var tables []string
-	require.NoError(t, db.NewRaw(`SELECT tablename FROM pg_tables WHERE schemaname = current_schema() ORDER BY tablename`).Scan(ctx, &tables))
-	parts := []string{schema}
-	for _, tb := range tables {
-		var h string
-		require.NoError(t, db.QueryRowContext(ctx, fmt.Sprintf(`SELECT coalesce(md5(string_agg(t::text, ',' ORDER BY t::text)), '') FROM %q t`, tb)).Scan(&h))
-		parts = append(parts, tb+"="+h)
-	}
-	return strings.Join(parts, ";")
-}
-
 func TestBadLogLevelIsRefused(t *testing.T) {
 	t.Parallel()
 

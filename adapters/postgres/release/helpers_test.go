@@ -2,7 +2,6 @@ package release_test
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -37,29 +36,6 @@ func testSet(name string, files map[string]string, rules ...release.Rule) releas
 
 // fingerprint hashes the schema catalog and every row of every table in
 // the current schema, so a test can prove a command wrote nothing.
-func fingerprint(t *testing.T, db bun.IDB) string {
-	t.Helper()
-	ctx := context.Background()
-	var schema string
-	require.NoError(t, db.QueryRowContext(ctx, `SELECT coalesce(md5(string_agg(x, E'\n' ORDER BY x)), '') FROM (
-		SELECT 'rel:' || relname || ':' || relkind::text FROM pg_class WHERE relnamespace = current_schema()::regnamespace
-		UNION ALL SELECT 'con:' || conname || ':' || pg_get_constraintdef(oid) || convalidated FROM pg_constraint WHERE connamespace = current_schema()::regnamespace
-		UNION ALL SELECT 'idx:' || pg_get_indexdef(indexrelid) || indisvalid FROM pg_index WHERE indrelid IN (SELECT oid FROM pg_class WHERE relnamespace = current_schema()::regnamespace)
-		UNION ALL SELECT 'col:' || c.relname || '.' || a.attname || format_type(a.atttypid, a.atttypmod) || a.attnotnull
-			FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
-			WHERE c.relnamespace = current_schema()::regnamespace AND a.attnum > 0 AND NOT a.attisdropped
-	) s(x)`).Scan(&schema))
-	var tables []string
-	require.NoError(t, db.NewRaw(`SELECT tablename FROM pg_tables WHERE schemaname = current_schema() ORDER BY tablename`).Scan(ctx, &tables))
-	parts := []string{schema}
-	for _, tb := range tables {
-		var h string
-		require.NoError(t, db.QueryRowContext(ctx, fmt.Sprintf(`SELECT coalesce(md5(string_agg(t::text, ',' ORDER BY t::text)), '') FROM %q t`, tb)).Scan(&h))
-		parts = append(parts, tb+"="+h)
-	}
-	return strings.Join(parts, ";")
-}
-
 func codes(r *release.Report) []string {
 	var out []string
 	for _, f := range r.Findings {
