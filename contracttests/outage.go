@@ -16,6 +16,18 @@ import (
 const OutageRule = "rule: when the backing service is unreachable every method returns promptly " +
 	"an error wrapping ports.ErrUnavailable and changes nothing"
 
+// Outage takes the backing service of live away and returns a value of the
+// same port whose calls now fail, and a restore func that brings the service
+// back. Every suite's fixture or caps carries one as its Outage field, and
+// every suite requires it: the outage case fails without it.
+//
+// A networked adapter returns a second instance over a closed port
+// (testinfra.UnreachableDB, testinfra.UnreachableRedis) and a restore that
+// does nothing; an in-memory fake switches live itself off (SetDown(true))
+// and returns it, with a restore that switches it back on. After restore the
+// suite reads live to check that nothing the failed calls asked for happened.
+type Outage[T any] func(t *testing.T, live T) (down T, restore func())
+
 // OutageBound is how long one call may take against an unreachable
 // service. Adapters bound their own calls (connect timeouts); the suite
 // passes a context without a deadline.

@@ -24,12 +24,9 @@ type OutboxCaps struct {
 	// ConcurrentEvents is how many events the concurrency case delivers.
 	// Default 200.
 	ConcurrentEvents int
-	// Outage takes the backing service of store away and returns a store
-	// whose calls cannot reach it, plus restore to bring it back. Postgres:
-	// a store over testinfra.UnreachableDB and a restore that does nothing;
-	// in-memory: store.SetDown(true) and SetDown(false). Required: the
-	// outage case fails without it.
-	Outage func(t *testing.T, store ports.OutboxStore) (down ports.OutboxStore, restore func())
+	// Outage takes the store's backing service away (see Outage).
+	// Required: the outage case fails without it.
+	Outage Outage[ports.OutboxStore]
 }
 
 // RunOutboxStore checks a ports.OutboxStore against every documented

@@ -14,12 +14,9 @@ import (
 // TaskCaps carries RunTaskStore's outage hook. Every case of the port
 // contract is mandatory; nothing here turns cases off.
 type TaskCaps struct {
-	// Outage takes the backing service of store away and returns a store
-	// whose calls cannot reach it, plus restore to bring it back. Postgres:
-	// a store over testinfra.UnreachableDB and a restore that does nothing;
-	// in-memory: store.SetDown(true) and SetDown(false). Required: the
-	// outage case fails without it.
-	Outage func(t *testing.T, store ports.TaskStore) (down ports.TaskStore, restore func())
+	// Outage takes the store's backing service away (see Outage).
+	// Required: the outage case fails without it.
+	Outage Outage[ports.TaskStore]
 }
 
 // RunTaskStore checks a ports.TaskStore against every documented sentence
