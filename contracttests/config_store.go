@@ -27,12 +27,9 @@ type ConfigStoreFixture struct {
 	// FailNextAudit makes the store's next audit write fail, as a broken
 	// audit writer would.
 	FailNextAudit func()
-	// Outage takes the backing service of Store away and returns a store
-	// whose calls cannot reach it, plus restore to bring it back. Postgres:
-	// a store over testinfra.UnreachableDB and a restore that does nothing;
-	// in-memory: SetDown(true) and SetDown(false). Required: the outage
-	// case fails without it.
-	Outage func(t *testing.T) (down ports.ConfigStore, restore func())
+	// Outage takes Store's backing service away (see Outage). Required:
+	// the outage case fails without it.
+	Outage Outage[ports.ConfigStore]
 }
 
 // RunConfigStore checks a ConfigStore against the contract documented on
@@ -227,7 +224,7 @@ func RunConfigStore(t *testing.T, newStore func(t *testing.T) ConfigStoreFixture
 		v1 := b.apply(configPlan("suite.outage.key", "v1", 0, "admin-1"), cfgT0)
 		audits := b.audits()
 
-		down, restore := b.fx.Outage(t)
+		down, restore := b.fx.Outage(t, b.store)
 		update := configPlan(v1.Key, "v2", v1.Version, "admin-2")
 		insert := configPlan("suite.outage.new", "v1", 0, "admin-2")
 		at := cfgT0.Add(time.Minute)

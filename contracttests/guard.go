@@ -19,12 +19,9 @@ type GuardFixture struct {
 	// Advance moves the guard's clock forward; nil when it runs on real
 	// time (the suite then uses a short ttl and waits).
 	Advance func(d time.Duration)
-	// Outage takes the backing store of Guard away and returns a guard
-	// whose calls cannot reach it, plus restore to bring it back. Redis: a
-	// guard over testinfra.UnreachableRedis and a restore that does
-	// nothing; in-memory: SetDown(true) and SetDown(false). Required: the
+	// Outage takes Guard's backing store away (see Outage). Required: the
 	// outage case fails without it.
-	Outage func(t *testing.T) (down ports.Guard, restore func())
+	Outage Outage[ports.Guard]
 }
 
 // RunGuard checks a Guard against the contract documented on ports.Guard.
@@ -110,7 +107,7 @@ func RunGuard(t *testing.T, newGuard func(t *testing.T) GuardFixture) {
 		requireOutageHook(t, fx.Outage == nil, "GuardFixture.Outage")
 		requireAcquire(t, fx.Guard, "job-held", "owner-1", ttl, true, "rule: a free key is acquired")
 
-		down, restore := fx.Outage(t)
+		down, restore := fx.Outage(t, fx.Guard)
 		requireUnavailable(t, map[string]outageCall{
 			"Acquire": func(ctx context.Context) error { _, err := down.Acquire(ctx, "job-free", "owner-2", ttl); return err },
 			"Release": func(ctx context.Context) error { _, err := down.Release(ctx, "job-held", "owner-1"); return err },

@@ -41,9 +41,9 @@ func TestConfigStore(t *testing.T) {
 			Store:         s,
 			Audits:        func(*testing.T) []ports.AuditRecord { return s.Audits() },
 			FailNextAudit: s.FailNextAudit,
-			Outage: func(*testing.T) (ports.ConfigStore, func()) {
+			Outage: func(_ *testing.T, live ports.ConfigStore) (ports.ConfigStore, func()) {
 				s.SetDown(true)
-				return s, func() { s.SetDown(false) }
+				return live, func() { s.SetDown(false) }
 			},
 		}
 	})

@@ -17,9 +17,9 @@ func TestGuard(t *testing.T) {
 		return contracttests.GuardFixture{
 			Guard:   g,
 			Advance: clock.Advance,
-			Outage: func(*testing.T) (ports.Guard, func()) {
+			Outage: func(_ *testing.T, live ports.Guard) (ports.Guard, func()) {
 				g.SetDown(true)
-				return g, func() { g.SetDown(false) }
+				return live, func() { g.SetDown(false) }
 			},
 		}
 	})

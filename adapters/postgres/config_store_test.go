@@ -28,7 +28,7 @@ func TestConfigStore(t *testing.T) {
 			Store:         store,
 			Audits:        func(t *testing.T) []ports.AuditRecord { return auditEvents(t, db) },
 			FailNextAudit: func() { audit.failNext.Store(true) },
-			Outage: func(t *testing.T) (ports.ConfigStore, func()) {
+			Outage: func(t *testing.T, _ ports.ConfigStore) (ports.ConfigStore, func()) {
 				down, err := postgres.NewConfigStore(testinfra.UnreachableDB(t), audit)
 				require.NoError(t, err)
 				return down, func() {}

@@ -20,7 +20,7 @@ func TestGuard(t *testing.T) {
 		require.NoError(t, err)
 		return contracttests.GuardFixture{
 			Guard: g,
-			Outage: func(t *testing.T) (ports.Guard, func()) {
+			Outage: func(t *testing.T, _ ports.Guard) (ports.Guard, func()) {
 				down, err := redis.NewGuard(unreachableClient(t), redis.GuardConfig{Prefix: r.Prefix + "guard:", Timeout: downTimeout})
 				require.NoError(t, err)
 				return down, func() {}
