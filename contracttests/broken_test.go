@@ -55,7 +55,14 @@ func TestBroken(t *testing.T) {
 		})
 	case "cache-stale-refill":
 		contracttests.RunConfigCache(t, contracttests.ConfigCacheCaps{}, func(t *testing.T) contracttests.ConfigCacheFixture {
-			return contracttests.ConfigCacheFixture{Cache: forgetfulCache{memory.NewConfigCache(time.Now)}}
+			c := memory.NewConfigCache(time.Now)
+			return contracttests.ConfigCacheFixture{
+				Cache: forgetfulCache{c},
+				Outage: func(_ *testing.T, live ports.ConfigCache) (ports.ConfigCache, func()) {
+					c.SetDown(true)
+					return live, func() { c.SetDown(false) }
+				},
+			}
 		})
 	default:
 		t.Fatal("set CONTRACTTESTS_BROKEN to a known case")

@@ -13,15 +13,13 @@ import (
 )
 
 // ConfigCacheCaps lists optional ConfigCache test hooks. A case whose hook
-// the adapter cannot offer is skipped with the reason, never silently.
+// the adapter cannot offer is skipped with the reason, never silently. The
+// outage hook is not optional: it is ConfigCacheFixture.Outage.
 type ConfigCacheCaps struct {
 	// Expiry is true when entries and markers can be observed to expire,
 	// either through ConfigCacheFixture.Advance or by waiting a short real
 	// ttl (when Advance is nil).
 	Expiry bool
-	// Outage is true when ConfigCacheFixture.Outage can build a cache whose
-	// backing store is unreachable.
-	Outage bool
 }
 
 // ConfigCacheFixture is one isolated ConfigCache plus its test hooks.
@@ -31,10 +29,9 @@ type ConfigCacheFixture struct {
 	// Advance moves the cache's clock forward; nil when it runs on real
 	// time (the suite then uses short ttls and waits).
 	Advance func(d time.Duration)
-	// Outage returns a second cache of the same kind whose backing store
-	// is unreachable (Redis: a client on a closed port; memory: switched
-	// down). Required when ConfigCacheCaps.Outage is set.
-	Outage func(t *testing.T) ports.ConfigCache
+	// Outage takes Cache's backing store away (see Outage). Required: the
+	// outage case fails without it.
+	Outage Outage[ports.ConfigCache]
 }
 
 // RunConfigCache checks a ConfigCache against the contract documented on
@@ -139,19 +136,18 @@ func RunConfigCache(t *testing.T, caps ConfigCacheCaps, newCache func(t *testing
 		require.Eventually(t, markerGone, 5*time.Second, 20*time.Millisecond, "rule: an invalidation marker is remembered only for its ttl (%s)", short)
 	})
 
-	t.Run("Outage/ErrorsWrapUnavailable", func(t *testing.T) {
+	t.Run("Outage/EveryMethodUnavailableAndNothingChanges", func(t *testing.T) {
 		t.Parallel()
-		if !caps.Outage {
-			t.Skip("adapter cannot simulate an outage (ConfigCacheCaps.Outage is false)")
-		}
 		fx := newCache(t)
-		require.NotNil(t, fx.Outage, "fixture: Outage is required when ConfigCacheCaps.Outage is set")
-		down := fx.Outage(t)
-		row := cachedRow("suite.cache.down", 1, "one")
+		requireOutageHook(t, fx.Outage == nil, "ConfigCacheFixture.Outage")
+		held := cachedRow("suite.cache.held", 1, "one")
+		mustFill(t, fx.Cache, held, ttl)
 
+		down, restore := fx.Outage(t, fx.Cache)
+		row := cachedRow("suite.cache.down", 1, "one")
 		requireUnavailable(t, map[string]outageCall{
 			"Get": func(ctx context.Context) error {
-				_, err := down.Get(ctx, row.Key)
+				_, err := down.Get(ctx, held.Key)
 				return err
 			},
 			"Fill": func(ctx context.Context) error {
@@ -159,10 +155,14 @@ func RunConfigCache(t *testing.T, caps ConfigCacheCaps, newCache func(t *testing
 				return err
 			},
 			"Invalidate": func(ctx context.Context) error {
-				return down.Invalidate(ctx, row.Key, 2, ttl)
+				return down.Invalidate(ctx, held.Key, 2, ttl)
 			},
 		})
 
+		restore()
+		requireStored(t, held, cacheGet(t, fx.Cache, held.Key), "after the outage the cached row is still cached: "+OutageRule)
+		_, err := fx.Cache.Get(t.Context(), row.Key)
+		require.ErrorIs(t, err, ports.ErrNotFound, "a Fill during the outage cached %s: %s", row.Key, OutageRule)
 		mustFill(t, fx.Cache, row, ttl) // the healthy cache is unaffected
 		requireStored(t, row, cacheGet(t, fx.Cache, row.Key), "rule: an outage of one cache does not affect another")
 	})

@@ -52,16 +52,16 @@ func TestConfigStore(t *testing.T) {
 func TestConfigCache(t *testing.T) {
 	t.Parallel()
 
-	caps := contracttests.ConfigCacheCaps{Expiry: true, Outage: true}
+	caps := contracttests.ConfigCacheCaps{Expiry: true}
 	contracttests.RunConfigCache(t, caps, func(t *testing.T) contracttests.ConfigCacheFixture {
 		clock := newConfigClock()
+		c := memory.NewConfigCache(clock.Now)
 		return contracttests.ConfigCacheFixture{
-			Cache:   memory.NewConfigCache(clock.Now),
+			Cache:   c,
 			Advance: clock.Advance,
-			Outage: func(*testing.T) ports.ConfigCache {
-				down := memory.NewConfigCache(clock.Now)
-				down.SetDown(true)
-				return down
+			Outage: func(_ *testing.T, live ports.ConfigCache) (ports.ConfigCache, func()) {
+				c.SetDown(true)
+				return live, func() { c.SetDown(false) }
 			},
 		}
 	})

@@ -16,17 +16,17 @@ import (
 func TestConfigCache(t *testing.T) {
 	t.Parallel()
 
-	caps := contracttests.ConfigCacheCaps{Expiry: true, Outage: true}
+	caps := contracttests.ConfigCacheCaps{Expiry: true}
 	contracttests.RunConfigCache(t, caps, func(t *testing.T) contracttests.ConfigCacheFixture {
 		r := testinfra.NewRedis(t)
 		cache, err := redis.NewConfigCache(r.Client, redis.CacheConfig{Prefix: r.Prefix})
 		require.NoError(t, err)
 		return contracttests.ConfigCacheFixture{
 			Cache: cache,
-			Outage: func(t *testing.T) ports.ConfigCache {
+			Outage: func(t *testing.T, _ ports.ConfigCache) (ports.ConfigCache, func()) {
 				down, err := redis.NewConfigCache(unreachableClient(t), redis.CacheConfig{Prefix: r.Prefix, Timeout: downTimeout})
 				require.NoError(t, err)
-				return down
+				return down, func() {}
 			},
 		}
 	})
