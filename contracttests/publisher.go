@@ -22,9 +22,9 @@ type PublisherFixture struct {
 	// Tasks returns the envelopes the queue holds, decoded from what a
 	// consumer would receive, in any order.
 	Tasks func(t *testing.T) []outbox.Envelope
-	// Unreachable returns a publisher of the same kind whose queue cannot
-	// be reached (a closed port, a switched-off fake).
-	Unreachable func(t *testing.T) ports.Publisher
+	// Outage takes Publisher's queue away (see Outage). Required: the
+	// outage case fails without it.
+	Outage Outage[ports.Publisher]
 }
 
 // RunPublisher checks a ports.Publisher against the contract on the port.
@@ -91,13 +91,15 @@ func RunPublisher(t *testing.T, newFixture func(t *testing.T) PublisherFixture) 
 		require.Len(t, f.Tasks(t), 1)
 	})
 
-	t.Run("Publish/UnreachableQueueIsTransient", func(t *testing.T) {
+	t.Run("Outage/EveryMethodUnavailableAndNothingChanges", func(t *testing.T) {
 		t.Parallel()
 		f := newFixture(t)
-		require.NotNil(t, f.Unreachable, "fixture: PublisherFixture.Unreachable is required")
-		p := f.Unreachable(t)
+		requireOutageHook(t, f.Outage == nil, "PublisherFixture.Outage")
+		envs := []outbox.Envelope{envelope(t, 1), envelope(t, 2)}
+
+		down, restore := f.Outage(t, f.Publisher)
 		start := time.Now()
-		errs := p.Publish(t.Context(), []outbox.Envelope{envelope(t, 1), envelope(t, 2)})
+		errs := down.Publish(t.Context(), envs)
 		require.Less(t, time.Since(start), OutageBound, OutageRule)
 		require.Len(t, errs, 2, "rule: Publish returns one error per envelope")
 		for i, err := range errs {
@@ -106,6 +108,11 @@ func RunPublisher(t *testing.T, newFixture func(t *testing.T) PublisherFixture) 
 				"rule: an unreachable queue wraps ports.ErrUnavailable (envelope %d: %v)", i, err)
 			require.Equal(t, outbox.ClassTransient, outbox.Classify(err), "rule: an unreachable queue is transient")
 		}
+
+		restore()
+		require.Empty(t, f.Tasks(t), "after the outage no task was queued: %s", OutageRule)
+		require.NoError(t, f.Publisher.Publish(t.Context(), envs[:1])[0], "after restore the publisher publishes again")
+		require.Len(t, f.Tasks(t), 1, "after restore the publisher publishes again")
 	})
 
 	t.Run("Publish/CanceledContextIsTransient", func(t *testing.T) {

@@ -17,10 +17,9 @@ func TestPublisherContract(t *testing.T) {
 		return contracttests.PublisherFixture{
 			Publisher: p,
 			Tasks:     func(*testing.T) []outbox.Envelope { return p.Tasks() },
-			Unreachable: func(*testing.T) ports.Publisher {
-				down := memory.NewPublisher()
-				down.SetDown(true)
-				return down
+			Outage: func(_ *testing.T, live ports.Publisher) (ports.Publisher, func()) {
+				p.SetDown(true)
+				return live, func() { p.SetDown(false) }
 			},
 		}
 	})

@@ -36,14 +36,14 @@ func TestPublisherContract(t *testing.T) {
 				}
 				return out
 			},
-			Unreachable: func(t *testing.T) ports.Publisher {
+			Outage: func(t *testing.T, _ ports.Publisher) (ports.Publisher, func()) {
 				opt, err := asynq.ParseRedisURI("redis://127.0.0.1:1/0")
 				require.NoError(t, err)
 				c := asynq.NewClient(opt)
 				t.Cleanup(func() { _ = c.Close() })
 				enq, err := queue.NewEnqueuer(c, queue.Config{Queue: h.queue})
 				require.NoError(t, err)
-				return enq
+				return enq, func() {}
 			},
 		}
 	})

@@ -71,7 +71,7 @@ func TestPublishRefusesInvalidEnvelopesPermanently(t *testing.T) {
 }
 
 // TestUnreachableRedisErrorsAreTypedAndRedacted checks what this adapter
-// adds to the contract's unreachable-queue case (RunPublisher): the typed
+// adds to the contract's outage case (RunPublisher): the typed
 // error, its code, a message without the Redis address, and EnqueueTask.
 func TestUnreachableRedisErrorsAreTypedAndRedacted(t *testing.T) {
 	t.Parallel()
