@@ -43,13 +43,20 @@ func runOutboxOutage(t *testing.T, caps OutboxCaps, newStore func(t *testing.T) 
 				_, err := down.RecoverExpired(ctx, t0.Add(2*leaseFor), 10)
 				return err
 			},
-			"Get":  func(ctx context.Context) error { _, err := down.Get(ctx, evs[0].EventID); return err },
+			"Get": func(ctx context.Context) error { _, err := down.Get(ctx, evs[0].EventID); return err },
+			"MarkConsumerFailed": func(ctx context.Context) error {
+				_, err := down.MarkConsumerFailed(ctx, ports.ConsumerFailure{EventID: evs[0].EventID, Code: "X", Message: "boom", At: at})
+				return err
+			},
 			"List": func(ctx context.Context) error { _, err := down.List(ctx, ports.OutboxFilter{}); return err },
 			"Replay": func(ctx context.Context) error {
 				_, err := down.Replay(ctx, ports.ReplayParams{EventIDs: []string{evs[0].EventID, evs[1].EventID}, Request: replay, Now: at})
 				return err
 			},
-			"ReleaseLeases":  func(ctx context.Context) error { _, err := down.ReleaseLeases(ctx, "", at); return err },
+			"ReleaseLeases": func(ctx context.Context) error {
+				_, err := down.ReleaseLeases(ctx, ports.ReleaseParams{Now: at})
+				return err
+			},
 			"Stats":          func(ctx context.Context) error { _, err := down.Stats(ctx, at); return err },
 			"PurgeDelivered": func(ctx context.Context) error { _, err := down.PurgeDelivered(ctx, t0.Add(time.Hour), 10); return err },
 		})

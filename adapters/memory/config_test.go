@@ -20,6 +20,8 @@ func newConfigClock() *configClock {
 	return &configClock{now: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
 }
 
+func (c *configClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
 func (c *configClock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -5,8 +5,11 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/july/template/core/lease"
 	"github.com/july/template/core/outbox"
@@ -220,8 +223,9 @@ func (s *OutboxStore) List(_ context.Context, f ports.OutboxFilter) ([]outbox.Ev
 	return out[:min(len(out), limit)], nil
 }
 
-// Replay implements ports.OutboxOperatorStore.
-func (s *OutboxStore) Replay(_ context.Context, p ports.ReplayParams) (ports.ReplayResult, error) {
+// Replay implements ports.OutboxOperatorStore: the changes are staged
+// and applied only when BeforeCommitFunc and the audit record succeed.
+func (s *OutboxStore) Replay(ctx context.Context, p ports.ReplayParams) (ports.ReplayResult, error) {
 	if err := p.Request.Validate(); err != nil {
 		return ports.ReplayResult{}, err
 	}
@@ -231,8 +235,12 @@ func (s *OutboxStore) Replay(_ context.Context, p ports.ReplayParams) (ports.Rep
 		return ports.ReplayResult{}, err
 	}
 	res := ports.ReplayResult{Skipped: map[string]string{}}
+	staged := map[int64]outbox.Event{}
 	for _, eid := range p.EventIDs {
 		id, ok := s.byUUID[eid]
+		if _, done := staged[id]; done {
+			continue
+		}
 		if !ok {
 			res.Skipped[eid] = "not found"
 			continue
@@ -242,28 +250,89 @@ func (s *OutboxStore) Replay(_ context.Context, p ports.ReplayParams) (ports.Rep
 			res.Skipped[eid] = err.Error()
 			continue
 		}
-		*s.rows[id] = next
+		staged[id] = next
 		res.Replayed = append(res.Replayed, eid)
+	}
+	if p.BeforeCommitFunc != nil && len(res.Replayed) > 0 {
+		if err := p.BeforeCommitFunc(ctx, res.Replayed); err != nil {
+			return ports.ReplayResult{}, fmt.Errorf("replay outbox events: %w", err)
+		}
+	}
+	if err := s.audit(p.Audit, res.Replayed, p.Now); err != nil {
+		return ports.ReplayResult{}, err
+	}
+	for id, ev := range staged {
+		*s.rows[id] = ev
 	}
 	return res, nil
 }
 
 // ReleaseLeases implements ports.OutboxOperatorStore.
-func (s *OutboxStore) ReleaseLeases(_ context.Context, owner string, now time.Time) (int, error) {
+func (s *OutboxStore) ReleaseLeases(_ context.Context, p ports.ReleaseParams) ([]string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.down("release outbox leases of %s", owner); err != nil {
-		return 0, err
+	if err := s.down("release outbox leases of %s", p.Owner); err != nil {
+		return nil, err
 	}
-	n := 0
+	var held []*outbox.Event
 	for _, ev := range s.rows {
-		if ev.Status == outbox.Delivering && (owner == "" || ev.Lease.Owner == owner) {
-			ev.Status, ev.NextAttemptAt, ev.UpdatedAt = outbox.Pending, now, now
-			ev.Lease = lease.Lease{Token: ev.Lease.Token}
-			n++
+		if ev.Status == outbox.Delivering && (p.Owner == "" || ev.Lease.Owner == p.Owner) {
+			held = append(held, ev)
 		}
 	}
-	return n, nil
+	slices.SortFunc(held, func(a, b *outbox.Event) int { return cmp.Compare(a.ID, b.ID) })
+	ids := make([]string, len(held))
+	for i, ev := range held {
+		ids[i] = ev.EventID
+	}
+	if err := s.audit(p.Audit, ids, p.Now); err != nil {
+		return nil, err
+	}
+	for _, ev := range held {
+		ev.Status, ev.NextAttemptAt, ev.UpdatedAt = outbox.Pending, p.Now, p.Now
+		ev.Lease = lease.Lease{Token: ev.Lease.Token}
+	}
+	return ids, nil
+}
+
+// MarkConsumerFailed implements ports.ConsumerFailureStore.
+func (s *OutboxStore) MarkConsumerFailed(_ context.Context, f ports.ConsumerFailure) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.down("mark outbox event %s failed in its consumer", f.EventID); err != nil {
+		return false, err
+	}
+	id, ok := s.byUUID[f.EventID]
+	if !ok || s.rows[id].Status != outbox.Delivered {
+		return false, nil
+	}
+	next, err := outbox.ConsumerFailed(*s.rows[id], f.Code, f.Message, f.At)
+	if err != nil {
+		return false, err
+	}
+	*s.rows[id] = next
+	return true, nil
+}
+
+// audit appends rec, when set, as an outbox.AuditEventType event, as the
+// Postgres adapter's default audit writer does. Callers hold s.mu.
+func (s *OutboxStore) audit(rec ports.AuditRecord, ids []string, now time.Time) error {
+	if rec.Action == "" {
+		return nil
+	}
+	rec.After = strings.Join(ids, ",")
+	if rec.RequestID == "" {
+		rec.RequestID = uuid.NewString()
+	}
+	ev, err := outbox.NewAuditEvent(outbox.AuditPayload(rec), uuid.NewString(), now)
+	if err != nil {
+		return fmt.Errorf("write audit record: %w", err)
+	}
+	s.nextID++
+	ev.ID = s.nextID
+	s.rows[ev.ID] = &ev
+	s.byUUID[ev.EventID] = ev.ID
+	return nil
 }
 
 // Stats implements ports.OutboxOperatorStore.

@@ -3,6 +3,8 @@ package memory
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/july/template/core/outbox"
@@ -20,6 +22,9 @@ type Publisher struct {
 	// FailFunc, when set, is asked before each envelope is stored; a non-nil
 	// error is returned for that envelope and nothing is stored.
 	FailFunc func(outbox.Envelope) error
+	// ActiveFunc, when set, reports whether a held task's consumer is
+	// running; Delete refuses such a task with ports.ErrTaskActive.
+	ActiveFunc func(eventID string) bool
 
 	// outage.SetDown simulates an unreachable queue: every Publish fails
 	// transiently with code QUEUE_UNAVAILABLE, wrapping ports.ErrUnavailable.
@@ -79,4 +84,30 @@ func (p *Publisher) Attempts(eventID string) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.attempts[eventID]
+}
+
+var _ ports.RetainedTasks = (*Publisher)(nil)
+
+// Delete implements ports.RetainedTasks: it forgets the tasks of eventIDs,
+// so their next Publish is stored again. ActiveFunc, when set, marks tasks
+// whose consumer is running.
+func (p *Publisher) Delete(ctx context.Context, eventIDs []string) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if ctx.Err() != nil || p.on.Load() {
+		return 0, fmt.Errorf("delete retained tasks: queue unreachable: %w", ports.ErrUnavailable)
+	}
+	n := 0
+	for _, id := range eventIDs {
+		if _, ok := p.tasks[id]; !ok {
+			continue
+		}
+		if p.ActiveFunc != nil && p.ActiveFunc(id) {
+			return n, fmt.Errorf("delete retained task %s: %w", id, ports.ErrTaskActive)
+		}
+		delete(p.tasks, id)
+		p.order = slices.DeleteFunc(p.order, func(o string) bool { return o == id })
+		n++
+	}
+	return n, nil
 }

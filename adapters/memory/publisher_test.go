@@ -24,3 +24,26 @@ func TestPublisherContract(t *testing.T) {
 		}
 	})
 }
+
+func TestRetainedTasksContract(t *testing.T) {
+	t.Parallel()
+
+	contracttests.RunRetainedTasks(t, func(t *testing.T) contracttests.RetainedTasksFixture {
+		p := memory.NewPublisher()
+		return contracttests.RetainedTasksFixture{
+			Tasks:     p,
+			Publisher: p,
+			Held: func(*testing.T) []string {
+				var ids []string
+				for _, env := range p.Tasks() {
+					ids = append(ids, env.EventID)
+				}
+				return ids
+			},
+			Outage: func(_ *testing.T, live ports.RetainedTasks) (ports.RetainedTasks, func()) {
+				p.SetDown(true)
+				return live, func() { p.SetDown(false) }
+			},
+		}
+	})
+}

@@ -12,51 +12,18 @@ import (
 	"github.com/july/template/core/ports"
 )
 
-// AuditEventType is the outbox event type OutboxAuditWriter appends.
-const AuditEventType = "audit.recorded"
-
-// AuditPayloadVersion is the payload_version of AuditEventType events.
-const AuditPayloadVersion = 1
-
 // AuditWriter is the transaction seam for audit records: WriteAudit runs
 // inside the caller's transaction (db is normally a bun.Tx), so the record
 // commits or rolls back with the change it describes. An error must be
 // returned, never swallowed: it rolls the change back.
 //
 // The durable audit model belongs to the audit team. Until their writer is
-// wired in, OutboxAuditWriter publishes each record as an AuditEventType
-// outbox event. To swap it, implement AuditWriter on top of the audit team's
-// writer (insert through db, not through a pool of your own) and pass it to
-// NewConfigStore in place of the default.
+// wired in, OutboxAuditWriter publishes each record as an
+// outbox.AuditEventType event. To swap it, implement AuditWriter on top of
+// the audit team's writer (insert through db, not through a pool of your
+// own) and pass it to NewConfigStore and OutboxConfig in place of the default.
 type AuditWriter interface {
 	WriteAudit(ctx context.Context, db bun.IDB, rec ports.AuditRecord) error
-}
-
-// AuditPayload is the JSON payload of an AuditEventType event: the fields of
-// a ports.AuditRecord under snake_case names. Consumers decode it as is.
-type AuditPayload struct {
-	Action        string    `json:"action"`
-	Actor         string    `json:"actor"`
-	ResourceType  string    `json:"resource_type"`
-	ResourceID    string    `json:"resource_id"`
-	Outcome       string    `json:"outcome"`
-	Code          string    `json:"code"`
-	Reason        string    `json:"reason"`
-	Before        string    `json:"before"`
-	After         string    `json:"after"`
-	RequestID     string    `json:"request_id"`
-	CorrelationID string    `json:"correlation_id"`
-	At            time.Time `json:"at"`
-}
-
-// NewAuditPayload copies rec into its payload form.
-func NewAuditPayload(rec ports.AuditRecord) AuditPayload {
-	return AuditPayload(rec)
-}
-
-// Record returns the payload as a ports.AuditRecord.
-func (p AuditPayload) Record() ports.AuditRecord {
-	return ports.AuditRecord(p)
 }
 
 // AuditConfig configures an OutboxAuditWriter. The zero value is valid.
@@ -69,7 +36,7 @@ type AuditConfig struct {
 }
 
 // OutboxAuditWriter is the default AuditWriter: it appends one
-// AuditEventType outbox event per record, with aggregate and resource set
+// outbox.AuditEventType event per record, with aggregate and resource set
 // to the record's resource, through AppendOutbox on the caller's db.
 type OutboxAuditWriter struct {
 	newID func() string
@@ -95,26 +62,10 @@ func NewOutboxAuditWriter(cfg AuditConfig) *OutboxAuditWriter {
 // RequestID. It returns an *outbox.ValidationError when the record cannot
 // form an event (empty ResourceType or ResourceID, non-ASCII ids).
 func (w *OutboxAuditWriter) WriteAudit(ctx context.Context, db bun.IDB, rec ports.AuditRecord) error {
-	now := w.now()
-	if rec.At.IsZero() {
-		rec.At = now
-	}
 	if rec.RequestID == "" {
 		rec.RequestID = w.newID()
 	}
-	ev, err := outbox.New(outbox.NewParams{
-		EventID:        w.newID(),
-		EventType:      AuditEventType,
-		PayloadVersion: AuditPayloadVersion,
-		AggregateType:  rec.ResourceType,
-		AggregateID:    rec.ResourceID,
-		ResourceType:   rec.ResourceType,
-		ResourceID:     rec.ResourceID,
-		RequestID:      rec.RequestID,
-		CorrelationID:  rec.CorrelationID,
-		Payload:        NewAuditPayload(rec),
-		Now:            now,
-	})
+	ev, err := outbox.NewAuditEvent(outbox.AuditPayload(rec), w.newID(), w.now())
 	if err != nil {
 		return fmt.Errorf("build audit event for %s %s: %w", rec.ResourceType, rec.ResourceID, err)
 	}

@@ -69,7 +69,7 @@ func TestOutboxAuditWriter(t *testing.T) {
 		got := rows(t, b.db)
 		require.Len(t, got, 1, "one record appends one event")
 		require.Equal(t, auditRow{
-			EventType: postgres.AuditEventType, EventID: ids[0], AggregateType: "system_config", AggregateID: "pay.limit.max",
+			EventType: outbox.AuditEventType, EventID: ids[0], AggregateType: "system_config", AggregateID: "pay.limit.max",
 			ResourceType: "system_config", ResourceID: "pay.limit.max", RequestID: "req-1", CorrelationID: "req-1",
 			Payload: got[0].Payload,
 		}, got[0], "aggregate and resource are the record's resource; correlation defaults to the request id")

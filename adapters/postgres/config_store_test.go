@@ -13,6 +13,7 @@ import (
 	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/contracttests"
 	"github.com/july/template/contracttests/testinfra"
+	"github.com/july/template/core/outbox"
 	"github.com/july/template/core/ports"
 )
 
@@ -68,13 +69,13 @@ func auditEvents(t *testing.T, db *bun.DB) []ports.AuditRecord {
 	t.Helper()
 	var payloads []string
 	err := db.NewRaw(`SELECT payload::text FROM tb_outbox_event WHERE event_type = ? ORDER BY id`,
-		postgres.AuditEventType).Scan(t.Context(), &payloads)
+		outbox.AuditEventType).Scan(t.Context(), &payloads)
 	require.NoError(t, err, "read audit events")
 	out := make([]ports.AuditRecord, 0, len(payloads))
 	for _, p := range payloads {
-		var ap postgres.AuditPayload
+		var ap outbox.AuditPayload
 		require.NoError(t, json.Unmarshal([]byte(p), &ap), "decode audit payload %s", p)
-		out = append(out, ap.Record())
+		out = append(out, ports.AuditRecord(ap))
 	}
 	return out
 }

@@ -2,15 +2,54 @@ package postgres
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
+	"maps"
 
 	"github.com/uptrace/bun"
 	"go.uber.org/fx"
+
+	"github.com/july/template/core/ports"
 )
 
-// Module provides a *bun.DB opened from the Config the app supplies
-// (fx.Supply(postgres.Config{...})) and closes it when the app stops.
+// Module provides, from the Config the app supplies
+// (fx.Supply(postgres.Config{...})): the *bun.DB (closed on stop) that
+// business code opens its transactions on, ports.OutboxStore (also as
+// ports.OutboxOperatorStore) and
+// ports.ConfigStore on it (audit records through an OutboxAuditWriter),
+// and a "postgres" ports.Probe in ports.ProbeGroup.
 var Module = fx.Module("postgres",
-	fx.Provide(newFxDB),
+	fx.Provide(
+		newFxDB,
+		fx.Annotate(newFxOutboxStore, fx.As(new(ports.OutboxStore)), fx.As(new(ports.OutboxOperatorStore))),
+		fx.Annotate(newFxConfigStore, fx.As(new(ports.ConfigStore))),
+		fx.Annotate(newFxProbe, fx.ResultTags(ports.ProbeGroup)),
+	),
+)
+
+// RelayOutboxName names the relay's own outbox store in the fx graph
+// (RelayModule): `name:"relay_outbox"`.
+const RelayOutboxName = `name:"relay_outbox"`
+
+// relayParams tune the relay's own pool, separate from the module's
+// *bun.DB. Its writes (claim, complete, fail) commit without waiting for
+// the WAL flush: a database crash can at worst lose the last few marks,
+// which re-delivers those events (at least once, as designed) or forgets a
+// claim. Consumers' business writes and the dead-letter mark go through
+// the module's *bun.DB and keep synchronous commits.
+var relayParams = map[string]string{"application_name": "outbox-relay", "synchronous_commit": "off"}
+
+// Notifier is woken by the Listener on every outbox NOTIFY;
+// relay.Relay implements it.
+type Notifier interface{ Notify() }
+
+// RelayModule adds what the relay binary needs on top of Module: a
+// ports.OutboxStore (also as ports.OutboxOperatorStore) named RelayOutboxName on a pool of its own with
+// asynchronous commit (see relayParams), and a Listener on OutboxChannel
+// that wakes the graph's Notifier, started and stopped with the app.
+var RelayModule = fx.Module("postgres-relay",
+	fx.Provide(fx.Annotate(newFxRelayOutbox, fx.ResultTags(RelayOutboxName), fx.As(new(ports.OutboxStore)), fx.As(new(ports.OutboxOperatorStore)))),
+	fx.Invoke(startListener),
 )
 
 func newFxDB(lc fx.Lifecycle, cfg Config) (*bun.DB, error) {
@@ -18,6 +57,37 @@ func newFxDB(lc fx.Lifecycle, cfg Config) (*bun.DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	lc.Append(fx.Hook{OnStop: func(context.Context) error { return db.Close() }})
+	lc.Append(fx.StopHook(db.Close))
 	return db, nil
+}
+
+func newFxOutboxStore(db *bun.DB) (*OutboxStore, error) {
+	return NewOutboxStore(db, OutboxConfig{})
+}
+
+func newFxConfigStore(db *bun.DB) (*ConfigStore, error) {
+	return NewConfigStore(db, NewOutboxAuditWriter(AuditConfig{}))
+}
+
+func newFxProbe(db *bun.DB) ports.Probe {
+	return ports.Probe{Name: "postgres", Check: func(ctx context.Context) error { return Health(ctx, db) }}
+}
+
+func newFxRelayOutbox(lc fx.Lifecycle, cfg Config) (*OutboxStore, error) {
+	cfg.RuntimeParams = maps.Clone(cfg.RuntimeParams)
+	if cfg.RuntimeParams == nil {
+		cfg.RuntimeParams = map[string]string{}
+	}
+	maps.Copy(cfg.RuntimeParams, relayParams)
+	db, err := Open(context.Background(), cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open the relay's outbox pool: %w", err)
+	}
+	lc.Append(fx.StopHook(db.Close))
+	return NewOutboxStore(db, OutboxConfig{})
+}
+
+func startListener(lc fx.Lifecycle, cfg Config, n Notifier, log *slog.Logger) {
+	l := NewListener(cfg.URL, OutboxChannel, n.Notify, log)
+	lc.Append(fx.Hook{OnStart: l.Start, OnStop: l.Stop})
 }

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/july/template/core/startstop"
 )
 
 // OutboxChannel is the NOTIFY channel the tb_outbox_event insert trigger
@@ -25,10 +27,9 @@ type Listener struct {
 	notifyFunc func()
 	log        *slog.Logger
 
-	mu     sync.Mutex
-	cancel context.CancelFunc
-	done   chan struct{}
-	ready  chan struct{}
+	svc   startstop.Service
+	ready chan struct{}
+	once  sync.Once
 }
 
 // NewListener returns a Listener for channel on the database at url.
@@ -41,14 +42,7 @@ func NewListener(url, channel string, notifyFunc func(), log *slog.Logger) *List
 
 // Start connects in the background and returns immediately.
 func (l *Listener) Start(context.Context) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.cancel != nil {
-		return nil
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	l.cancel, l.done = cancel, make(chan struct{})
-	go l.run(ctx, l.done)
+	l.svc.Start(l.run)
 	return nil
 }
 
@@ -56,29 +50,12 @@ func (l *Listener) Start(context.Context) error {
 func (l *Listener) Ready() <-chan struct{} { return l.ready }
 
 // Stop closes the connection and waits for the goroutine. Safe to repeat.
-func (l *Listener) Stop(ctx context.Context) error {
-	l.mu.Lock()
-	cancel, done := l.cancel, l.done
-	l.cancel = nil
-	l.mu.Unlock()
-	if cancel == nil {
-		return nil
-	}
-	cancel()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+func (l *Listener) Stop(ctx context.Context) error { return l.svc.Stop(ctx) }
 
-func (l *Listener) run(ctx context.Context, done chan struct{}) {
-	defer close(done)
-	var once sync.Once
+func (l *Listener) run(ctx context.Context) {
 	backoff := 100 * time.Millisecond
 	for ctx.Err() == nil {
-		err := l.listen(ctx, func() { once.Do(func() { close(l.ready) }) })
+		err := l.listen(ctx, func() { l.once.Do(func() { close(l.ready) }) })
 		if ctx.Err() != nil {
 			return
 		}

@@ -40,7 +40,7 @@ func TestMarkConsumerFailed(t *testing.T) {
 		{"NotUUID", "task-42"},
 		{"Pending", pendingEv.EventID},
 	} {
-		ok, err := store.MarkConsumerFailed(ctx, tc.id, "X", "boom", now)
+		ok, err := store.MarkConsumerFailed(ctx, ports.ConsumerFailure{EventID: tc.id, Code: "X", Message: "boom", At: now})
 		require.NoError(t, err, "%s: %s", tc.name, tc.id)
 		require.False(t, ok, "%s: %s must not be marked", tc.name, tc.id)
 	}
@@ -49,7 +49,7 @@ func TestMarkConsumerFailed(t *testing.T) {
 	require.Equal(t, outbox.Pending, got.Status, "a pending row is untouched")
 
 	long := strings.Repeat("é", outbox.MaxErrorMessageBytes) // 1024 bytes, 512 runes
-	ok, err := store.MarkConsumerFailed(ctx, deliveredEv.EventID, "", "line1\n"+long, now)
+	ok, err := store.MarkConsumerFailed(ctx, ports.ConsumerFailure{EventID: deliveredEv.EventID, Code: "", Message: "line1\n" + long, At: now})
 	require.NoError(t, err)
 	require.True(t, ok, "a delivered row is marked")
 	got, err = store.Get(ctx, deliveredEv.EventID)
@@ -63,7 +63,7 @@ func TestMarkConsumerFailed(t *testing.T) {
 	require.True(t, deliveredAt.Equal(*got.DeliveredAt), "delivered_at %s", got.DeliveredAt)
 	require.JSONEq(t, string(deliveredEv.Payload), string(got.Payload))
 
-	ok, err = store.MarkConsumerFailed(ctx, deliveredEv.EventID, "OTHER", "again", now.Add(time.Minute))
+	ok, err = store.MarkConsumerFailed(ctx, ports.ConsumerFailure{EventID: deliveredEv.EventID, Code: "OTHER", Message: "again", At: now.Add(time.Minute)})
 	require.NoError(t, err)
 	require.False(t, ok, "an already failed row is not marked twice")
 	got, err = store.Get(ctx, deliveredEv.EventID)

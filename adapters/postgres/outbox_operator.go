@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -27,7 +28,8 @@ WHERE id = ANY(?::bigint[])`
 
 const releaseLeasesSQL = `UPDATE tb_outbox_event
 SET status = 1, next_attempt_at = ?, updated_at = ?, lease_owner = NULL, lease_expires_at = NULL
-WHERE status = 2 AND (? = '' OR lease_owner = ?)`
+WHERE status = 2 AND (? = '' OR lease_owner = ?)
+RETURNING event_id`
 
 // purgeSQL bounds the batch with a materialized CTE, as recoverSQL does.
 const purgeSQL = `WITH old AS MATERIALIZED (
@@ -81,7 +83,7 @@ func (s *OutboxStore) Replay(ctx context.Context, p ports.ReplayParams) (ports.R
 		}
 		wanted = append(wanted, id)
 	}
-	if len(wanted) == 0 {
+	if len(wanted) == 0 && p.Audit.Action == "" {
 		return res, nil
 	}
 	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
@@ -109,11 +111,17 @@ func (s *OutboxStore) Replay(ctx context.Context, p ports.ReplayParams) (ports.R
 			ids = append(ids, ev.ID)
 			res.Replayed = append(res.Replayed, id)
 		}
-		if len(ids) == 0 {
-			return nil
+		if len(ids) > 0 {
+			if _, err := tx.ExecContext(ctx, replaySQL, p.Now, p.Now, req.BatchID, req.Operator, req.Reason, p.Now, pgdialect.Array(ids)); err != nil {
+				return err
+			}
 		}
-		_, err := tx.ExecContext(ctx, replaySQL, p.Now, p.Now, req.BatchID, req.Operator, req.Reason, p.Now, pgdialect.Array(ids))
-		return err
+		if p.BeforeCommitFunc != nil && len(res.Replayed) > 0 {
+			if err := p.BeforeCommitFunc(ctx, res.Replayed); err != nil {
+				return err
+			}
+		}
+		return s.audit(ctx, tx, p.Audit, res.Replayed)
 	})
 	if err != nil {
 		return ports.ReplayResult{}, fmt.Errorf("replay %d outbox events: %w", len(wanted), translate(err))
@@ -121,15 +129,30 @@ func (s *OutboxStore) Replay(ctx context.Context, p ports.ReplayParams) (ports.R
 	return res, nil
 }
 
-// ReleaseLeases returns Delivering rows held by owner (every owner when
-// owner is empty) to Pending due at now, live leases included, keeping
-// retry_count and the tokens.
-func (s *OutboxStore) ReleaseLeases(ctx context.Context, owner string, now time.Time) (int, error) {
-	res, err := s.db.ExecContext(ctx, releaseLeasesSQL, now, now, owner, owner)
+// ReleaseLeases returns Delivering rows held by p.Owner (every owner when
+// empty) to Pending due at p.Now, live leases included, keeping retry_count
+// and the tokens, in one transaction with p.Audit.
+func (s *OutboxStore) ReleaseLeases(ctx context.Context, p ports.ReleaseParams) ([]string, error) {
+	var ids []string
+	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if err := tx.NewRaw(releaseLeasesSQL, p.Now, p.Now, p.Owner, p.Owner).Scan(ctx, &ids); err != nil {
+			return err
+		}
+		return s.audit(ctx, tx, p.Audit, ids)
+	})
 	if err != nil {
-		return 0, fmt.Errorf("release outbox leases of %q: %w", owner, translate(err))
+		return nil, fmt.Errorf("release outbox leases of %q: %w", p.Owner, translate(err))
 	}
-	return affected(res)
+	return ids, nil
+}
+
+// audit writes rec, when it is set, with After listing the changed ids.
+func (s *OutboxStore) audit(ctx context.Context, tx bun.Tx, rec ports.AuditRecord, ids []string) error {
+	if rec.Action == "" {
+		return nil
+	}
+	rec.After = strings.Join(ids, ",")
+	return s.cfg.Audit.WriteAudit(ctx, tx, rec)
 }
 
 // Stats returns the backlog at now in one query (one consistent

@@ -40,11 +40,17 @@ type OutboxConfig struct {
 	// the call returns less than they asked for. Default:
 	// DefaultOutboxSweepLimit. Range 1..MaxOutboxLimit.
 	SweepLimit int
+	// Audit writes the audit records of Replay and ReleaseLeases in their
+	// transaction. Default: an OutboxAuditWriter.
+	Audit AuditWriter
 }
 
 func (c OutboxConfig) withDefaults() (OutboxConfig, error) {
 	c.ClaimLimit = cmp.Or(c.ClaimLimit, DefaultOutboxClaimLimit)
 	c.SweepLimit = cmp.Or(c.SweepLimit, DefaultOutboxSweepLimit)
+	if c.Audit == nil {
+		c.Audit = NewOutboxAuditWriter(AuditConfig{})
+	}
 	if c.ClaimLimit < 1 || c.ClaimLimit > MaxOutboxLimit {
 		return c, fmt.Errorf("postgres: OutboxConfig.ClaimLimit %d out of range 1..%d", c.ClaimLimit, MaxOutboxLimit)
 	}

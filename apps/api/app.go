@@ -21,7 +21,6 @@ import (
 	"github.com/july/template/core/sysconfig"
 	"github.com/july/template/examples"
 	"github.com/july/template/internal/appkit"
-	"github.com/july/template/internal/syskeys"
 )
 
 // Domains adds the service's business modules, one fx option each: a
@@ -101,7 +100,7 @@ func newConfigCache(client rueidis.Client, cfg config) (*redis.ConfigCache, erro
 // newSysRegistry holds the template's own keys; Domains add theirs.
 func newSysRegistry() (*sysconfig.Registry, error) {
 	reg := sysconfig.NewRegistry()
-	if err := syskeys.Register(reg); err != nil {
+	if err := configsvc.RegisterTemplateKeys(reg); err != nil {
 		return nil, err
 	}
 	return reg, nil

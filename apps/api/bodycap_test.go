@@ -10,9 +10,9 @@ import (
 
 	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/contracttests/testinfra"
+	"github.com/july/template/core/configsvc"
 	"github.com/july/template/core/ports"
 	"github.com/july/template/core/sysconfig"
-	"github.com/july/template/internal/syskeys"
 )
 
 // TestAccessLogBodyCapComesFromSystemConfig: the registered key
@@ -25,8 +25,8 @@ func TestAccessLogBodyCapComesFromSystemConfig(t *testing.T) {
 		store, err := postgres.NewConfigStore(db.Bun, postgres.NewOutboxAuditWriter(postgres.AuditConfig{}))
 		require.NoError(t, err)
 		reg := sysconfig.NewRegistry()
-		require.NoError(t, syskeys.Register(reg))
-		spec, _ := reg.Lookup(syskeys.AccessLogBodyBytes)
+		require.NoError(t, configsvc.RegisterTemplateKeys(reg))
+		spec, _ := reg.Lookup(configsvc.KeyAccessLogBodyBytes)
 		_, err = store.Apply(t.Context(), sysconfig.Plan{Spec: spec, NewText: "2048", NewVersion: 1},
 			ports.AuditRecord{Action: "config.update", ResourceType: "system_config", ResourceID: spec.Key, Outcome: "accepted"}, time.Now())
 		require.NoError(t, err)

@@ -19,6 +19,7 @@ import (
 	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/contracttests/testinfra"
 	"github.com/july/template/core/configsvc"
+	"github.com/july/template/core/outbox"
 	"github.com/july/template/core/ports"
 	"github.com/july/template/core/sysconfig"
 	"github.com/july/template/examples"
@@ -201,14 +202,14 @@ func decodeView(t *testing.T, r response) sysconfig.View {
 
 // audits returns the audit records of key, oldest first, from the
 // audit.recorded outbox events.
-func (a *apiApp) audits(t *testing.T, key string) []postgres.AuditPayload {
+func (a *apiApp) audits(t *testing.T, key string) []outbox.AuditPayload {
 	t.Helper()
 	var payloads []string
 	err := a.db.Bun.NewRaw(`SELECT payload::text FROM tb_outbox_event
-		WHERE event_type = ? AND resource_id = ? ORDER BY id`, postgres.AuditEventType, key).
+		WHERE event_type = ? AND resource_id = ? ORDER BY id`, outbox.AuditEventType, key).
 		Scan(t.Context(), &payloads)
 	require.NoError(t, err)
-	out := make([]postgres.AuditPayload, len(payloads))
+	out := make([]outbox.AuditPayload, len(payloads))
 	for i, p := range payloads {
 		require.NoError(t, json.Unmarshal([]byte(p), &out[i]), "payload %s", p)
 	}

@@ -26,7 +26,6 @@ import (
 	"github.com/july/template/core/configsvc"
 	"github.com/july/template/core/ports"
 	"github.com/july/template/core/redaction"
-	"github.com/july/template/internal/syskeys"
 )
 
 // apiPrefix is where the authenticated API lives.
@@ -66,7 +65,7 @@ var httpOptions = fx.Options(
 // Domain modules add their routes' access-log policies to the
 // `group:"access_routes"` value group (accesslog.Route); a route with no
 // entry gets the default policy.
-func newServer(cfg config, log *slog.Logger, metrics *prometheus.Registry, store *postgres.ConfigStore, mappers []httpx.ErrorMapper, routes []accesslog.Route) (*echo.Echo, error) {
+func newServer(cfg config, log *slog.Logger, metrics *prometheus.Registry, svc *configsvc.Service, mappers []httpx.ErrorMapper, routes []accesslog.Route) (*echo.Echo, error) {
 	policies := make(map[string]accesslog.RoutePolicy, len(accessPolicies)+len(routes))
 	for path, p := range accessPolicies {
 		policies[path] = p
@@ -83,7 +82,7 @@ func newServer(cfg config, log *slog.Logger, metrics *prometheus.Registry, store
 	}
 	access := accesslog.New(accesslog.Config{
 		Logger:     log,
-		Redactor:   &redaction.Redactor{HashKey: cfg.AccessLogHashKey, MaxBytes: bodyCap(store, log)},
+		Redactor:   &redaction.Redactor{HashKey: cfg.AccessLogHashKey, MaxBytes: bodyCap(svc)},
 		Routes:     policies,
 		Failures:   failures,
 		UserIDFunc: auth.UserID,
@@ -157,13 +156,10 @@ func startHTTP(lc fx.Lifecycle, cfg config, e *echo.Echo, log *slog.Logger) {
 // bodyCap is the access log's per-body cap after redaction, from the
 // registered key http.access_log.body_cap_bytes, read once at start (a
 // change applies on restart); its registered default is 50 KB.
-func bodyCap(store *postgres.ConfigStore, log *slog.Logger) int {
+func bodyCap(svc *configsvc.Service) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	v, alert, err := syskeys.Startup(ctx, store, syskeys.AccessLogBodyBytes)
-	if alert != nil {
-		log.Error(alert.Message, "alert_code", alert.Code, "config_key", alert.Key, "component", "access-log")
-	}
+	v, err := svc.Value(ctx, configsvc.KeyAccessLogBodyBytes)
 	if err != nil || v.Int() <= 0 {
 		return redaction.DefaultMaxBytes
 	}

@@ -3,9 +3,9 @@ package main
 import (
 	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/adapters/postgres/release"
+	"github.com/july/template/core/configsvc"
 	"github.com/july/template/core/sysconfig"
 	"github.com/july/template/examples"
-	"github.com/july/template/internal/syskeys"
 )
 
 // migrationSets are applied in this order. A clone adds its domains' sets
@@ -20,7 +20,7 @@ func migrationSets() []release.Set {
 // taken from the same registry the API enforces.
 func configSeeds() []postgres.ConfigSeed {
 	reg := sysconfig.NewRegistry()
-	if err := syskeys.Register(reg); err != nil {
+	if err := configsvc.RegisterTemplateKeys(reg); err != nil {
 		panic(err) // static specs: a failure is a programming error caught by tests
 	}
 	var seeds []postgres.ConfigSeed

@@ -2,27 +2,24 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"math/rand/v2"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/uptrace/bun"
 	"go.uber.org/fx"
 
 	"github.com/july/template/adapters/asynq/queue"
+	"github.com/july/template/adapters/metrics"
 	"github.com/july/template/adapters/postgres"
+	"github.com/july/template/core/configsvc"
 	"github.com/july/template/core/outbox"
 	"github.com/july/template/core/ports"
 	"github.com/july/template/core/redaction"
 	"github.com/july/template/core/relay"
+	"github.com/july/template/core/sysconfig"
 	"github.com/july/template/examples"
 	"github.com/july/template/internal/appkit"
-	"github.com/july/template/internal/syskeys"
 )
 
 // Domains adds the service's consumers to the relay, one fx option each
@@ -47,32 +44,31 @@ func options(cfg config, log *slog.Logger) fx.Option {
 		fx.Supply(cfg, log),
 		fx.Supply(postgres.Config{URL: cfg.DatabaseURL, RuntimeParams: map[string]string{"application_name": "relay"}}),
 		postgres.Module,
+		postgres.RelayModule,
 		fx.Supply(queue.ModuleConfig{
 			RedisURL: cfg.RedisURL,
 			Enqueuer: queue.Config{Queue: cfg.Queue},
 			Server:   queue.ServerConfig{Queues: map[string]int{cfg.Queue: 1}, Concurrency: cfg.WorkerConcurrency, Logger: log},
 		}),
 		queue.Module,
+		metrics.Module,
+		metrics.RelayModule,
 		workerOption(cfg),
 		fx.Provide(
-			func() ports.Clock { return ports.ClockFunc(time.Now) },
-			newRegistry,
-			newOutboxStore,
-			newRelay,
-			newDeadLetter,
+			func() ports.Clock { return ports.SystemClock },
+			newConfigService,
+			fx.Annotate(newRelay, fx.As(fx.Self()), fx.As(new(postgres.Notifier))),
+			fx.Annotate(newDeadLetter, fx.As(new(queue.DeadLetterRecorder))),
 		),
-		fx.Invoke(startRelay, startListener, startAdmin, startRetention),
+		fx.Invoke(
+			startRelay,
+			fx.Annotate(startAdmin, fx.ParamTags(``, ``, ports.ProbeGroup)),
+			fx.Annotate(metrics.RegisterOutboxStats, fx.ParamTags(``, postgres.RelayOutboxName)),
+			fx.Annotate(startRetention, fx.ParamTags(``, ``, postgres.RelayOutboxName)),
+		),
 		fx.Options(Domains...),
 	)
 }
-
-// relayParams tune the outbox store's own pool, separate from the *bun.DB
-// the hosted consumers use. Its writes (claim, complete, fail) commit
-// without waiting for the WAL flush: a database crash can at worst lose the
-// last few marks, which re-delivers those events (at least once, as
-// designed) or forgets a claim. Consumers' business writes go through the
-// module's *bun.DB and keep synchronous commits.
-var relayParams = map[string]string{"application_name": "outbox-relay", "synchronous_commit": "off"}
 
 // workerOption runs the Asynq worker unless WORKER_ENABLED=false (a relay
 // that only relays, e.g. when consumers run in their own deployment).
@@ -83,30 +79,31 @@ func workerOption(cfg config) fx.Option {
 	return queue.RunWorker
 }
 
-func newRegistry() *prometheus.Registry {
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	return reg
-}
-
-// newOutboxStore opens the relay's own pool (asynchronous commit, see
-// relayParams) and closes it on stop.
-func newOutboxStore(lc fx.Lifecycle, cfg config) (*postgres.OutboxStore, error) {
-	db, err := postgres.Open(context.Background(), postgres.Config{URL: cfg.DatabaseURL, RuntimeParams: relayParams})
-	if err != nil {
-		return nil, fmt.Errorf("open the relay's outbox pool: %w", err)
-	}
-	lc.Append(fx.StopHook(db.Close))
-	return postgres.NewOutboxStore(db, postgres.OutboxConfig{})
-}
-
-func newRelay(cfg config, db *bun.DB, store *postgres.OutboxStore, pub ports.Publisher, clock ports.Clock, reg *prometheus.Registry, log *slog.Logger) (*relay.Relay, error) {
-	cfg, err := withSystemConfig(cfg, db, log)
-	if err != nil {
+// newConfigService reads the relay's registered keys (no cache: they are
+// read once, at start).
+func newConfigService(store ports.ConfigStore, clock ports.Clock, log *slog.Logger) (*configsvc.Service, error) {
+	reg := sysconfig.NewRegistry()
+	if err := configsvc.RegisterTemplateKeys(reg); err != nil {
 		return nil, err
 	}
+	return configsvc.New(reg, store, nil, clock, configsvc.Options{Logger: log})
+}
+
+type relayParams struct {
+	fx.In
+	Config   config
+	Service  *configsvc.Service
+	Pub      ports.Publisher
+	Clock    ports.Clock
+	Observer relay.Observer
+	Log      *slog.Logger
+	Store    ports.OutboxStore `name:"relay_outbox"` // postgres.RelayOutboxName
+}
+
+func newRelay(p relayParams) (*relay.Relay, error) {
+	cfg := tuning(p.Config, p.Service, p.Log)
 	red := &redaction.Redactor{}
-	return relay.New(store, pub, clock, relay.Config{
+	return relay.New(p.Store, p.Pub, p.Clock, relay.Config{
 		Owner:        cfg.Owner,
 		Loops:        cfg.Loops,
 		BatchSize:    cfg.BatchSize,
@@ -114,81 +111,50 @@ func newRelay(cfg config, db *bun.DB, store *postgres.OutboxStore, pub ports.Pub
 		PollInterval: cfg.PollInterval,
 		Policy:       outbox.Policy{MaxAttempts: cfg.MaxAttempts},
 	}, relay.Options{
-		Logger:     log,
-		Observer:   newRelayMetrics(reg),
+		Logger:     p.Log,
+		Observer:   p.Observer,
 		RandFunc:   rand.Float64,
 		RedactFunc: func(s string) string { return outbox.SafeMessage(red.RedactText(s)) },
 	})
 }
 
-// withSystemConfig fills the tuning the environment left unset from the
-// registered system-config keys (internal/syskeys), read once at start: an
-// operator changes them through the config API and restarts the relay, or
-// pins them with the environment, which wins.
-func withSystemConfig(cfg config, db *bun.DB, log *slog.Logger) (config, error) {
-	store, err := postgres.NewConfigStore(db, postgres.NewOutboxAuditWriter(postgres.AuditConfig{}))
-	if err != nil {
-		return cfg, err
-	}
+// tuning fills the settings the environment left unset from the
+// registered system-config keys, read once at start: an operator changes
+// them through the config API and restarts the relay, or pins them with
+// the environment, which wins. An unreachable or broken key falls back to
+// its default with an alert (configsvc.Service.Value).
+func tuning(cfg config, svc *configsvc.Service, log *slog.Logger) config {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	read := func(key string) (int64, error) {
-		v, alert, err := syskeys.Startup(ctx, store, key)
-		if alert != nil {
-			log.Error(alert.Message, "alert_code", alert.Code, "config_key", alert.Key, "component", "relay")
-		}
-		return v.Int(), err
+	read := func(key string) int64 {
+		v, _ := svc.Value(ctx, key) // the keys are registered: no error
+		return v.Int()
 	}
-	for _, f := range []struct {
-		key   string
-		unset bool
-		set   func(int64)
-	}{
-		{syskeys.RelayBatchSize, cfg.BatchSize == 0, func(n int64) { cfg.BatchSize = int(n) }},
-		{syskeys.RelayLeaseTTL, cfg.LeaseTTL == 0, func(n int64) { cfg.LeaseTTL = time.Duration(n) * time.Second }},
-		{syskeys.RelayMaxAttempts, cfg.MaxAttempts == 0, func(n int64) { cfg.MaxAttempts = int(n) }},
-	} {
-		if !f.unset {
-			continue
-		}
-		n, err := read(f.key)
-		if err != nil {
-			return cfg, err
-		}
-		f.set(n)
+	if cfg.BatchSize == 0 {
+		cfg.BatchSize = int(read(configsvc.KeyRelayBatchSize))
+	}
+	if cfg.LeaseTTL == 0 {
+		cfg.LeaseTTL = time.Duration(read(configsvc.KeyRelayLeaseTTL)) * time.Second
+	}
+	if cfg.MaxAttempts == 0 {
+		cfg.MaxAttempts = int(read(configsvc.KeyRelayMaxAttempts))
 	}
 	log.Info("relay tuning", "batch_size", cfg.BatchSize, "lease_ttl", cfg.LeaseTTL.String(), "max_attempts", cfg.MaxAttempts)
-	return cfg, nil
+	return cfg
 }
 
-// newDeadLetter is the worker's queue.DeadLetterFunc (see
-// newDeadLetterFunc). It writes through the module's *bun.DB, not the
-// relay's asynchronous-commit pool: the mark is the only durable record of
-// the failure. Built only when the worker runs.
-func newDeadLetter(db *bun.DB, clock ports.Clock, reg *prometheus.Registry, log *slog.Logger) (queue.DeadLetterFunc, error) {
-	store, err := postgres.NewOutboxStore(db, postgres.OutboxConfig{})
-	if err != nil {
-		return nil, err
-	}
-	failures := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "outbox_consumer_failures_total",
-		Help: "Delivered outbox events whose consumer gave up (now failed, alert); replay after fixing the cause.",
-	}, []string{"event_type"})
-	reg.MustRegister(failures)
-	return newDeadLetterFunc(store, clock, failures, log), nil
+// newDeadLetter records consumers' final failures through the module's
+// ports.OutboxStore (synchronous commit: the mark is the only durable
+// record of the failure).
+func newDeadLetter(store ports.OutboxStore, clock ports.Clock, failed metrics.ConsumerFailedFunc, log *slog.Logger) (*relay.DeadLetter, error) {
+	return relay.NewDeadLetter(store, clock, relay.DeadLetterConfig{MarkedFunc: failed}, log)
 }
 
-func startRelay(lc fx.Lifecycle, r *relay.Relay, store *postgres.OutboxStore, clock ports.Clock, reg *prometheus.Registry, log *slog.Logger) {
-	reg.MustRegister(newStatsCollector(store, clock, log))
+func startRelay(lc fx.Lifecycle, r *relay.Relay) {
 	lc.Append(fx.Hook{OnStart: r.Start, OnStop: r.Stop})
 }
 
-func startListener(lc fx.Lifecycle, cfg config, r *relay.Relay, log *slog.Logger) {
-	l := postgres.NewListener(cfg.DatabaseURL, postgres.OutboxChannel, r.Notify, log)
-	lc.Append(fx.Hook{OnStart: l.Start, OnStop: l.Stop})
-}
-
-func startRetention(lc fx.Lifecycle, cfg config, store *postgres.OutboxStore, clock ports.Clock, reg *prometheus.Registry, log *slog.Logger) error {
+func startRetention(lc fx.Lifecycle, cfg config, store ports.OutboxStore, clock ports.Clock, removed metrics.RetentionRemovedFunc, log *slog.Logger) error {
 	if cfg.Retention == 0 {
 		return nil
 	}
@@ -196,25 +162,7 @@ func startRetention(lc fx.Lifecycle, cfg config, store *postgres.OutboxStore, cl
 	if err != nil {
 		return err
 	}
-	removed := prometheus.NewCounter(prometheus.CounterOpts{Name: "outbox_retention_removed_total", Help: "Delivered events removed by the retention job."})
-	reg.MustRegister(removed) // only here: newRelayMetrics must not register it too
-	job.RemovedFunc = func(n int) { removed.Add(float64(n)) }
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	lc.Append(fx.Hook{
-		OnStart: func(context.Context) error {
-			go func() { defer close(done); job.Run(ctx, 10*time.Minute) }()
-			return nil
-		},
-		OnStop: func(stopCtx context.Context) error {
-			cancel()
-			select {
-			case <-done:
-				return nil
-			case <-stopCtx.Done():
-				return errors.New("retention job did not stop in time")
-			}
-		},
-	})
+	job.RemovedFunc = removed
+	lc.Append(fx.Hook{OnStart: job.Start, OnStop: job.Stop})
 	return nil
 }

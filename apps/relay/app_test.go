@@ -7,27 +7,27 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
-	"github.com/uptrace/bun"
 	"go.uber.org/fx/fxtest"
 
-	"github.com/july/template/adapters/postgres"
+	"github.com/july/template/adapters/memory"
+	"github.com/july/template/adapters/metrics"
 	"github.com/july/template/core/ports"
 )
 
-// REGRESSION: newRelayMetrics and startRetention both register
+// REGRESSION: the relay metrics and the retention job both registered
 // outbox_retention_removed_total; with OUTBOX_RETENTION set the relay
 // panicked at startup.
 func TestRetentionMetricRegisteredOnce(t *testing.T) {
 	t.Parallel()
 
 	reg := prometheus.NewRegistry()
-	newRelayMetrics(reg)
-	store, err := postgres.NewOutboxStore(&bun.DB{}, postgres.OutboxConfig{})
+	metrics.NewRelayMetrics(reg)
+	removed, err := metrics.NewRetentionRemoved(reg)
 	require.NoError(t, err)
 	cfg := testConfig()
 	cfg.Retention = 24 * time.Hour
 	require.NotPanics(t, func() {
-		err = startRetention(fxtest.NewLifecycle(t), cfg, store, ports.ClockFunc(time.Now), reg, slog.Default())
+		err = startRetention(fxtest.NewLifecycle(t), cfg, memory.NewOutboxStore(), ports.SystemClock, removed, slog.Default())
 	})
 	require.NoError(t, err)
 }

@@ -6,28 +6,35 @@ import (
 	"os"
 	"time"
 
+	"github.com/july/template/core/relay"
 	"github.com/july/template/internal/envconf"
 )
 
-const envHelp = `  DATABASE_URL         postgres URL (required)
+var envHelp = fmt.Sprintf(`  DATABASE_URL         postgres URL (required)
   REDIS_URL            redis://host:port/db for Asynq (required; outbox replay uses it
                        to delete the replayed events' retained tasks so they run again)
   LOG_LEVEL            debug|info|warn|error (default info)
   ADMIN_ADDR           health and /metrics listener (default :9090)
   RELAY_OWNER          lease owner id (default relay-<host>-<pid>)
-  RELAY_LOOPS          concurrent claim loops, 1..64 (default 2)
-  RELAY_BATCH_SIZE     rows per claim, 1..1000 (default: system config
-                       relay.delivery.batch_size, read at start; 500)
-  RELAY_LEASE_TTL      lease length (default: relay.delivery.lease_ttl_seconds; 30s)
-  RELAY_POLL_INTERVAL  idle poll when no NOTIFY arrives (default 500ms)
-  RELAY_MAX_ATTEMPTS   delivery attempts before an event fails
-                       (default: relay.delivery.max_attempts; 10)
+  RELAY_LOOPS          concurrent claim loops, %d..%d (default %d)
+  RELAY_BATCH_SIZE     rows per claim, %d..%d (default: system config
+                       relay.delivery.batch_size, read at start; %d)
+  RELAY_LEASE_TTL      lease length, %s..%s (default: relay.delivery.lease_ttl_seconds; %s)
+  RELAY_POLL_INTERVAL  idle poll when no NOTIFY arrives, %s..%s (default %s)
+  RELAY_MAX_ATTEMPTS   delivery attempts before an event fails, %d..%d
+                       (default: relay.delivery.max_attempts; %d)
   OUTBOX_RETENTION     keep delivered events this long, then delete (default 0 = off; >= 1h)
   ASYNQ_QUEUE          queue for outbox envelopes, also for outbox replay (default "default")
   WORKER_CONCURRENCY   Asynq worker goroutines, 1..1000 (default 10)
   WORKER_ENABLED       run the Asynq worker in this process: true|false (default true)
-`
+`, relay.MinLoops, relay.MaxLoops, relay.DefaultLoops,
+	relay.MinBatchSize, relay.MaxBatchSize, relay.DefaultBatchSize,
+	relay.MinLeaseFor, relay.MaxLeaseFor, relay.DefaultLeaseFor,
+	relay.MinPollInterval, relay.MaxPollInterval, relay.DefaultPollInterval,
+	relay.MinMaxAttempts, relay.MaxMaxAttempts, relay.DefaultMaxAttempts)
 
+// config is the relay's environment. Zero BatchSize, LeaseTTL and
+// MaxAttempts mean "not pinned": the registered system-config key decides.
 type config struct {
 	DatabaseURL       string
 	RedisURL          string
@@ -54,11 +61,11 @@ func loadConfig(getenv func(string) string) (config, error) {
 		LogLevel:          r.LogLevel("LOG_LEVEL"),
 		AdminAddr:         r.Addr("ADMIN_ADDR", ":9090"),
 		Owner:             r.String("RELAY_OWNER", fmt.Sprintf("relay-%s-%d", host, os.Getpid())),
-		Loops:             r.Int("RELAY_LOOPS", 2, 1, 64),
-		BatchSize:         r.Int("RELAY_BATCH_SIZE", 0, 1, 1000),
-		LeaseTTL:          r.Duration("RELAY_LEASE_TTL", 0, time.Second, time.Hour),
-		PollInterval:      r.Duration("RELAY_POLL_INTERVAL", 500*time.Millisecond, time.Millisecond, time.Minute),
-		MaxAttempts:       r.Int("RELAY_MAX_ATTEMPTS", 0, 1, 100),
+		Loops:             r.Int("RELAY_LOOPS", relay.DefaultLoops, relay.MinLoops, relay.MaxLoops),
+		BatchSize:         r.Int("RELAY_BATCH_SIZE", 0, relay.MinBatchSize, relay.MaxBatchSize),
+		LeaseTTL:          r.Duration("RELAY_LEASE_TTL", 0, relay.MinLeaseFor, relay.MaxLeaseFor),
+		PollInterval:      r.Duration("RELAY_POLL_INTERVAL", relay.DefaultPollInterval, relay.MinPollInterval, relay.MaxPollInterval),
+		MaxAttempts:       r.Int("RELAY_MAX_ATTEMPTS", 0, relay.MinMaxAttempts, relay.MaxMaxAttempts),
 		Queue:             r.String("ASYNQ_QUEUE", "default"),
 		WorkerConcurrency: r.Int("WORKER_CONCURRENCY", 10, 1, 1000),
 		WorkerEnabled:     r.Bool("WORKER_ENABLED", true),

@@ -16,9 +16,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/july/template/adapters/asynq/queue"
-	relay "github.com/july/template/apps/relay"
 	"github.com/july/template/core/outbox"
 	"github.com/july/template/core/ports"
+	"github.com/july/template/core/relay"
 
 	"github.com/july/template/contracttests/testinfra"
 )
@@ -53,7 +53,11 @@ func TestE2EConsumerFailureIsDeadLetteredAndReplayed(t *testing.T) {
 	broken.Store(true)
 	failures := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "outbox_consumer_failures_total"}, []string{"event_type"})
 	log := slog.New(slog.NewJSONHandler(&logs, nil))
-	dead := relay.NewDeadLetterFunc(w.store, ports.ClockFunc(time.Now), failures, log)
+	rec, err := relay.NewDeadLetter(w.store, ports.ClockFunc(time.Now), relay.DeadLetterConfig{
+		MarkedFunc: func(typ string) { failures.WithLabelValues(typ).Inc() },
+	}, log)
+	require.NoError(t, err)
+	dead := queue.RecordDeadLetters(rec)
 	opt, err := asynq.ParseRedisURI(w.redisURL)
 	require.NoError(t, err)
 	mux, err := queue.NewMux(log, []queue.Consumer{{EventType: orderCreatedType, Handler: queue.Handle(

@@ -254,7 +254,7 @@ func (w *world) startConsumer() *consumer {
 				env.EventID, p.OrderID, p.Amount, env.RequestID, env.CorrelationID).Exec(ctx)
 			return err
 		})},
-		{EventType: postgres.AuditEventType, Handler: queue.Handle(func(context.Context, outbox.Envelope, postgres.AuditPayload) error {
+		{EventType: outbox.AuditEventType, Handler: queue.Handle(func(context.Context, outbox.Envelope, outbox.AuditPayload) error {
 			c.mu.Lock()
 			c.audits++
 			c.mu.Unlock()

@@ -25,7 +25,7 @@ const (
 
 func main() { appkit.Main(run) }
 
-const usage = `relay: moves committed outbox events into Asynq and runs the Asynq worker.
+var usage = `relay: moves committed outbox events into Asynq and runs the Asynq worker.
 
 Usage:
   relay [serve]                      run relay loops, recovery sweep, worker and admin server

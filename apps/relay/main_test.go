@@ -13,6 +13,7 @@ import (
 
 	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/contracttests/testinfra"
+	"github.com/july/template/core/ports"
 )
 
 func testConfig() config {
@@ -70,7 +71,7 @@ func TestConsumersCommitSynchronously(t *testing.T) {
 	cfg.AdminAddr = "127.0.0.1:0"
 	cfg.WorkerEnabled = false
 	var bdb *bun.DB
-	app := fxtest.New(t, options(cfg, slog.New(slog.DiscardHandler)), fx.Populate(&bdb), fx.Invoke(func(*postgres.OutboxStore) {}))
+	app := fxtest.New(t, options(cfg, slog.New(slog.DiscardHandler)), fx.Populate(&bdb), fx.Invoke(fx.Annotate(func(ports.OutboxStore) {}, fx.ParamTags(postgres.RelayOutboxName))))
 	app.RequireStart()
 	t.Cleanup(app.RequireStop)
 	var mode string

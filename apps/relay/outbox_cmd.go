@@ -12,27 +12,26 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/hibiken/asynq"
-	"github.com/uptrace/bun"
+	"go.uber.org/fx"
 
+	"github.com/july/template/adapters/asynq/queue"
 	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/core/outbox"
 	"github.com/july/template/core/ports"
+	"github.com/july/template/core/relay"
 	"github.com/july/template/internal/envconf"
 )
 
-// stuckAfter is how overdue a Pending row must be before an operator may
-// replay it as stuck.
-const stuckAfter = 10 * time.Minute
+// opCLI runs the operator subcommands, one method each. They never delete
+// events and never change a delivered event; changes require --operator
+// and --reason and are audited in the same transaction (relay.Operator).
+type opCLI struct {
+	getenv         func(string) string
+	stdout, stderr io.Writer
+	store          ports.OutboxStore
+	op             *relay.Operator
+}
 
-type multiFlag []string
-
-func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
-func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
-
-// outboxCommand runs the operator subcommands. They never delete events and
-// never change a delivered event; changes require --operator and --reason
-// and are written to the audit trail in the same transaction.
 func outboxCommand(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
 		fmt.Fprint(stdout, usage)
@@ -41,28 +40,141 @@ func outboxCommand(ctx context.Context, args []string, getenv func(string) strin
 		}
 		return exitOK
 	}
-	sub, args := args[0], args[1:]
-	fs := flag.NewFlagSet("relay outbox "+sub, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var (
-		status    = fs.String("status", "", "list: pending|delivering|delivered|failed")
-		eventType = fs.String("type", "", "list: event_type")
-		corr      = fs.String("correlation-id", "", "list: correlation_id")
-		limit     = fs.Int("limit", 50, "list: at most this many (1..500)")
-		asJSON    = fs.Bool("json", false, "print JSON")
-		payload   = fs.Bool("payload", false, "show: include the payload (may hold personal data)")
-		operator  = fs.String("operator", "", "replay, release-leases: who (required)")
-		reason    = fs.String("reason", "", "replay, release-leases: why (required)")
-		batchID   = fs.String("batch-id", "", "replay: batch id (default: generated)")
-		owner     = fs.String("owner", "", "release-leases: only this lease owner (default: all)")
-		eventIDs  multiFlag
-	)
-	fs.Var(&eventIDs, "event-id", "replay: event id (repeatable)")
-	if err := fs.Parse(args); err != nil {
+	c := &opCLI{getenv: getenv, stdout: stdout, stderr: stderr}
+	cmds := map[string]func(context.Context, []string) int{
+		"list": c.list, "show": c.show, "replay": c.replay, "release-leases": c.releaseLeases,
+	}
+	cmd, ok := cmds[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "relay outbox: unknown subcommand %q (list, show, replay, release-leases)\n", args[0])
 		return exitUsage
 	}
+	return cmd(ctx, args[1:])
+}
 
-	r := envconf.New(getenv)
+func (c *opCLI) list(ctx context.Context, args []string) int {
+	fs := c.flags("list")
+	status := fs.String("status", "", "pending|delivering|delivered|failed")
+	eventType := fs.String("type", "", "event_type")
+	corr := fs.String("correlation-id", "", "correlation_id")
+	limit := fs.Int("limit", 50, "at most this many (1..500)")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if fs.Parse(args) != nil {
+		return exitUsage
+	}
+	f := ports.OutboxFilter{EventType: *eventType, CorrelationID: *corr, Limit: *limit}
+	if *status != "" {
+		st, ok := parseStatus(*status)
+		if !ok {
+			fmt.Fprintf(c.stderr, "relay outbox list: --status %q is not pending, delivering, delivered or failed\n", *status)
+			return exitUsage
+		}
+		f.Status = st
+	}
+	return c.with(ctx, "list", func(ctx context.Context) int {
+		evs, err := c.store.List(ctx, f)
+		if err != nil {
+			return c.fail("list", err)
+		}
+		if *asJSON {
+			views := make([]eventView, len(evs))
+			for i, ev := range evs {
+				views[i] = viewOf(ev, false)
+			}
+			return c.printJSON(views)
+		}
+		tw := tabwriter.NewWriter(c.stdout, 0, 2, 2, ' ', 0)
+		fmt.Fprintln(tw, "EVENT_ID\tTYPE\tSTATUS\tRETRIES\tNEXT_ATTEMPT\tLAST_ERROR")
+		for _, ev := range evs {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", ev.EventID, ev.EventType, ev.Status, ev.RetryCount, ev.NextAttemptAt.Format(time.RFC3339), ev.LastErrorCode)
+		}
+		_ = tw.Flush()
+		return exitOK
+	})
+}
+
+func (c *opCLI) show(ctx context.Context, args []string) int {
+	fs := c.flags("show")
+	payload := fs.Bool("payload", false, "include the payload (may hold personal data)")
+	// The id may come before or after the flags: show [--payload] EVENT_ID.
+	if fs.Parse(args) != nil || fs.NArg() < 1 {
+		fmt.Fprintln(c.stderr, "relay outbox show: give exactly one EVENT_ID")
+		return exitUsage
+	}
+	id := fs.Arg(0)
+	if fs.Parse(fs.Args()[1:]) != nil || fs.NArg() != 0 {
+		fmt.Fprintln(c.stderr, "relay outbox show: give exactly one EVENT_ID")
+		return exitUsage
+	}
+	return c.with(ctx, "show", func(ctx context.Context) int {
+		ev, err := c.store.Get(ctx, id)
+		if errors.Is(err, ports.ErrNotFound) {
+			fmt.Fprintf(c.stderr, "relay outbox show: no event %s\n", id)
+			return exitError
+		} else if err != nil {
+			return c.fail("show", err)
+		}
+		return c.printJSON(viewOf(ev, *payload))
+	})
+}
+
+func (c *opCLI) replay(ctx context.Context, args []string) int {
+	fs := c.flags("replay")
+	var ids multiFlag
+	fs.Var(&ids, "event-id", "event id (repeatable)")
+	operator, reason := c.who(fs)
+	batchID := fs.String("batch-id", "", "batch id (default: generated)")
+	if fs.Parse(args) != nil {
+		return exitUsage
+	}
+	if len(ids) == 0 {
+		fmt.Fprintln(c.stderr, "relay outbox replay: give at least one --event-id")
+		return exitUsage
+	}
+	if !c.needWho("replay", *operator, *reason) {
+		return exitUsage
+	}
+	return c.with(ctx, "replay", func(ctx context.Context) int {
+		out, err := c.op.Replay(ctx, relay.ReplayCommand{
+			EventIDs: ids, Operator: *operator, Reason: *reason, BatchID: *batchID,
+			NewSuffixFunc: func() string { return uuid.NewString()[:8] },
+		})
+		if err != nil {
+			fmt.Fprintf(c.stderr, "relay outbox replay: nothing changed: %v\n", err)
+			return exitError
+		}
+		if out.TasksKept {
+			fmt.Fprintln(c.stderr, "relay outbox replay: warning: REDIS_URL is not set, so retained asynq tasks are not deleted; "+
+				"a replayed event whose task asynq still holds (completed or archived) is absorbed as a duplicate and its consumer does not run again")
+		}
+		return c.printJSON(map[string]any{"batch_id": out.BatchID, "replayed": out.Replayed, "skipped": out.Skipped, "asynq_tasks_deleted": out.TasksDeleted})
+	})
+}
+
+func (c *opCLI) releaseLeases(ctx context.Context, args []string) int {
+	fs := c.flags("release-leases")
+	owner := fs.String("owner", "", "only this lease owner (default: all)")
+	operator, reason := c.who(fs)
+	if fs.Parse(args) != nil {
+		return exitUsage
+	}
+	if !c.needWho("release-leases", *operator, *reason) {
+		return exitUsage
+	}
+	return c.with(ctx, "release-leases", func(ctx context.Context) int {
+		ids, err := c.op.ReleaseLeases(ctx, *owner, *operator, *reason)
+		if err != nil {
+			fmt.Fprintf(c.stderr, "relay outbox release-leases: nothing changed: %v\n", err)
+			return exitError
+		}
+		return c.printJSON(map[string]any{"released": len(ids), "event_ids": ids, "owner": *owner})
+	})
+}
+
+// with opens the store (and, when REDIS_URL is set, the queue) through the
+// adapters' fx Modules, runs fn and closes them.
+func (c *opCLI) with(ctx context.Context, sub string, fn func(ctx context.Context) int) int {
+	r := envconf.New(c.getenv)
 	dbURL := r.URL("DATABASE_URL", "postgres", "postgresql")
 	redisURL := r.String("REDIS_URL", "") // optional here; replay uses it
 	if redisURL != "" {
@@ -70,229 +182,68 @@ func outboxCommand(ctx context.Context, args []string, getenv func(string) strin
 	}
 	queueName := r.String("ASYNQ_QUEUE", "default")
 	if err := r.Err(); err != nil {
-		fmt.Fprintf(stderr, "relay outbox: configuration: %v\n", err)
+		fmt.Fprintf(c.stderr, "relay outbox: configuration: %v\n", err)
 		return exitUsage
 	}
-	needWho := func() bool {
-		if strings.TrimSpace(*operator) == "" || strings.TrimSpace(*reason) == "" {
-			fmt.Fprintf(stderr, "relay outbox %s: --operator and --reason are required for changes; they are written to the audit trail\n", sub)
-			return false
-		}
-		return true
+	opts := []fx.Option{
+		fx.NopLogger,
+		fx.Supply(postgres.Config{URL: dbURL, MaxOpenConns: 2}),
+		postgres.Module,
+		fx.Provide(func() ports.Clock { return ports.SystemClock }),
+		fx.Populate(&c.store),
 	}
-	db, err := postgres.Open(ctx, postgres.Config{URL: dbURL, MaxOpenConns: 2})
-	if err != nil {
-		fmt.Fprintf(stderr, "relay outbox: %v\n", err)
+	if redisURL != "" {
+		opts = append(opts, fx.Supply(queue.ModuleConfig{RedisURL: redisURL, Enqueuer: queue.Config{Queue: queueName}}), queue.Module,
+			fx.Provide(relay.NewOperator))
+	} else {
+		opts = append(opts, fx.Provide(func(s ports.OutboxStore, clock ports.Clock) (*relay.Operator, error) {
+			return relay.NewOperator(s, nil, clock)
+		}))
+	}
+	app := fx.New(append(opts, fx.Populate(&c.op))...)
+	if err := app.Err(); err != nil {
+		return c.fail(sub, err)
+	}
+	defer func() { _ = app.Stop(context.WithoutCancel(ctx)) }()
+	return fn(ctx)
+}
+
+func (c *opCLI) flags(sub string) *flag.FlagSet {
+	fs := flag.NewFlagSet("relay outbox "+sub, flag.ContinueOnError)
+	fs.SetOutput(c.stderr)
+	return fs
+}
+
+func (c *opCLI) who(fs *flag.FlagSet) (operator, reason *string) {
+	return fs.String("operator", "", "who (required)"), fs.String("reason", "", "why (required)")
+}
+
+func (c *opCLI) needWho(sub, operator, reason string) bool {
+	if strings.TrimSpace(operator) == "" || strings.TrimSpace(reason) == "" {
+		fmt.Fprintf(c.stderr, "relay outbox %s: --operator and --reason are required for changes; they are written to the audit trail\n", sub)
+		return false
+	}
+	return true
+}
+
+func (c *opCLI) fail(sub string, err error) int {
+	fmt.Fprintf(c.stderr, "relay outbox %s: %v\n", sub, err)
+	return exitError
+}
+
+func (c *opCLI) printJSON(v any) int {
+	enc := json.NewEncoder(c.stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
 		return exitError
 	}
-	defer db.Close()
-	store, err := postgres.NewOutboxStore(db, postgres.OutboxConfig{})
-	if err != nil {
-		fmt.Fprintf(stderr, "relay outbox: %v\n", err)
-		return exitError
-	}
-	audit := postgres.NewOutboxAuditWriter(postgres.AuditConfig{})
-	now := time.Now()
-
-	switch sub {
-	case "list":
-		f := ports.OutboxFilter{EventType: *eventType, CorrelationID: *corr, Limit: *limit}
-		if *status != "" {
-			st, ok := parseStatus(*status)
-			if !ok {
-				fmt.Fprintf(stderr, "relay outbox list: --status %q is not pending, delivering, delivered or failed\n", *status)
-				return exitUsage
-			}
-			f.Status = st
-		}
-		evs, err := store.List(ctx, f)
-		if err != nil {
-			fmt.Fprintf(stderr, "relay outbox list: %v\n", err)
-			return exitError
-		}
-		if *asJSON {
-			views := make([]eventView, len(evs))
-			for i, ev := range evs {
-				views[i] = viewOf(ev, false)
-			}
-			return printJSON(stdout, views)
-		}
-		tw := tabwriter.NewWriter(stdout, 0, 2, 2, ' ', 0)
-		fmt.Fprintln(tw, "EVENT_ID\tTYPE\tSTATUS\tRETRIES\tNEXT_ATTEMPT\tLAST_ERROR")
-		for _, ev := range evs {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", ev.EventID, ev.EventType, ev.Status, ev.RetryCount, ev.NextAttemptAt.Format(time.RFC3339), ev.LastErrorCode)
-		}
-		_ = tw.Flush()
-		return exitOK
-
-	case "show":
-		// The id may come before or after the flags: show [--payload] EVENT_ID.
-		if fs.NArg() < 1 {
-			fmt.Fprintln(stderr, "relay outbox show: give exactly one EVENT_ID")
-			return exitUsage
-		}
-		id := fs.Arg(0)
-		if err := fs.Parse(fs.Args()[1:]); err != nil || fs.NArg() != 0 {
-			fmt.Fprintln(stderr, "relay outbox show: give exactly one EVENT_ID")
-			return exitUsage
-		}
-		ev, err := store.Get(ctx, id)
-		if errors.Is(err, ports.ErrNotFound) {
-			fmt.Fprintf(stderr, "relay outbox show: no event %s\n", id)
-			return exitError
-		} else if err != nil {
-			fmt.Fprintf(stderr, "relay outbox show: %v\n", err)
-			return exitError
-		}
-		return printJSON(stdout, viewOf(ev, *payload))
-
-	case "replay":
-		if len(eventIDs) == 0 {
-			fmt.Fprintln(stderr, "relay outbox replay: give at least one --event-id")
-			return exitUsage
-		}
-		if !needWho() {
-			return exitUsage
-		}
-		if *batchID == "" {
-			*batchID = "replay-" + now.UTC().Format("20060102T150405Z") + "-" + uuid.NewString()[:8]
-		}
-		var tasks *asynq.Inspector
-		if redisURL == "" {
-			fmt.Fprintln(stderr, "relay outbox replay: warning: REDIS_URL is not set, so retained asynq tasks are not deleted; "+
-				"a replayed event whose task asynq still holds (completed or archived) is absorbed as a duplicate and its consumer does not run again")
-		} else {
-			opt, err := asynq.ParseRedisURI(redisURL)
-			if err != nil {
-				fmt.Fprintln(stderr, "relay outbox replay: REDIS_URL is not a valid redis:// URL (value hidden)")
-				return exitUsage
-			}
-			tasks = asynq.NewInspector(opt)
-			defer tasks.Close()
-		}
-		// The replay and its audit record commit together or not at all.
-		var (
-			res     ports.ReplayResult
-			deleted int
-		)
-		err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-			txStore, err := postgres.NewOutboxStore(tx, postgres.OutboxConfig{})
-			if err != nil {
-				return err
-			}
-			if res, err = txStore.Replay(ctx, ports.ReplayParams{
-				EventIDs: eventIDs, Now: now, StuckAfter: stuckAfter,
-				Request: outbox.ReplayRequest{Operator: *operator, Reason: *reason, BatchID: *batchID},
-			}); err != nil {
-				return err
-			}
-			// Before commit, while the rows are still locked and not yet
-			// Pending: deleted after commit, a relay could re-publish first
-			// and be absorbed by the task we were about to delete.
-			if tasks != nil {
-				if deleted, err = deleteTasks(tasks, queueName, res.Replayed); err != nil {
-					return err
-				}
-			}
-			return audit.WriteAudit(ctx, tx, ports.AuditRecord{
-				Action: "outbox.replay", Actor: *operator, ResourceType: "outbox_batch", ResourceID: *batchID,
-				Outcome: "accepted", Reason: *reason, After: strings.Join(res.Replayed, ","), At: now,
-			})
-		})
-		if err != nil {
-			fmt.Fprintf(stderr, "relay outbox replay: nothing changed: %v\n", err)
-			return exitError
-		}
-		return printJSON(stdout, map[string]any{"batch_id": *batchID, "replayed": res.Replayed, "skipped": res.Skipped, "asynq_tasks_deleted": deleted})
-
-	case "release-leases":
-		if !needWho() {
-			return exitUsage
-		}
-		resID := *owner
-		if resID == "" {
-			resID = "*"
-		}
-		var n int
-		err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-			txStore, err := postgres.NewOutboxStore(tx, postgres.OutboxConfig{})
-			if err != nil {
-				return err
-			}
-			if n, err = txStore.ReleaseLeases(ctx, *owner, now); err != nil {
-				return err
-			}
-			return audit.WriteAudit(ctx, tx, ports.AuditRecord{
-				Action: "outbox.release_leases", Actor: *operator, ResourceType: "outbox_lease_owner", ResourceID: resID,
-				Outcome: "accepted", Reason: *reason, After: fmt.Sprint(n), At: now,
-			})
-		})
-		if err != nil {
-			fmt.Fprintf(stderr, "relay outbox release-leases: nothing changed: %v\n", err)
-			return exitError
-		}
-		return printJSON(stdout, map[string]any{"released": n, "owner": *owner})
-	}
-	fmt.Fprintf(stderr, "relay outbox: unknown subcommand %q (list, show, replay, release-leases)\n", sub)
-	return exitUsage
+	return exitOK
 }
 
-// deleteTasks deletes the asynq task of each replayed event (the task id is
-// the event_id) from queue q, so the relay's re-publish is enqueued rather
-// than absorbed as a duplicate of a completed or archived task. A missing
-// task or queue is fine. It returns how many tasks it deleted; an active
-// task (its consumer is running) is an error, which aborts the replay.
-func deleteTasks(ins *asynq.Inspector, q string, eventIDs []string) (int, error) {
-	n := 0
-	for _, id := range eventIDs {
-		err := ins.DeleteTask(q, id)
-		switch {
-		case err == nil:
-			n++
-		case errors.Is(err, asynq.ErrTaskNotFound), errors.Is(err, asynq.ErrQueueNotFound):
-		default:
-			return n, fmt.Errorf("delete asynq task %s in queue %s (if it is active, retry when its consumer finishes): %w", id, q, err)
-		}
-	}
-	return n, nil
-}
+type multiFlag []string
 
-type eventView struct {
-	EventID        string          `json:"event_id"`
-	EventType      string          `json:"event_type"`
-	PayloadVersion int             `json:"payload_version"`
-	Status         string          `json:"status"`
-	StatusCode     int16           `json:"status_code"`
-	AggregateType  string          `json:"aggregate_type"`
-	AggregateID    string          `json:"aggregate_id"`
-	ResourceType   string          `json:"resource_type"`
-	ResourceID     string          `json:"resource_id"`
-	RequestID      string          `json:"request_id"`
-	CorrelationID  string          `json:"correlation_id"`
-	RetryCount     int             `json:"retry_count"`
-	NextAttemptAt  time.Time       `json:"next_attempt_at"`
-	LeaseOwner     string          `json:"lease_owner,omitempty"`
-	LastErrorCode  string          `json:"last_error_code,omitempty"`
-	LastError      string          `json:"last_error_message,omitempty"`
-	CreatedAt      time.Time       `json:"created_at"`
-	DeliveredAt    *time.Time      `json:"delivered_at,omitempty"`
-	Payload        json.RawMessage `json:"payload,omitempty"`
-}
-
-func viewOf(ev outbox.Event, withPayload bool) eventView {
-	v := eventView{
-		EventID: ev.EventID, EventType: ev.EventType, PayloadVersion: ev.PayloadVersion,
-		Status: ev.Status.String(), StatusCode: int16(ev.Status),
-		AggregateType: ev.AggregateType, AggregateID: ev.AggregateID, ResourceType: ev.ResourceType, ResourceID: ev.ResourceID,
-		RequestID: ev.RequestID, CorrelationID: ev.CorrelationID, RetryCount: ev.RetryCount, NextAttemptAt: ev.NextAttemptAt,
-		LeaseOwner: ev.Lease.Owner, LastErrorCode: ev.LastErrorCode, LastError: ev.LastErrorMessage,
-		CreatedAt: ev.CreatedAt, DeliveredAt: ev.DeliveredAt,
-	}
-	if withPayload {
-		v.Payload = ev.Payload
-	}
-	return v
-}
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
 func parseStatus(s string) (outbox.Status, bool) {
 	for _, st := range []outbox.Status{outbox.Pending, outbox.Delivering, outbox.Delivered, outbox.Failed} {
@@ -301,13 +252,4 @@ func parseStatus(s string) (outbox.Status, bool) {
 		}
 	}
 	return 0, false
-}
-
-func printJSON(w io.Writer, v any) int {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		return exitError
-	}
-	return exitOK
 }

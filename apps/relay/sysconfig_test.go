@@ -9,9 +9,9 @@ import (
 
 	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/contracttests/testinfra"
+	"github.com/july/template/core/configsvc"
 	"github.com/july/template/core/ports"
 	"github.com/july/template/core/sysconfig"
-	"github.com/july/template/internal/syskeys"
 )
 
 // TestTuningComesFromSystemConfigUnlessPinned: the relay reads its
@@ -22,21 +22,21 @@ func TestTuningComesFromSystemConfigUnlessPinned(t *testing.T) {
 	db := testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.Migrate})
 	store, err := postgres.NewConfigStore(db.Bun, postgres.NewOutboxAuditWriter(postgres.AuditConfig{}))
 	require.NoError(t, err)
+	log := slog.New(slog.DiscardHandler)
+	svc, err := newConfigService(store, ports.SystemClock, log)
+	require.NoError(t, err)
 	reg := sysconfig.NewRegistry()
-	require.NoError(t, syskeys.Register(reg))
-	spec, _ := reg.Lookup(syskeys.RelayBatchSize)
+	require.NoError(t, configsvc.RegisterTemplateKeys(reg))
+	spec, _ := reg.Lookup(configsvc.KeyRelayBatchSize)
 	_, err = store.Apply(t.Context(), sysconfig.Plan{Spec: spec, NewText: "123", NewVersion: 1},
 		ports.AuditRecord{Action: "config.update", ResourceType: "system_config", ResourceID: spec.Key, Outcome: "accepted"}, time.Now())
 	require.NoError(t, err)
 
-	log := slog.New(slog.DiscardHandler)
-	got, err := withSystemConfig(config{}, db.Bun, log)
-	require.NoError(t, err)
+	got := tuning(config{}, svc, log)
 	require.Equal(t, 123, got.BatchSize, "the stored key applies")
 	require.Equal(t, 30*time.Second, got.LeaseTTL, "a key without a row takes its registered default")
 	require.Equal(t, 10, got.MaxAttempts)
 
-	got, err = withSystemConfig(config{BatchSize: 7}, db.Bun, log)
-	require.NoError(t, err)
+	got = tuning(config{BatchSize: 7}, svc, log)
 	require.Equal(t, 7, got.BatchSize, "RELAY_BATCH_SIZE pins the value")
 }

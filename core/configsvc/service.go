@@ -57,10 +57,14 @@ const (
 	CodeAuditFailed = "CONFIG_AUDIT_FAILED"
 )
 
-// New returns a Service.
+// New returns a Service. cache may be nil in a process that only reads a
+// few keys at start (the relay): reads then go to Postgres.
 func New(reg *sysconfig.Registry, store ports.ConfigStore, cache ports.ConfigCache, clock ports.Clock, opts Options) (*Service, error) {
-	if reg == nil || store == nil || cache == nil || clock == nil {
-		return nil, errors.New("configsvc: registry, store, cache and clock are required")
+	if reg == nil || store == nil || clock == nil {
+		return nil, errors.New("configsvc: registry, store and clock are required")
+	}
+	if cache == nil {
+		cache = noCache{}
 	}
 	opts.CacheTTL = cmp.Or(opts.CacheTTL, DefaultCacheTTL)
 	if opts.Logger == nil {
@@ -219,3 +223,14 @@ func toPort(a sysconfig.AuditRecord, meta Meta, now time.Time) ports.AuditRecord
 		RequestID: meta.RequestID, CorrelationID: meta.CorrelationID, At: now,
 	}
 }
+
+// noCache is the cache of a Service built without one: always a miss.
+type noCache struct{}
+
+func (noCache) Get(context.Context, string) (sysconfig.Stored, error) {
+	return sysconfig.Stored{}, ports.ErrNotFound
+}
+func (noCache) Fill(context.Context, sysconfig.Stored, time.Duration) (bool, error) {
+	return false, nil
+}
+func (noCache) Invalidate(context.Context, string, int64, time.Duration) error { return nil }

@@ -19,4 +19,7 @@ var (
 	// ErrUnavailable wraps failures of a backing service (connection refused,
 	// timeout). Callers may retry later; nothing was changed.
 	ErrUnavailable = errors.New("backing service unavailable")
+	// ErrTaskActive is returned when a queued task cannot be changed because
+	// its consumer is running it; retry when the consumer has finished.
+	ErrTaskActive = errors.New("task is running in its consumer")
 )

@@ -89,13 +89,16 @@ type OutboxOperatorStore interface {
 	// Replay makes the chosen events Pending again under p.Request (operator,
 	// reason, batch id recorded on the rows), keeping their event_id and
 	// payload. Only events that outbox.CanReplay accepts at p.Now change;
-	// the others are reported in Skipped with the reason.
+	// the others are reported in Skipped with the reason. The change,
+	// p.BeforeCommitFunc and p.Audit form one atomic operation: an error
+	// from either changes nothing.
 	Replay(ctx context.Context, p ReplayParams) (ReplayResult, error)
 
-	// ReleaseLeases returns Delivering rows held by owner (all owners when
-	// owner is empty) to Pending at now, even if their lease is live. For an
-	// operator who knows the holder is dead. It returns how many changed.
-	ReleaseLeases(ctx context.Context, owner string, now time.Time) (int, error)
+	// ReleaseLeases returns Delivering rows held by p.Owner (all owners when
+	// empty) to Pending at p.Now, even if their lease is live. For an
+	// operator who knows the holder is dead. It returns the event ids that
+	// changed; p.Audit, when set, commits with them or not at all.
+	ReleaseLeases(ctx context.Context, p ReleaseParams) ([]string, error)
 
 	// Stats summarises the backlog at now for monitoring.
 	Stats(ctx context.Context, now time.Time) (OutboxStats, error)
@@ -115,6 +118,7 @@ type OutboxStore interface {
 	OutboxWriter
 	OutboxRelayStore
 	OutboxOperatorStore
+	ConsumerFailureStore
 }
 
 // OutboxFilter selects events for OutboxOperatorStore.List. Zero fields
@@ -134,6 +138,22 @@ type ReplayParams struct {
 	Request    outbox.ReplayRequest
 	Now        time.Time
 	StuckAfter time.Duration // a Pending row overdue this long counts as stuck
+	// BeforeCommitFunc, when set, runs inside the replay's transaction with
+	// the ids being replayed, after their rows are locked and changed and
+	// before commit: no relay can claim them yet. An error rolls back.
+	BeforeCommitFunc func(ctx context.Context, replayed []string) error
+	// Audit, when its Action is set, is written in the same transaction,
+	// with After set to the replayed ids (comma separated).
+	Audit AuditRecord
+}
+
+// ReleaseParams are the arguments to OutboxOperatorStore.ReleaseLeases.
+type ReleaseParams struct {
+	Owner string // "" releases every owner's leases
+	Now   time.Time
+	// Audit, when its Action is set, is written in the same transaction,
+	// with After set to the released event ids (comma separated).
+	Audit AuditRecord
 }
 
 // ReplayResult reports what Replay did.

@@ -9,12 +9,30 @@ import (
 	"github.com/july/template/core/outbox"
 )
 
-// Defaults for Config fields left zero.
+// Each tuning setting has one default and one range, here: Config uses
+// them, the relay binary's environment parsing and the registered
+// system-config keys (configsvc.TemplateSpecs) reuse them.
 const (
-	DefaultLoops        = 1
-	DefaultBatchSize    = 500
-	DefaultLeaseFor     = 30 * time.Second
+	DefaultLoops = 2
+	MinLoops     = 1
+	MaxLoops     = 64
+
+	DefaultBatchSize = 500
+	MinBatchSize     = 1
+	MaxBatchSize     = 1000
+
+	DefaultLeaseFor = 30 * time.Second
+	MinLeaseFor     = time.Second
+	MaxLeaseFor     = lease.MaxTTL
+
 	DefaultPollInterval = 500 * time.Millisecond
+	MinPollInterval     = time.Millisecond
+	MaxPollInterval     = time.Hour
+
+	DefaultMaxAttempts = outbox.DefaultMaxAttempts
+	MinMaxAttempts     = 1
+	MaxMaxAttempts     = 100
+
 	DefaultRecoverEvery = 5 * time.Second
 	DefaultStopTimeout  = 10 * time.Second
 )
@@ -54,14 +72,16 @@ func (c Config) withDefaults() (Config, error) {
 	switch {
 	case c.Owner == "":
 		return c, fmt.Errorf("relay: Config.Owner is empty; set a process-unique id such as relay-<host>-<pid>")
-	case c.Loops < 1 || c.Loops > 64:
-		return c, fmt.Errorf("relay: Config.Loops %d outside 1..64", c.Loops)
-	case c.BatchSize < 1 || c.BatchSize > 1000:
-		return c, fmt.Errorf("relay: Config.BatchSize %d outside 1..1000", c.BatchSize)
-	case c.LeaseFor <= 0 || c.LeaseFor > lease.MaxTTL:
-		return c, fmt.Errorf("relay: Config.LeaseFor %s outside (0, %s]", c.LeaseFor, lease.MaxTTL)
-	case c.PollInterval < time.Millisecond:
-		return c, fmt.Errorf("relay: Config.PollInterval %s below 1ms", c.PollInterval)
+	case c.Loops < MinLoops || c.Loops > MaxLoops:
+		return c, fmt.Errorf("relay: Config.Loops %d outside %d..%d", c.Loops, MinLoops, MaxLoops)
+	case c.BatchSize < MinBatchSize || c.BatchSize > MaxBatchSize:
+		return c, fmt.Errorf("relay: Config.BatchSize %d outside %d..%d", c.BatchSize, MinBatchSize, MaxBatchSize)
+	case c.LeaseFor < MinLeaseFor || c.LeaseFor > MaxLeaseFor:
+		return c, fmt.Errorf("relay: Config.LeaseFor %s outside %s..%s", c.LeaseFor, MinLeaseFor, MaxLeaseFor)
+	case c.PollInterval < MinPollInterval || c.PollInterval > MaxPollInterval:
+		return c, fmt.Errorf("relay: Config.PollInterval %s outside %s..%s", c.PollInterval, MinPollInterval, MaxPollInterval)
+	case c.Policy.MaxAttempts != 0 && (c.Policy.MaxAttempts < MinMaxAttempts || c.Policy.MaxAttempts > MaxMaxAttempts):
+		return c, fmt.Errorf("relay: Config.Policy.MaxAttempts %d outside %d..%d", c.Policy.MaxAttempts, MinMaxAttempts, MaxMaxAttempts)
 	}
 	return c, nil
 }

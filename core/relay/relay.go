@@ -7,10 +7,10 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
-	"time"
 
 	"github.com/july/template/core/outbox"
 	"github.com/july/template/core/ports"
+	"github.com/july/template/core/startstop"
 )
 
 // Relay runs the claim loops and the recovery sweep.
@@ -22,10 +22,7 @@ type Relay struct {
 	opts  Options
 
 	wake []chan struct{}
-
-	mu     sync.Mutex
-	cancel context.CancelFunc
-	done   chan struct{}
+	svc  startstop.Service
 }
 
 // Options are the optional collaborators of a Relay.
@@ -85,19 +82,14 @@ func (r *Relay) Notify() {
 // Start launches the loops and the sweep and returns immediately. Calling it
 // on a running relay does nothing.
 func (r *Relay) Start(context.Context) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.cancel != nil {
-		return nil
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	r.cancel, r.done = cancel, make(chan struct{})
-	var wg sync.WaitGroup
-	for i := range r.cfg.Loops {
-		wg.Go(func() { r.loop(ctx, i) })
-	}
-	wg.Go(func() { r.sweep(ctx) })
-	go func(done chan struct{}) { wg.Wait(); close(done) }(r.done)
+	r.svc.Start(func(ctx context.Context) {
+		var wg sync.WaitGroup
+		for i := range r.cfg.Loops {
+			wg.Go(func() { r.loop(ctx, i) })
+		}
+		wg.Go(func() { r.sweep(ctx) })
+		wg.Wait()
+	})
 	return nil
 }
 
@@ -105,20 +97,10 @@ func (r *Relay) Start(context.Context) error {
 // (bounded by Config.StopTimeout) and waits for them or for ctx. It is safe
 // before Start and more than once.
 func (r *Relay) Stop(ctx context.Context) error {
-	r.mu.Lock()
-	cancel, done := r.cancel, r.done
-	r.cancel = nil
-	r.mu.Unlock()
-	if cancel == nil {
-		return nil
+	if err := r.svc.Stop(ctx); err != nil {
+		return fmt.Errorf("relay: %w", err)
 	}
-	cancel()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("relay: stop: %w", ctx.Err())
-	}
+	return nil
 }
 
 // Owner returns the lease owner used by loop i.
@@ -130,8 +112,6 @@ func (r *Relay) Owner(i int) string { return r.cfg.Owner + "/" + strconv.Itoa(i)
 // back short the loop sleeps until a notification or the poll interval.
 func (r *Relay) loop(ctx context.Context, i int) {
 	owner := r.Owner(i)
-	timer := time.NewTimer(0)
-	defer timer.Stop()
 	type claimed struct {
 		events []outbox.Event
 		err    error
@@ -172,24 +152,21 @@ func (r *Relay) loop(ctx context.Context, i int) {
 		// A full batch always prefetched above, so this pass came back short.
 		// Poll on a fixed cadence: the time spent on this pass counts
 		// against the interval, so an event waits at most one interval.
-		timer.Reset(max(r.cfg.PollInterval-r.clock.Now().Sub(start), 0))
 		select {
 		case <-ctx.Done():
 			return
 		case <-r.wake[i]:
-		case <-timer.C:
+		case <-r.clock.After(max(r.cfg.PollInterval-r.clock.Now().Sub(start), 0)):
 		}
 	}
 }
 
 func (r *Relay) sweep(ctx context.Context) {
-	t := time.NewTicker(r.cfg.RecoverEvery)
-	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-r.clock.After(r.cfg.RecoverEvery):
 		}
 		n, err := r.RecoverOnce(ctx)
 		if err != nil && ctx.Err() == nil {

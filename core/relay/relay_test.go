@@ -22,7 +22,8 @@ type clock struct {
 	now time.Time
 }
 
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *clock) Now() time.Time                         { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *clock) After(d time.Duration) <-chan time.Time { return time.After(d) }
 func (c *clock) Advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

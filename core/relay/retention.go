@@ -1,12 +1,14 @@
 package relay
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/july/template/core/ports"
+	"github.com/july/template/core/startstop"
 )
 
 // Retention deletes delivered events older than a window, in small batches,
@@ -21,6 +23,29 @@ type Retention struct {
 	log    *slog.Logger
 	// RemovedFunc is told how many rows each batch removed (for a metric).
 	RemovedFunc func(n int)
+	// Every is the pause between runs once started. Default:
+	// DefaultRetentionEvery.
+	Every time.Duration
+
+	svc startstop.Service
+}
+
+// DefaultRetentionEvery is the default Retention.Every.
+const DefaultRetentionEvery = 10 * time.Minute
+
+// Start runs the job now and then every r.Every in the background, and
+// returns at once. Stop ends it; both follow startstop's contract.
+func (r *Retention) Start(context.Context) error {
+	r.svc.Start(func(ctx context.Context) { r.Run(ctx, cmp.Or(r.Every, DefaultRetentionEvery)) })
+	return nil
+}
+
+// Stop ends the background job and waits for it or for ctx.
+func (r *Retention) Stop(ctx context.Context) error {
+	if err := r.svc.Stop(ctx); err != nil {
+		return fmt.Errorf("outbox retention: %w", err)
+	}
+	return nil
 }
 
 // NewRetention returns a job keeping delivered events for window. batch is
@@ -59,8 +84,6 @@ func (r *Retention) RunOnce(ctx context.Context) (int, error) {
 
 // Run calls RunOnce every period until ctx ends.
 func (r *Retention) Run(ctx context.Context, every time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
 	for {
 		if n, err := r.RunOnce(ctx); err != nil && ctx.Err() == nil {
 			r.log.Error("outbox retention failed; will retry", "err", err)
@@ -70,7 +93,7 @@ func (r *Retention) Run(ctx context.Context, every time.Duration) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-r.clock.After(every):
 		}
 	}
 }

@@ -262,6 +262,8 @@ type fakeClock struct {
 	now time.Time
 }
 
+func (c *fakeClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
 func (c *fakeClock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()

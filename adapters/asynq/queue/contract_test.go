@@ -48,3 +48,38 @@ func TestPublisherContract(t *testing.T) {
 		}
 	})
 }
+
+func TestRetainedTasksContract(t *testing.T) {
+	t.Parallel()
+
+	contracttests.RunRetainedTasks(t, func(t *testing.T) contracttests.RetainedTasksFixture {
+		h := newHarness(t)
+		tasks, err := queue.NewRetained(h.insp, h.queue)
+		require.NoError(t, err)
+		return contracttests.RetainedTasksFixture{
+			Tasks:     tasks,
+			Publisher: h.enq,
+			Held: func(t *testing.T) []string {
+				pending, err := h.insp.ListPendingTasks(h.queue, asynq.PageSize(1000))
+				if errors.Is(err, asynq.ErrQueueNotFound) {
+					return nil
+				}
+				require.NoError(t, err)
+				var ids []string
+				for _, task := range pending {
+					ids = append(ids, task.ID)
+				}
+				return ids
+			},
+			Outage: func(t *testing.T, _ ports.RetainedTasks) (ports.RetainedTasks, func()) {
+				opt, err := asynq.ParseRedisURI("redis://127.0.0.1:1/0")
+				require.NoError(t, err)
+				ins := asynq.NewInspector(opt)
+				t.Cleanup(func() { _ = ins.Close() })
+				down, err := queue.NewRetained(ins, h.queue)
+				require.NoError(t, err)
+				return down, func() {}
+			},
+		}
+	})
+}

@@ -20,25 +20,46 @@ type ModuleConfig struct {
 	Enqueuer Config
 	// Server configures the worker. Nil Queues process the Enqueuer's
 	// queue; a nil Logger takes the app's *slog.Logger, and a nil
-	// DeadLetterFunc the app's DeadLetterFunc, when provided.
+	// DeadLetterFunc calls the app's DeadLetterRecorder, when provided.
 	Server ServerConfig
 }
 
 // ConsumerGroup is the fx value group the worker collects Consumers from.
 const ConsumerGroup = `group:"asynq.consumers"`
 
-// Module provides asynq.RedisConnOpt, *asynq.Client (closed on stop),
-// *Enqueuer also as ports.Publisher, and *asynq.Server whose handlers are
-// the Consumers in ConsumerGroup. The server starts only in apps that
-// include RunWorker (or otherwise depend on *asynq.Server).
+// Module provides asynq.RedisConnOpt, *asynq.Client and *asynq.Inspector
+// (closed on stop), *Enqueuer also as ports.Publisher, ports.RetainedTasks
+// on the Enqueuer's queue, a "redis" ports.Probe in ports.ProbeGroup, and
+// *asynq.Server whose handlers are the Consumers in ConsumerGroup. The
+// server starts only in apps that include RunWorker (or otherwise depend
+// on *asynq.Server).
 var Module = fx.Module("asynq",
 	fx.Provide(
 		newRedisConnOpt,
 		newClient,
+		newInspector,
 		fx.Annotate(newEnqueuer, fx.As(fx.Self()), fx.As(new(ports.Publisher))),
+		fx.Annotate(newRetained, fx.As(new(ports.RetainedTasks))),
+		fx.Annotate(newProbe, fx.ResultTags(ports.ProbeGroup)),
 		newWorker,
 	),
 )
+
+// DeadLetterRecorder is told about each task that failed for good (see
+// DeadLetterFunc); relay.DeadLetter implements it. Apps provide one to
+// have Module's worker call it.
+type DeadLetterRecorder interface {
+	Record(ctx context.Context, taskID, taskType string, err error)
+}
+
+// RecordDeadLetters is the DeadLetterFunc that hands each final failure,
+// by task id and type, to rec.
+func RecordDeadLetters(rec DeadLetterRecorder) DeadLetterFunc {
+	return func(ctx context.Context, task *asynq.Task, err error) {
+		id, _ := asynq.GetTaskID(ctx)
+		rec.Record(ctx, id, task.Type(), err)
+	}
+}
 
 // RunWorker makes the app start the worker server on start and shut it
 // down gracefully on stop.
@@ -65,8 +86,22 @@ func newClient(lc fx.Lifecycle, opt asynq.RedisConnOpt) *asynq.Client {
 	return c
 }
 
+func newInspector(lc fx.Lifecycle, opt asynq.RedisConnOpt) *asynq.Inspector {
+	ins := asynq.NewInspector(opt)
+	lc.Append(fx.StopHook(ins.Close))
+	return ins
+}
+
 func newEnqueuer(c *asynq.Client, cfg ModuleConfig) (*Enqueuer, error) {
 	return NewEnqueuer(c, cfg.Enqueuer)
+}
+
+func newRetained(ins *asynq.Inspector, e *Enqueuer) (*Retained, error) {
+	return NewRetained(ins, e.Config().Queue)
+}
+
+func newProbe(c *asynq.Client) ports.Probe {
+	return ports.Probe{Name: "redis", Check: func(context.Context) error { return c.Ping() }}
 }
 
 type workerParams struct {
@@ -76,9 +111,9 @@ type workerParams struct {
 	Opt        asynq.RedisConnOpt
 	Config     ModuleConfig
 	Enqueuer   *Enqueuer
-	Logger     *slog.Logger   `optional:"true"`
-	DeadLetter DeadLetterFunc `optional:"true"`
-	Consumers  []Consumer     `group:"asynq.consumers"`
+	Logger     *slog.Logger       `optional:"true"`
+	DeadLetter DeadLetterRecorder `optional:"true"`
+	Consumers  []Consumer         `group:"asynq.consumers"`
 }
 
 func newWorker(p workerParams) (*asynq.Server, error) {
@@ -86,8 +121,8 @@ func newWorker(p workerParams) (*asynq.Server, error) {
 	if sc.Logger == nil {
 		sc.Logger = p.Logger
 	}
-	if sc.DeadLetterFunc == nil {
-		sc.DeadLetterFunc = p.DeadLetter
+	if sc.DeadLetterFunc == nil && p.DeadLetter != nil {
+		sc.DeadLetterFunc = RecordDeadLetters(p.DeadLetter)
 	}
 	if len(sc.Queues) == 0 {
 		sc.Queues = map[string]int{p.Enqueuer.Config().Queue: 1}

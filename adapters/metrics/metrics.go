@@ -1,20 +1,25 @@
-package main
+// Package metrics is the Prometheus adapter: the registry the apps serve
+// on /metrics, the relay's counters (a relay.Observer) and the outbox
+// backlog gauges read from the store at scrape time.
+package metrics
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/july/template/core/ports"
 	"github.com/july/template/core/relay"
 )
 
-// relayMetrics turns relay batch results into counters and histograms.
-type relayMetrics struct {
+// RelayMetrics turns relay batch results into counters and histograms.
+type RelayMetrics struct {
 	delivered  prometheus.Counter
 	failures   *prometheus.CounterVec
 	attempts   prometheus.Histogram
@@ -23,10 +28,11 @@ type relayMetrics struct {
 	batchSizes prometheus.Histogram
 }
 
-var _ relay.Observer = (*relayMetrics)(nil)
+var _ relay.Observer = (*RelayMetrics)(nil)
 
-func newRelayMetrics(reg prometheus.Registerer) *relayMetrics {
-	m := &relayMetrics{
+// NewRelayMetrics registers the relay counters on reg.
+func NewRelayMetrics(reg prometheus.Registerer) *RelayMetrics {
+	m := &RelayMetrics{
 		delivered: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "outbox_delivered_total", Help: "Outbox events enqueued and marked delivered.",
 		}),
@@ -53,7 +59,7 @@ func newRelayMetrics(reg prometheus.Registerer) *relayMetrics {
 }
 
 // Batch implements relay.Observer.
-func (m *relayMetrics) Batch(r relay.BatchResult) {
+func (m *RelayMetrics) Batch(r relay.BatchResult) {
 	m.batchSizes.Observe(float64(r.Claimed))
 	m.delivered.Add(float64(r.Delivered))
 	m.lost.Add(float64(r.Lost))
@@ -69,7 +75,7 @@ func (m *relayMetrics) Batch(r relay.BatchResult) {
 }
 
 // Recovered implements relay.Observer.
-func (m *relayMetrics) Recovered(n int) { m.recovered.Add(float64(n)) }
+func (m *RelayMetrics) Recovered(n int) { m.recovered.Add(float64(n)) }
 
 // statsCollector reads the backlog from the store at scrape time, at most
 // once per second, so gauges are true for the whole fleet of relays.
@@ -85,6 +91,12 @@ type statsCollector struct {
 
 	pending, delivering, failed, expired, oldest, up *prometheus.Desc
 	backlog, retries                                 *prometheus.Desc
+}
+
+// RegisterOutboxStats registers the backlog gauges (outbox_pending_events,
+// outbox_oldest_pending_age_seconds, ...) read from store at scrape time.
+func RegisterOutboxStats(reg prometheus.Registerer, store ports.OutboxOperatorStore, clock ports.Clock, log *slog.Logger) error {
+	return reg.Register(newStatsCollector(store, clock, log))
 }
 
 func newStatsCollector(store ports.OutboxOperatorStore, clock ports.Clock, log *slog.Logger) *statsCollector {
@@ -150,4 +162,41 @@ func (c *statsCollector) snapshot() (ports.OutboxStats, error) {
 		c.log.Warn("outbox backlog query failed; outbox_stats_up=0", "err", c.lastErr)
 	}
 	return c.last, c.lastErr
+}
+
+// NewRegistry returns a registry with the Go and process collectors.
+func NewRegistry() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return reg
+}
+
+// ConsumerFailedFunc counts consumer failures by event type
+// (outbox_consumer_failures_total); it is relay.DeadLetterConfig.MarkedFunc.
+type ConsumerFailedFunc func(eventType string)
+
+// NewConsumerFailures registers outbox_consumer_failures_total on reg.
+func NewConsumerFailures(reg prometheus.Registerer) (ConsumerFailedFunc, error) {
+	failures := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "outbox_consumer_failures_total",
+		Help: "Delivered outbox events whose consumer gave up (now failed, alert); replay after fixing the cause.",
+	}, []string{"event_type"})
+	if err := reg.Register(failures); err != nil {
+		return nil, fmt.Errorf("register outbox_consumer_failures_total: %w", err)
+	}
+	return func(eventType string) { failures.WithLabelValues(eventType).Inc() }, nil
+}
+
+// RetentionRemovedFunc counts delivered rows the retention job removed
+// (outbox_retention_removed_total); it is relay.Retention.RemovedFunc.
+type RetentionRemovedFunc func(n int)
+
+// NewRetentionRemoved registers outbox_retention_removed_total on reg.
+// Only here: RelayMetrics must not register it too.
+func NewRetentionRemoved(reg prometheus.Registerer) (RetentionRemovedFunc, error) {
+	removed := prometheus.NewCounter(prometheus.CounterOpts{Name: "outbox_retention_removed_total", Help: "Delivered events removed by the retention job."})
+	if err := reg.Register(removed); err != nil {
+		return nil, fmt.Errorf("register outbox_retention_removed_total: %w", err)
+	}
+	return func(n int) { removed.Add(float64(n)) }, nil
 }

@@ -1,0 +1,65 @@
+package httpx
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/july/template/core/startstop"
+)
+
+// DefaultShutdownTimeout is the default HTTPServer drain time.
+const DefaultShutdownTimeout = 15 * time.Second
+
+// HTTPServer runs an *http.Server under startstop's contract: Start
+// listens (so a taken port fails the start) and serves in the background;
+// Stop drains in-flight requests for ShutdownTimeout.
+type HTTPServer struct {
+	srv             *http.Server
+	shutdownTimeout time.Duration
+	log             *slog.Logger
+	svc             startstop.Service
+}
+
+// NewHTTPServer returns a server for srv (its Addr and Handler set).
+// shutdownTimeout 0 means DefaultShutdownTimeout.
+func NewHTTPServer(srv *http.Server, shutdownTimeout time.Duration, log *slog.Logger) *HTTPServer {
+	if shutdownTimeout <= 0 {
+		shutdownTimeout = DefaultShutdownTimeout
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	return &HTTPServer{srv: srv, shutdownTimeout: shutdownTimeout, log: log}
+}
+
+// Start listens on the server's Addr and serves in the background.
+func (s *HTTPServer) Start(context.Context) error {
+	ln, err := net.Listen("tcp", s.srv.Addr)
+	if err != nil {
+		return err
+	}
+	s.svc.Start(func(ctx context.Context) {
+		served := make(chan error, 1)
+		go func() { served <- s.srv.Serve(ln) }()
+		select {
+		case err := <-served:
+			if !errors.Is(err, http.ErrServerClosed) {
+				s.log.Error("http server stopped", "addr", s.srv.Addr, "err", err)
+			}
+		case <-ctx.Done():
+			sctx, cancel := context.WithTimeout(context.Background(), s.shutdownTimeout)
+			defer cancel()
+			if err := s.srv.Shutdown(sctx); err != nil {
+				s.log.Warn("http server did not drain in time", "addr", s.srv.Addr, "err", err)
+			}
+		}
+	})
+	return nil
+}
+
+// Stop drains and stops the server, waiting at most until ctx ends.
+func (s *HTTPServer) Stop(ctx context.Context) error { return s.svc.Stop(ctx) }

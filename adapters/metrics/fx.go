@@ -1,0 +1,37 @@
+package metrics
+
+import (
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.uber.org/fx"
+
+	"github.com/july/template/core/relay"
+)
+
+// Module provides the app's *prometheus.Registry (also as
+// prometheus.Registerer) and its /metrics handler.
+var Module = fx.Module("metrics",
+	fx.Provide(
+		fx.Annotate(NewRegistry, fx.As(fx.Self()), fx.As(new(prometheus.Registerer))),
+		newHandler,
+	),
+)
+
+// RelayModule provides the relay's counters: relay.Observer,
+// ConsumerFailedFunc and RetentionRemovedFunc.
+var RelayModule = fx.Module("metrics-relay",
+	fx.Provide(
+		fx.Annotate(NewRelayMetrics, fx.As(new(relay.Observer))),
+		NewConsumerFailures,
+		NewRetentionRemoved,
+	),
+)
+
+// Handler serves the registry in the Prometheus text format.
+type Handler http.Handler
+
+func newHandler(reg *prometheus.Registry) Handler {
+	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})
+}

@@ -1,0 +1,114 @@
+package relay
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/july/template/core/outbox"
+	"github.com/july/template/core/ports"
+	"github.com/july/template/core/redaction"
+)
+
+// Dead-letter defaults. The recorder runs on a queue worker goroutine, so
+// it gives up quickly; an unrecorded failure is still logged at ERROR.
+const (
+	DefaultDeadLetterTimeout = 5 * time.Second
+	// DefaultDeadLetterPoll is how often it re-checks an event the relay
+	// has enqueued but not yet marked delivered.
+	DefaultDeadLetterPoll = 100 * time.Millisecond
+)
+
+// DeadLetterConfig tunes a DeadLetter. The zero value is valid.
+type DeadLetterConfig struct {
+	// Timeout bounds one Record. Default: DefaultDeadLetterTimeout.
+	Timeout time.Duration
+	// Poll is the wait between checks while the event is still
+	// Delivering. Default: DefaultDeadLetterPoll.
+	Poll time.Duration
+	// MarkedFunc is told the event type of every event it marked (a
+	// metric); default: nothing.
+	MarkedFunc func(eventType string)
+}
+
+// DeadLetter turns a consumer's final failure into the durable record on
+// the event's outbox row (outbox.ConsumerFailed), so an operator finds and
+// replays it after the queue's trimmed archive is gone.
+type DeadLetter struct {
+	store ports.ConsumerFailureStore
+	clock ports.Clock
+	cfg   DeadLetterConfig
+	log   *slog.Logger
+	red   redaction.Redactor
+}
+
+// NewDeadLetter returns a DeadLetter recording through store.
+func NewDeadLetter(store ports.ConsumerFailureStore, clock ports.Clock, cfg DeadLetterConfig, log *slog.Logger) (*DeadLetter, error) {
+	if store == nil || clock == nil {
+		return nil, errors.New("relay: NewDeadLetter needs a consumer-failure store and a clock")
+	}
+	cfg.Timeout = cmp.Or(cfg.Timeout, DefaultDeadLetterTimeout)
+	cfg.Poll = cmp.Or(cfg.Poll, DefaultDeadLetterPoll)
+	if cfg.MarkedFunc == nil {
+		cfg.MarkedFunc = func(string) {}
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	return &DeadLetter{store: store, clock: clock, cfg: cfg, log: log}, nil
+}
+
+// Record marks the delivered event eventID (the queue's task id) failed
+// with code CONSUMER_FAILED and the redacted cause. Tasks that are not
+// outbox events change nothing. It never returns an error: the outcome is
+// logged, since the queue archives the task whatever happens here. ctx may
+// already be cancelled (a handler timeout); Record runs on its own bound.
+func (d *DeadLetter) Record(ctx context.Context, eventID, eventType string, cause error) {
+	msg := outbox.SafeMessage(d.red.RedactText(cause.Error()))
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.cfg.Timeout)
+	defer cancel()
+	marked, err := d.mark(ctx, eventID, msg)
+	attrs := []any{slog.String("event_id", eventID), slog.String("event_type", eventType), slog.String("error", msg)}
+	switch {
+	case err != nil:
+		d.log.ErrorContext(ctx, "outbox event failed in its consumer but could not be marked failed; only the queue's archive holds it",
+			append(attrs, slog.String("reason", err.Error()))...)
+	case marked:
+		d.cfg.MarkedFunc(eventType)
+		d.log.ErrorContext(ctx, "outbox event failed in its consumer; replay after fixing the cause",
+			append(attrs, slog.String("error_code", outbox.ConsumerFailedCode))...)
+	default:
+		d.log.WarnContext(ctx, "task failed for good; no delivered outbox event has its id (a plain task, or a purged, failed or replayed event)", attrs...)
+	}
+}
+
+// mark waits while the relay has enqueued the event but not yet recorded
+// the delivery: a consumer can fail before the relay's Complete commits,
+// and that failure must not be lost.
+func (d *DeadLetter) mark(ctx context.Context, eventID, msg string) (bool, error) {
+	for {
+		ok, err := d.store.MarkConsumerFailed(ctx, ports.ConsumerFailure{
+			EventID: eventID, Code: outbox.ConsumerFailedCode, Message: msg, At: d.clock.Now(),
+		})
+		if ok || err != nil {
+			return ok, err
+		}
+		ev, err := d.store.Get(ctx, eventID)
+		switch {
+		case errors.Is(err, ports.ErrNotFound):
+			return false, nil
+		case err != nil:
+			return false, err
+		case ev.Status != outbox.Delivering:
+			return false, nil
+		}
+		select {
+		case <-ctx.Done():
+			return false, fmt.Errorf("event still delivering after %s: the relay has not marked it delivered", d.cfg.Timeout)
+		case <-d.clock.After(d.cfg.Poll):
+		}
+	}
+}

@@ -1,0 +1,204 @@
+package relay_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/july/template/core/outbox"
+	"github.com/july/template/core/ports"
+	"github.com/july/template/core/relay"
+)
+
+// claimAndMark claims the given rows for owner and completes (delivered)
+// or fails them for good.
+func (b *testBundle) claimAndMark(t *testing.T, owner string, deliver bool, n int) []outbox.Event {
+	t.Helper()
+	evs, err := b.store.Claim(t.Context(), ports.ClaimParams{Owner: owner, Limit: n, LeaseFor: time.Minute, Now: b.clock.Now()})
+	require.NoError(t, err)
+	require.Len(t, evs, n)
+	refs := make([]ports.LeaseRef, n)
+	items := make([]ports.FailItem, n)
+	for i, ev := range evs {
+		refs[i] = ports.LeaseRef{ID: ev.ID, Token: ev.Lease.Token}
+		items[i] = ports.FailItem{Ref: refs[i], Decision: outbox.FailureDecision{Status: outbox.Failed, NextAttemptAt: b.clock.Now(), RetryCount: 1, Final: true, Code: "QUEUE_REFUSED", Message: "refused", Class: outbox.ClassPermanent}}
+	}
+	if deliver {
+		_, err = b.store.Complete(t.Context(), owner, b.clock.Now(), refs)
+	} else {
+		_, err = b.store.Fail(t.Context(), owner, b.clock.Now(), items)
+	}
+	require.NoError(t, err)
+	return evs
+}
+
+func (b *testBundle) audits(t *testing.T) []outbox.AuditPayload {
+	t.Helper()
+	evs, err := b.store.List(t.Context(), ports.OutboxFilter{EventType: outbox.AuditEventType})
+	require.NoError(t, err)
+	out := make([]outbox.AuditPayload, len(evs))
+	for i, ev := range evs {
+		require.NoError(t, json.Unmarshal(ev.Payload, &out[i]))
+	}
+	return out
+}
+
+func TestOperatorReplayDeletesRetainedTasksInTheReplay(t *testing.T) {
+	t.Parallel()
+	b := setup(t, relay.Config{})
+	ids := b.seed(t, 1)
+	b.claimAndMark(t, "relay-a/0", false, 1)
+	// The queue still holds the event's task from its first delivery.
+	for _, err := range b.pub.Publish(t.Context(), []outbox.Envelope{b.get(t, ids[0]).Envelope()}) {
+		require.NoError(t, err)
+	}
+	op, err := relay.NewOperator(b.store, b.pub, b.clock)
+	require.NoError(t, err)
+
+	out, err := op.Replay(t.Context(), relay.ReplayCommand{EventIDs: ids, Operator: "alice", Reason: "cause fixed", NewSuffixFunc: func() string { return "abc" }})
+	require.NoError(t, err)
+	require.Equal(t, ids, out.Replayed)
+	require.Equal(t, 1, out.TasksDeleted, "the retained task is deleted so the consumer runs again")
+	require.Empty(t, b.pub.Tasks(), "the retained task is gone")
+	require.Equal(t, "replay-20300101T000000Z-abc", out.BatchID, "a generated batch id names the time")
+	require.Equal(t, outbox.Pending, b.get(t, ids[0]).Status)
+	audits := b.audits(t)
+	require.Len(t, audits, 1, "the replay is audited")
+	require.Equal(t, "outbox.replay", audits[0].Action)
+	require.Equal(t, "alice", audits[0].Actor)
+	require.Equal(t, ids[0], audits[0].After)
+}
+
+func TestOperatorReplayWithActiveTaskChangesNothing(t *testing.T) {
+	t.Parallel()
+	b := setup(t, relay.Config{})
+	ids := b.seed(t, 1)
+	b.claimAndMark(t, "relay-a/0", false, 1)
+	for _, err := range b.pub.Publish(t.Context(), []outbox.Envelope{b.get(t, ids[0]).Envelope()}) {
+		require.NoError(t, err)
+	}
+	b.pub.ActiveFunc = func(string) bool { return true }
+	op, err := relay.NewOperator(b.store, b.pub, b.clock)
+	require.NoError(t, err)
+
+	_, err = op.Replay(t.Context(), relay.ReplayCommand{EventIDs: ids, Operator: "alice", Reason: "cause fixed"})
+	require.ErrorIs(t, err, ports.ErrTaskActive)
+	require.Equal(t, outbox.Failed, b.get(t, ids[0]).Status, "an active task aborts the whole replay")
+	require.Empty(t, b.audits(t), "nothing is audited when nothing changed")
+}
+
+func TestOperatorReplayWithoutQueue(t *testing.T) {
+	t.Parallel()
+	b := setup(t, relay.Config{})
+	ids := b.seed(t, 1)
+	b.claimAndMark(t, "relay-a/0", false, 1)
+	op, err := relay.NewOperator(b.store, nil, b.clock)
+	require.NoError(t, err)
+	out, err := op.Replay(t.Context(), relay.ReplayCommand{EventIDs: ids, Operator: "alice", Reason: "cause fixed", BatchID: "b-1"})
+	require.NoError(t, err)
+	require.True(t, out.TasksKept, "without a queue the outcome says retained tasks were kept")
+	require.Equal(t, "b-1", out.BatchID)
+
+	_, err = op.Replay(t.Context(), relay.ReplayCommand{Operator: "alice", Reason: "x"})
+	var verr *outbox.ValidationError
+	require.ErrorAs(t, err, &verr, "a replay without event ids is refused")
+}
+
+func TestOperatorReleaseLeases(t *testing.T) {
+	t.Parallel()
+	b := setup(t, relay.Config{})
+	b.seed(t, 2)
+	held, err := b.store.Claim(t.Context(), ports.ClaimParams{Owner: "relay-dead/0", Limit: 2, LeaseFor: time.Hour, Now: b.clock.Now()})
+	require.NoError(t, err)
+	op, err := relay.NewOperator(b.store, nil, b.clock)
+	require.NoError(t, err)
+
+	_, err = op.ReleaseLeases(t.Context(), "relay-dead/0", "", "relay died")
+	var verr *outbox.ValidationError
+	require.ErrorAs(t, err, &verr, "an operator is required")
+
+	ids, err := op.ReleaseLeases(t.Context(), "relay-dead/0", "bob", "relay died")
+	require.NoError(t, err)
+	require.ElementsMatch(t, []string{held[0].EventID, held[1].EventID}, ids)
+	audits := b.audits(t)
+	require.Len(t, audits, 1)
+	require.Equal(t, "outbox.release_leases", audits[0].Action)
+	require.Equal(t, "relay-dead/0", audits[0].ResourceID)
+}
+
+func TestDeadLetter(t *testing.T) {
+	t.Parallel()
+
+	tests := []struct {
+		name       string
+		prepare    func(t *testing.T, b *testBundle) string // returns the task id
+		wantMarked int
+		wantLog    string
+	}{
+		{"Delivered", func(t *testing.T, b *testBundle) string {
+			b.seed(t, 1)
+			return b.claimAndMark(t, "relay-a/0", true, 1)[0].EventID
+		}, 1, "outbox event failed in its consumer; replay after fixing the cause"},
+		{"RelayNotMarkedYet", func(t *testing.T, b *testBundle) string {
+			b.seed(t, 1)
+			evs, err := b.store.Claim(t.Context(), ports.ClaimParams{Owner: "relay-a/0", Limit: 1, LeaseFor: time.Minute, Now: b.clock.Now()})
+			require.NoError(t, err)
+			time.AfterFunc(150*time.Millisecond, func() {
+				_, _ = b.store.Complete(context.Background(), "relay-a/0", b.clock.Now(), []ports.LeaseRef{{ID: evs[0].ID, Token: evs[0].Lease.Token}})
+			})
+			return evs[0].EventID
+		}, 1, "outbox event failed in its consumer; replay after fixing the cause"},
+		{"PlainTask", func(*testing.T, *testBundle) string { return "task-42" }, 0, "no delivered outbox event has its id"},
+		{"StoreDown", func(t *testing.T, b *testBundle) string {
+			b.seed(t, 1)
+			id := b.claimAndMark(t, "relay-a/0", true, 1)[0].EventID
+			b.store.SetDown(true)
+			return id
+		}, 0, "could not be marked failed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t, relay.Config{})
+			id := tt.prepare(t, b)
+			var (
+				mu     sync.Mutex
+				logs   bytes.Buffer
+				marked []string
+			)
+			d, err := relay.NewDeadLetter(b.store, b.clock, relay.DeadLetterConfig{
+				Timeout:    2 * time.Second,
+				MarkedFunc: func(typ string) { mu.Lock(); marked = append(marked, typ); mu.Unlock() },
+			}, slog.New(slog.NewJSONHandler(&logs, nil)))
+			require.NoError(t, err)
+			// A cancelled task context must not stop the mark.
+			ctx, cancel := context.WithCancel(t.Context())
+			cancel()
+			d.Record(ctx, id, "test.happened", errors.New("ORDER_UNKNOWN: token=abc.def.ghi"))
+
+			require.Len(t, marked, tt.wantMarked, "case %s", tt.name)
+			require.Contains(t, logs.String(), tt.wantLog, "case %s", tt.name)
+			if tt.wantMarked > 0 {
+				got := b.get(t, id)
+				require.Equal(t, outbox.Failed, got.Status)
+				require.Equal(t, outbox.ConsumerFailedCode, got.LastErrorCode)
+				require.Contains(t, got.LastErrorMessage, "ORDER_UNKNOWN")
+				require.NotContains(t, got.LastErrorMessage, "abc.def.ghi", "the stored message is redacted")
+			}
+		})
+	}
+}
+
+func (b *testBundle) get(t *testing.T, eventID string) outbox.Event {
+	t.Helper()
+	ev, err := b.store.Get(t.Context(), eventID)
+	require.NoError(t, err)
+	return ev
+}
