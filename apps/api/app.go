@@ -8,12 +8,10 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/redis/rueidis"
-	"github.com/uptrace/bun"
 	"go.uber.org/fx"
 
 	"github.com/july/template/adapters/http/httpx"
+	"github.com/july/template/adapters/metrics"
 	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/adapters/redis"
 	"github.com/july/template/core/configsvc"
@@ -45,56 +43,17 @@ func options(cfg config, log *slog.Logger) fx.Option {
 		fx.Supply(cfg, log),
 		fx.Supply(postgres.Config{URL: cfg.DatabaseURL}),
 		postgres.Module,
+		fx.Supply(redis.ModuleConfig{URL: cfg.RedisURL, Cache: redis.CacheConfig{Prefix: cfg.CachePrefix}}),
+		redis.Module,
+		metrics.Module,
 		fx.Provide(
-			func() ports.Clock { return ports.ClockFunc(time.Now) },
-			newMetricsRegistry,
-			newRedisClient,
-			newConfigStore,
-			newConfigCache,
+			func() ports.Clock { return ports.SystemClock },
 			newSysRegistry,
 			newConfigService,
 		),
 		httpOptions,
 		fx.Options(Domains...),
 	)
-}
-
-func newMetricsRegistry() *prometheus.Registry {
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	return reg
-}
-
-// newRedisClient connects to REDIS_URL. Redis is a cache here, so the API
-// starts and serves from Postgres while it is down: the client is forced
-// to single-node mode, which keeps a client (and redials) when the first
-// dial fails.
-func newRedisClient(lc fx.Lifecycle, cfg config, log *slog.Logger) (rueidis.Client, error) {
-	opt, err := rueidis.ParseURL(cfg.RedisURL)
-	if err != nil {
-		return nil, fmt.Errorf("REDIS_URL is malformed (value hidden); use redis://host:port/db")
-	}
-	opt.DisableCache = true // no client-side tracking: invalidation is ours
-	opt.ForceSingleClient = true
-	opt.Dialer.Timeout = time.Second
-	client, err := rueidis.NewClient(opt)
-	if client == nil {
-		return nil, fmt.Errorf("create redis client: %w", err)
-	}
-	if err != nil {
-		log.Warn("redis unavailable at start; system config is read from Postgres until it answers",
-			"component", "system-config", "err", err)
-	}
-	lc.Append(fx.StopHook(client.Close))
-	return client, nil
-}
-
-func newConfigStore(db *bun.DB) (*postgres.ConfigStore, error) {
-	return postgres.NewConfigStore(db, postgres.NewOutboxAuditWriter(postgres.AuditConfig{}))
-}
-
-func newConfigCache(client rueidis.Client, cfg config) (*redis.ConfigCache, error) {
-	return redis.NewConfigCache(client, redis.CacheConfig{Prefix: cfg.CachePrefix})
 }
 
 // newSysRegistry holds the template's own keys; Domains add theirs.
@@ -108,7 +67,7 @@ func newSysRegistry() (*sysconfig.Registry, error) {
 
 // newConfigService wires alerts to an ERROR line with the request id and
 // to config_alerts_total{code}, which operators alert on.
-func newConfigService(reg *sysconfig.Registry, store *postgres.ConfigStore, cache *redis.ConfigCache, clock ports.Clock, metrics *prometheus.Registry, log *slog.Logger) (*configsvc.Service, error) {
+func newConfigService(reg *sysconfig.Registry, store ports.ConfigStore, cache ports.ConfigCache, clock ports.Clock, metrics *prometheus.Registry, log *slog.Logger) (*configsvc.Service, error) {
 	alerts := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "config_alerts_total",
 		Help: "System-config alerts by code: cache invalidation failed, stored value unusable, fallback used.",

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/july/template/adapters/http/apitest"
 	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/contracttests/testinfra"
 	"github.com/july/template/core/configsvc"
@@ -33,8 +34,8 @@ func TestAccessLogBodyCapComesFromSystemConfig(t *testing.T) {
 	}})
 	items := strings.TrimSuffix(strings.Repeat(`{"sku":"SKU-0001","qty":1},`, 400), ",")
 	body := `{"amount_cents":100,"channel":"wechat","items":[` + items + `]}`
-	a.send(req{method: "POST", path: "/api/v1/topups", token: token(t, "agent-cap", "agent"), body: body,
-		header: map[string]string{"Idempotency-Key": "cap-test-0001"}})
+	a.send(apitest.Request{Method: "POST", Path: "/api/v1/topups", Token: token(t, "agent-cap", "agent"), Body: body,
+		Header: map[string]string{"Idempotency-Key": "cap-test-0001"}})
 
 	var found bool
 	for _, line := range strings.Split(a.logs.String(), "\n") {

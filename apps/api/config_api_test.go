@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/july/template/adapters/http/apitest"
 	"github.com/july/template/adapters/http/httpx"
 	"github.com/july/template/core/configsvc"
 	"github.com/july/template/core/sysconfig"
@@ -44,14 +45,14 @@ func TestUpdateEachType(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s=%s", tt.key, tt.value), func(t *testing.T) {
 			before, _ := a.row(t, tt.key)
-			res := a.do(t, req{method: "PUT", path: configsPath + tt.key, token: admin(t), body: `{"value":` + tt.value + `}`})
-			require.Equal(t, tt.status, res.status, "PUT %s %s: %s", tt.key, tt.value, res.body)
+			res := a.do(t, apitest.Request{Method: "PUT", Path: configsPath + tt.key, Token: admin(t), Body: `{"value":` + tt.value + `}`})
+			require.Equal(t, tt.status, res.Status, "PUT %s %s: %s", tt.key, tt.value, res.Body)
 			after, ok := a.row(t, tt.key)
 			if tt.status != http.StatusOK {
-				e := decodeError(t, res)
-				require.Equal(t, sysconfig.CodeValueInvalid, e.Error.Code)
-				require.Equal(t, tt.field, e.Error.Details[0].Field, "body %s", res.body)
-				require.NotEmpty(t, e.Error.Details[0].Reason)
+				e := res.Error
+				require.Equal(t, sysconfig.CodeValueInvalid, e.Code)
+				require.Equal(t, tt.field, e.Details[0].Field, "body %s", res.Body)
+				require.NotEmpty(t, e.Details[0].Reason)
 				require.Equal(t, before, after, "a rejected update changes nothing")
 				return
 			}
@@ -62,10 +63,10 @@ func TestUpdateEachType(t *testing.T) {
 			v := decodeView(t, res)
 			require.JSONEq(t, tt.value, string(v.Value))
 			require.Equal(t, after.Version, v.Version)
-			require.Equal(t, fmt.Sprintf(`"%d"`, after.Version), res.header.Get("ETag"))
+			require.Equal(t, fmt.Sprintf(`"%d"`, after.Version), res.Header.Get("ETag"))
 
-			got := a.do(t, req{method: "GET", path: configsPath + tt.key, token: admin(t)})
-			require.Equal(t, http.StatusOK, got.status, got.body)
+			got := a.do(t, apitest.Request{Method: "GET", Path: configsPath + tt.key, Token: admin(t)})
+			require.Equal(t, http.StatusOK, got.Status, got.Body)
 			require.JSONEq(t, tt.value, string(decodeView(t, got).Value))
 		})
 	}
@@ -99,10 +100,10 @@ func TestUpdateEachType(t *testing.T) {
 func TestListAndDefaults(t *testing.T) {
 	t.Parallel()
 	a := startAPI(t, appOpts{})
-	res := a.do(t, req{method: "GET", path: "/api/v1/system-configs?module=test", token: admin(t)})
-	require.Equal(t, http.StatusOK, res.status, res.body)
+	res := a.do(t, apitest.Request{Method: "GET", Path: "/api/v1/system-configs?module=test", Token: admin(t)})
+	require.Equal(t, http.StatusOK, res.Status, res.Body)
 	var list struct{ Items []sysconfig.View }
-	require.NoError(t, json.Unmarshal([]byte(res.body), &list))
+	require.NoError(t, json.Unmarshal([]byte(res.Body), &list))
 	var keys []string
 	for _, v := range list.Items {
 		keys = append(keys, v.Key)
@@ -110,16 +111,16 @@ func TestListAndDefaults(t *testing.T) {
 	}
 	require.Equal(t, []string{keyCount, keyDoc, keyFixed, keyFlag, keyMode, keySecret, keyText}, keys)
 
-	res = a.do(t, req{method: "GET", path: "/api/v1/system-configs", token: admin(t)})
-	require.Equal(t, http.StatusOK, res.status, res.body)
-	require.Contains(t, res.body, `"relay.delivery.batch_size"`, "the template's own keys are listed")
+	res = a.do(t, apitest.Request{Method: "GET", Path: "/api/v1/system-configs", Token: admin(t)})
+	require.Equal(t, http.StatusOK, res.Status, res.Body)
+	require.Contains(t, res.Body, `"relay.delivery.batch_size"`, "the template's own keys are listed")
 
-	res = a.do(t, req{method: "GET", path: "/api/v1/system-configs?module=nope", token: admin(t)})
-	require.JSONEq(t, `{"items":[]}`, res.body)
+	res = a.do(t, apitest.Request{Method: "GET", Path: "/api/v1/system-configs?module=nope", Token: admin(t)})
+	require.JSONEq(t, `{"items":[]}`, res.Body)
 
-	res = a.do(t, req{method: "GET", path: "/api/v1/system-configs?module=Bad-Module", token: admin(t)})
-	require.Equal(t, http.StatusBadRequest, res.status)
-	require.Equal(t, "module", decodeError(t, res).Error.Details[0].Field)
+	res = a.do(t, apitest.Request{Method: "GET", Path: "/api/v1/system-configs?module=Bad-Module", Token: admin(t)})
+	require.Equal(t, http.StatusBadRequest, res.Status)
+	require.Equal(t, "module", res.Error.Details[0].Field)
 }
 
 func TestUnregisteredAndReadOnly(t *testing.T) {
@@ -140,13 +141,13 @@ func TestUnregisteredAndReadOnly(t *testing.T) {
 		if tt.method == "PUT" {
 			body = `{"value":"x"}`
 		}
-		res := a.do(t, req{method: tt.method, path: configsPath + tt.key, token: admin(t), body: body})
-		require.Equal(t, tt.status, res.status, "%s %s: %s", tt.method, tt.key, res.body)
+		res := a.do(t, apitest.Request{Method: tt.method, Path: configsPath + tt.key, Token: admin(t), Body: body})
+		require.Equal(t, tt.status, res.Status, "%s %s: %s", tt.method, tt.key, res.Body)
 		if tt.code != "" {
-			e := decodeError(t, res)
-			require.Equal(t, tt.code, e.Error.Code)
-			require.False(t, e.Error.Retryable)
-			require.Equal(t, res.header.Get(httpx.HeaderRequestID), e.Error.RequestID)
+			e := res.Error
+			require.Equal(t, tt.code, e.Code)
+			require.False(t, e.Retryable)
+			require.Equal(t, res.Header.Get(httpx.HeaderRequestID), e.RequestID)
 		}
 	}
 	for key, code := range map[string]string{"test.conf.missing": sysconfig.CodeKeyNotRegistered, keyFixed: sysconfig.CodeReadOnly} {
@@ -166,11 +167,11 @@ func TestAuthenticationAndRole(t *testing.T) {
 	var bodies []string
 	for _, key := range []string{keyCount, "test.conf.missing", "NOT-A-KEY"} {
 		for _, tok := range []string{"", "not-a-jwt", token(t, "x") + "tampered"} {
-			res := a.do(t, req{method: "GET", path: configsPath + key, token: tok})
-			require.Equal(t, http.StatusUnauthorized, res.status, "GET %s with %q: %s", key, tok, res.body)
-			require.Equal(t, "Bearer", res.header.Get("WWW-Authenticate"))
-			e := decodeError(t, res)
-			e.Error.RequestID = ""
+			res := a.do(t, apitest.Request{Method: "GET", Path: configsPath + key, Token: tok})
+			require.Equal(t, http.StatusUnauthorized, res.Status, "GET %s with %q: %s", key, tok, res.Body)
+			require.Equal(t, "Bearer", res.Header.Get("WWW-Authenticate"))
+			e := res.Error
+			e.RequestID = ""
 			b, err := json.Marshal(e)
 			require.NoError(t, err)
 			bodies = append(bodies, string(b))
@@ -179,8 +180,8 @@ func TestAuthenticationAndRole(t *testing.T) {
 	for _, b := range bodies {
 		require.Equal(t, bodies[0], b, "401 bodies must not depend on the key or the failure")
 	}
-	res := a.do(t, req{method: "PUT", path: configsPath + keyCount, body: `{"value":3}`})
-	require.Equal(t, http.StatusUnauthorized, res.status)
+	res := a.do(t, apitest.Request{Method: "PUT", Path: configsPath + keyCount, Body: `{"value":3}`})
+	require.Equal(t, http.StatusUnauthorized, res.Status)
 	require.Empty(t, a.audits(t, keyCount), "an unauthenticated caller is not an actor")
 
 	// 403 for a valid token without super_admin, before any lookup.
@@ -191,9 +192,9 @@ func TestAuthenticationAndRole(t *testing.T) {
 			if method == "PUT" {
 				body = `{"value":5}`
 			}
-			res := a.do(t, req{method: method, path: configsPath + key, token: ops, body: body})
-			require.Equal(t, http.StatusForbidden, res.status, "%s %s: %s", method, key, res.body)
-			require.Equal(t, httpx.CodeForbidden, decodeError(t, res).Error.Code)
+			res := a.do(t, apitest.Request{Method: method, Path: configsPath + key, Token: ops, Body: body})
+			require.Equal(t, http.StatusForbidden, res.Status, "%s %s: %s", method, key, res.Body)
+			require.Equal(t, httpx.CodeForbidden, res.Error.Code)
 		}
 		recs := a.audits(t, key)
 		require.Len(t, recs, 1, "only the PUT of %s is audited", key)
@@ -201,8 +202,8 @@ func TestAuthenticationAndRole(t *testing.T) {
 		require.Equal(t, "ops-7", recs[0].Actor)
 		require.Equal(t, string(sysconfig.OutcomeRejected), recs[0].Outcome)
 	}
-	res = a.do(t, req{method: "GET", path: "/api/v1/system-configs", token: ops})
-	require.Equal(t, http.StatusForbidden, res.status)
+	res = a.do(t, apitest.Request{Method: "GET", Path: "/api/v1/system-configs", Token: ops})
+	require.Equal(t, http.StatusForbidden, res.Status)
 	_, ok := a.row(t, keyCount)
 	require.False(t, ok, "nothing written")
 }
@@ -211,9 +212,9 @@ func TestVersionConflict(t *testing.T) {
 	t.Parallel()
 	a := startAPI(t, appOpts{})
 	path := configsPath + keyCount
-	res := a.do(t, req{method: "PUT", path: path, token: admin(t), body: `{"value":2,"version":0}`})
-	require.Equal(t, http.StatusOK, res.status, res.body)
-	etag := res.header.Get("ETag")
+	res := a.do(t, apitest.Request{Method: "PUT", Path: path, Token: admin(t), Body: `{"value":2,"version":0}`})
+	require.Equal(t, http.StatusOK, res.Status, res.Body)
+	etag := res.Header.Get("ETag")
 	require.Equal(t, `"1"`, etag)
 
 	tests := []struct {
@@ -231,16 +232,16 @@ func TestVersionConflict(t *testing.T) {
 		{"current If-Match", `{"value":3}`, map[string]string{"If-Match": etag}, 200, ""},
 	}
 	for _, tt := range tests {
-		res := a.do(t, req{method: "PUT", path: path, token: admin(t), body: tt.body, header: tt.header})
-		require.Equal(t, tt.status, res.status, "%s: %s", tt.name, res.body)
+		res := a.do(t, apitest.Request{Method: "PUT", Path: path, Token: admin(t), Body: tt.body, Header: tt.header})
+		require.Equal(t, tt.status, res.Status, "%s: %s", tt.name, res.Body)
 		if tt.code == "" {
 			continue
 		}
-		e := decodeError(t, res)
-		require.Equal(t, tt.code, e.Error.Code, tt.name)
-		require.False(t, e.Error.Retryable, tt.name)
+		e := res.Error
+		require.Equal(t, tt.code, e.Code, tt.name)
+		require.False(t, e.Retryable, tt.name)
 		if tt.code == sysconfig.CodeVersionConflict {
-			require.Contains(t, e.Error.Message, "当前版本 1", "the message names the current version")
+			require.Contains(t, e.Message, "当前版本 1", "the message names the current version")
 		}
 	}
 	r, _ := a.row(t, keyCount)
@@ -260,8 +261,7 @@ func TestConcurrentUpdatesOneWins(t *testing.T) {
 	path := configsPath + keyCount
 	for _, base := range []int64{0, 1} { // first write (insert race), then an update race
 		type result struct {
-			hr  *http.Request
-			res response
+			res apitest.Response
 			err error
 		}
 		results := make([]result, 10)
@@ -271,15 +271,15 @@ func TestConcurrentUpdatesOneWins(t *testing.T) {
 			wg.Go(func() {
 				body := fmt.Sprintf(`{"value":%d,"version":%d}`, i+1, base)
 				r := &results[i]
-				r.hr, r.res, r.err = a.send(req{method: "PUT", path: path, token: tok, body: body})
+				r.res, r.err = a.send(apitest.Request{Method: "PUT", Path: path, Token: tok, Body: body})
 			})
 		}
 		wg.Wait()
 		count := map[int]int{}
 		for _, r := range results {
 			require.NoError(t, r.err)
-			contract(t).check(t, r.hr, r.res)
-			count[r.res.status]++
+			apitest.OpenAPI(t).Check(t, r.res)
+			count[r.res.Status]++
 		}
 		require.Equal(t, map[int]int{200: 1, 409: 9}, count, "base version %d", base)
 		r, _ := a.row(t, keyCount)
@@ -303,13 +303,13 @@ func TestSensitiveValueNeverShown(t *testing.T) {
 	a := startAPI(t, appOpts{})
 	const secretValue = "S3cr3t-Value-Z9"
 	tooLong := "Too-Long-Secret-" + strings.Repeat("Q", 30)
-	res := a.do(t, req{method: "PUT", path: configsPath + keySecret, token: admin(t), body: `{"value":"` + secretValue + `"}`})
-	require.Equal(t, http.StatusOK, res.status, res.body)
+	res := a.do(t, apitest.Request{Method: "PUT", Path: configsPath + keySecret, Token: admin(t), Body: `{"value":"` + secretValue + `"}`})
+	require.Equal(t, http.StatusOK, res.Status, res.Body)
 	require.JSONEq(t, `"******"`, string(decodeView(t, res).Value))
-	bad := a.do(t, req{method: "PUT", path: configsPath + keySecret, token: admin(t), body: `{"value":"` + tooLong + `"}`})
-	require.Equal(t, http.StatusUnprocessableEntity, bad.status, bad.body)
-	get := a.do(t, req{method: "GET", path: configsPath + keySecret, token: admin(t)})
-	list := a.do(t, req{method: "GET", path: "/api/v1/system-configs?module=test", token: admin(t)})
+	bad := a.do(t, apitest.Request{Method: "PUT", Path: configsPath + keySecret, Token: admin(t), Body: `{"value":"` + tooLong + `"}`})
+	require.Equal(t, http.StatusUnprocessableEntity, bad.Status, bad.Body)
+	get := a.do(t, apitest.Request{Method: "GET", Path: configsPath + keySecret, Token: admin(t)})
+	list := a.do(t, apitest.Request{Method: "GET", Path: "/api/v1/system-configs?module=test", Token: admin(t)})
 	v, err := a.svc.Value(t.Context(), keySecret)
 	require.NoError(t, err)
 	require.Equal(t, secretValue, v.Str(), "business code reads the real value")
@@ -322,7 +322,7 @@ func TestSensitiveValueNeverShown(t *testing.T) {
 			require.NotContains(t, s, "Too-Long")
 		}
 	}
-	for name, text := range map[string]string{"PUT": res.body, "422": bad.body, "GET": get.body, "list": list.body, "logs": a.logs.String()} {
+	for name, text := range map[string]string{"PUT": res.Body, "422": bad.Body, "GET": get.Body, "list": list.Body, "logs": a.logs.String()} {
 		require.NotContains(t, text, "S3cr3t", "%s leaks the secret", name)
 		require.NotContains(t, text, "Too-Long", "%s leaks the refused secret", name)
 	}
@@ -333,8 +333,8 @@ func TestCacheHitAndInvalidation(t *testing.T) {
 	t.Parallel()
 	a := startAPI(t, appOpts{})
 	path := configsPath + keyCount
-	res := a.do(t, req{method: "PUT", path: path, token: admin(t), body: `{"value":3}`})
-	require.Equal(t, http.StatusOK, res.status, res.body)
+	res := a.do(t, apitest.Request{Method: "PUT", Path: path, Token: admin(t), Body: `{"value":3}`})
+	require.Equal(t, http.StatusOK, res.Status, res.Body)
 
 	v, err := a.svc.Value(t.Context(), keyCount)
 	require.NoError(t, err)
@@ -346,11 +346,11 @@ func TestCacheHitAndInvalidation(t *testing.T) {
 	v, err = a.svc.Value(t.Context(), keyCount)
 	require.NoError(t, err)
 	require.EqualValues(t, 3, v.Int(), "served from the cache")
-	get := a.do(t, req{method: "GET", path: path, token: admin(t)})
+	get := a.do(t, apitest.Request{Method: "GET", Path: path, Token: admin(t)})
 	require.JSONEq(t, `9`, string(decodeView(t, get).Value), "the admin API reads Postgres, the truth")
 
-	res = a.do(t, req{method: "PUT", path: path, token: admin(t), body: `{"value":5,"version":1}`})
-	require.Equal(t, http.StatusOK, res.status, res.body)
+	res = a.do(t, apitest.Request{Method: "PUT", Path: path, Token: admin(t), Body: `{"value":5,"version":1}`})
+	require.Equal(t, http.StatusOK, res.Status, res.Body)
 	v, err = a.svc.Value(t.Context(), keyCount)
 	require.NoError(t, err)
 	require.EqualValues(t, 5, v.Int(), "the update invalidated the cache")
@@ -362,11 +362,11 @@ func TestRedisDown(t *testing.T) {
 	a := startAPI(t, appOpts{redisURL: "redis://127.0.0.1:1/0"})
 	path := configsPath + keyCount
 
-	get := a.do(t, req{method: "GET", path: path, token: admin(t)})
-	require.Equal(t, http.StatusOK, get.status, get.body)
-	res := a.do(t, req{method: "PUT", path: path, token: admin(t), body: `{"value":4,"version":0}`})
-	require.Equal(t, http.StatusOK, res.status, res.body)
-	get = a.do(t, req{method: "GET", path: path, token: admin(t)})
+	get := a.do(t, apitest.Request{Method: "GET", Path: path, Token: admin(t)})
+	require.Equal(t, http.StatusOK, get.Status, get.Body)
+	res := a.do(t, apitest.Request{Method: "PUT", Path: path, Token: admin(t), Body: `{"value":4,"version":0}`})
+	require.Equal(t, http.StatusOK, res.Status, res.Body)
+	get = a.do(t, apitest.Request{Method: "GET", Path: path, Token: admin(t)})
 	require.JSONEq(t, `4`, string(decodeView(t, get).Value))
 	v, err := a.svc.Value(t.Context(), keyCount)
 	require.NoError(t, err)
@@ -384,13 +384,13 @@ func TestRedisDown(t *testing.T) {
 	require.NotNil(t, alert, "alert line in logs: %s", a.logs.String())
 	require.Equal(t, "ERROR", alert["level"])
 	require.Equal(t, keyCount, alert["config_key"])
-	require.Equal(t, res.header.Get(httpx.HeaderRequestID), alert["request_id"])
+	require.Equal(t, res.Header.Get(httpx.HeaderRequestID), alert["request_id"])
 
-	ready := a.do(t, req{method: "GET", path: "/readyz"})
-	require.Equal(t, http.StatusServiceUnavailable, ready.status)
-	e := decodeError(t, ready)
-	require.Equal(t, httpx.CodeNotReady, e.Error.Code)
-	require.Len(t, e.Error.Details, 1)
-	require.Equal(t, "redis", e.Error.Details[0].Field)
-	require.NotContains(t, ready.body, "127.0.0.1")
+	ready := a.do(t, apitest.Request{Method: "GET", Path: "/readyz"})
+	require.Equal(t, http.StatusServiceUnavailable, ready.Status)
+	e := ready.Error
+	require.Equal(t, httpx.CodeNotReady, e.Code)
+	require.Len(t, e.Details, 1)
+	require.Equal(t, "redis", e.Details[0].Field)
+	require.NotContains(t, ready.Body, "127.0.0.1")
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/july/template/adapters/http/apitest"
 	"github.com/july/template/adapters/http/httpx"
 	"github.com/july/template/core/configsvc"
 	"github.com/july/template/core/sysconfig"
@@ -33,9 +34,9 @@ func TestHandlerRejectionsAreAudited(t *testing.T) {
 		{"malformed key", "NOT-A-KEY", `{"value":1}`, nil, 400, httpx.CodeRequestInvalid},
 	}
 	for _, tt := range tests {
-		res := a.do(t, req{method: http.MethodPut, path: configsPath + tt.key, token: admin(t), body: tt.body, header: tt.header})
-		require.Equal(t, tt.status, res.status, "%s: %.300s", tt.name, res.body)
-		require.Equal(t, tt.code, decodeError(t, res).Error.Code, tt.name)
+		res := a.do(t, apitest.Request{Method: http.MethodPut, Path: configsPath + tt.key, Token: admin(t), Body: tt.body, Header: tt.header})
+		require.Equal(t, tt.status, res.Status, "%s: %.300s", tt.name, res.Body)
+		require.Equal(t, tt.code, res.Error.Code, tt.name)
 
 		recs := a.audits(t, tt.key)
 		require.Len(t, recs, 1, "%s: one audit record", tt.name)
@@ -43,7 +44,7 @@ func TestHandlerRejectionsAreAudited(t *testing.T) {
 		require.Equal(t, tt.code, recs[0].Code, tt.name)
 		require.Equal(t, "admin-1", recs[0].Actor, tt.name)
 		require.Equal(t, configsvc.ResourceType, recs[0].ResourceType, tt.name)
-		require.Equal(t, res.header.Get(httpx.HeaderRequestID), recs[0].RequestID, tt.name)
+		require.Equal(t, res.Header.Get(httpx.HeaderRequestID), recs[0].RequestID, tt.name)
 		_, ok := a.row(t, tt.key)
 		require.False(t, ok, "%s: nothing written", tt.name)
 	}

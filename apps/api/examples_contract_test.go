@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/july/template/adapters/http/apitest"
 	"github.com/july/template/adapters/http/idemhttp"
 	"github.com/july/template/core/idempotency"
 	"github.com/july/template/examples/devices"
@@ -23,7 +24,7 @@ import (
 // operations on a. The requests whose answers later ones need (an order
 // id, a task id and its ETag, a cancelled task) are sent through record
 // here; the rest are returned for TestOpenAPIContract to send.
-func exampleCalls(t *testing.T, a *apiApp, record func(*apiApp, req) response) []call {
+func exampleCalls(t *testing.T, a *apiApp, record func(*apiApp, apitest.Request) response) []call {
 	t.Helper()
 	agent, other := token(t, "contract-agent", "agent"), token(t, "contract-other", "agent")
 	idem := func(key string) map[string]string { return map[string]string{"Idempotency-Key": key} }
@@ -32,13 +33,13 @@ func exampleCalls(t *testing.T, a *apiApp, record func(*apiApp, req) response) [
 
 	// topup: create an order to read back.
 	order := `{"amount_cents":1000,"channel":"wechat"}`
-	res := record(a, req{method: "POST", path: "/api/v1/topups", token: agent, body: order, header: idem("contract-topup-1")})
-	require.Equal(t, http.StatusCreated, res.status, res.body)
+	res := record(a, apitest.Request{Method: "POST", Path: "/api/v1/topups", Token: agent, Body: order, Header: idem("contract-topup-1")})
+	require.Equal(t, http.StatusCreated, res.Status, res.Body)
 	var o struct {
 		TopupID string `json:"topup_id"`
 	}
-	require.NoError(t, json.Unmarshal([]byte(res.body), &o), res.body)
-	require.NotEmpty(t, o.TopupID, res.body)
+	require.NoError(t, json.Unmarshal([]byte(res.Body), &o), res.Body)
+	require.NotEmpty(t, o.TopupID, res.Body)
 	holdIdemGuard(t, a, topup.OperationCreate, "contract-agent", topupBusy)
 
 	// devices: a pending task, its ETag, and a cancelled (finished) task.
@@ -49,19 +50,19 @@ func exampleCalls(t *testing.T, a *apiApp, record func(*apiApp, req) response) [
 	}
 	taskID := func(key string) string {
 		t.Helper()
-		res := record(a, req{method: "POST", path: "/api/v1/device-assignments", token: agent, body: upload, header: uploadHdr(key)})
-		require.Equal(t, http.StatusAccepted, res.status, res.body)
+		res := record(a, apitest.Request{Method: "POST", Path: "/api/v1/device-assignments", Token: agent, Body: upload, Header: uploadHdr(key)})
+		require.Equal(t, http.StatusAccepted, res.Status, res.Body)
 		var c devices.Created
-		require.NoError(t, json.Unmarshal([]byte(res.body), &c), res.body)
-		require.NotEmpty(t, c.TaskID, res.body)
+		require.NoError(t, json.Unmarshal([]byte(res.Body), &c), res.Body)
+		require.NotEmpty(t, c.TaskID, res.Body)
 		return c.TaskID
 	}
 	pending, finished := taskID("contract-devices-1"), taskID("contract-devices-2")
-	res = record(a, req{method: "POST", path: "/api/v1/device-assignments/" + finished + "/cancel", token: agent})
-	require.Equal(t, http.StatusOK, res.status, res.body)
-	res = record(a, req{method: "GET", path: "/api/v1/device-assignments/" + pending, token: agent})
-	require.Equal(t, http.StatusOK, res.status, res.body)
-	etag := res.header.Get("ETag")
+	res = record(a, apitest.Request{Method: "POST", Path: "/api/v1/device-assignments/" + finished + "/cancel", Token: agent})
+	require.Equal(t, http.StatusOK, res.Status, res.Body)
+	res = record(a, apitest.Request{Method: "GET", Path: "/api/v1/device-assignments/" + pending, Token: agent})
+	require.Equal(t, http.StatusOK, res.Status, res.Body)
+	etag := res.Header.Get("ETag")
 	require.NotEmpty(t, etag, "task GET must send an ETag")
 	holdIdemGuard(t, a, devices.OperationAssign, "contract-agent", devicesBusy)
 	noFile, noFileCT := multipartBody(t, "other", csv)
@@ -72,31 +73,31 @@ func exampleCalls(t *testing.T, a *apiApp, record func(*apiApp, req) response) [
 	topups, assign := "/api/v1/topups", "/api/v1/device-assignments"
 	task := assign + "/"
 	return []call{
-		{a, req{method: "POST", path: topups, token: agent, body: `[]`, header: idem("contract-topup-2")}},
-		{a, req{method: "POST", path: topups, body: order, header: idem("contract-topup-3")}},
-		{a, req{method: "POST", path: topups, token: agent, body: order, header: idem(topupBusy)}},
-		{a, req{method: "POST", path: topups, token: agent, body: `{"amount_cents":0,"channel":"wechat"}`, header: idem("contract-topup-4")}},
-		{a, req{method: "GET", path: topups + "/" + o.TopupID, token: agent}},
-		{a, req{method: "GET", path: topups + "/" + o.TopupID}},
-		{a, req{method: "GET", path: topups + "/" + o.TopupID, token: other}},
-		{a, req{method: "GET", path: "/api/v1/wallets/me", token: agent}},
-		{a, req{method: "GET", path: "/api/v1/wallets/me"}},
+		{a, apitest.Request{Method: "POST", Path: topups, Token: agent, Body: `[]`, Header: idem("contract-topup-2")}},
+		{a, apitest.Request{Method: "POST", Path: topups, Body: order, Header: idem("contract-topup-3")}},
+		{a, apitest.Request{Method: "POST", Path: topups, Token: agent, Body: order, Header: idem(topupBusy)}},
+		{a, apitest.Request{Method: "POST", Path: topups, Token: agent, Body: `{"amount_cents":0,"channel":"wechat"}`, Header: idem("contract-topup-4")}},
+		{a, apitest.Request{Method: "GET", Path: topups + "/" + o.TopupID, Token: agent}},
+		{a, apitest.Request{Method: "GET", Path: topups + "/" + o.TopupID}},
+		{a, apitest.Request{Method: "GET", Path: topups + "/" + o.TopupID, Token: other}},
+		{a, apitest.Request{Method: "GET", Path: "/api/v1/wallets/me", Token: agent}},
+		{a, apitest.Request{Method: "GET", Path: "/api/v1/wallets/me"}},
 
-		{a, req{method: "POST", path: assign, token: agent, body: noFile, header: map[string]string{"Content-Type": noFileCT, "Idempotency-Key": "contract-devices-3"}}},
-		{a, req{method: "POST", path: assign, body: upload, header: uploadHdr("contract-devices-4")}},
-		{a, req{method: "POST", path: assign, token: agent, body: upload, header: uploadHdr(devicesBusy)}},
-		{a, req{method: "POST", path: assign, token: agent, body: huge, header: map[string]string{"Content-Type": hugeCT, "Idempotency-Key": "contract-devices-5"}}},
-		{a, req{method: "POST", path: assign, token: agent, body: reused, header: map[string]string{"Content-Type": reusedCT, "Idempotency-Key": "contract-devices-1"}}},
-		{a, req{method: "GET", path: task + pending, token: agent, header: map[string]string{"If-None-Match": etag}}},
-		{a, req{method: "GET", path: task + pending}},
-		{a, req{method: "GET", path: task + missing, token: agent}},
-		{a, req{method: "GET", path: task + pending + "/failures", token: agent}},
-		{a, req{method: "GET", path: task + pending + "/failures?page=0", token: agent}},
-		{a, req{method: "GET", path: task + pending + "/failures"}},
-		{a, req{method: "GET", path: task + pending + "/failures", token: other}},
-		{a, req{method: "POST", path: task + missing + "/cancel", token: agent}},
-		{a, req{method: "POST", path: task + pending + "/cancel"}},
-		{a, req{method: "POST", path: task + finished + "/cancel", token: agent}},
+		{a, apitest.Request{Method: "POST", Path: assign, Token: agent, Body: noFile, Header: map[string]string{"Content-Type": noFileCT, "Idempotency-Key": "contract-devices-3"}}},
+		{a, apitest.Request{Method: "POST", Path: assign, Body: upload, Header: uploadHdr("contract-devices-4")}},
+		{a, apitest.Request{Method: "POST", Path: assign, Token: agent, Body: upload, Header: uploadHdr(devicesBusy)}},
+		{a, apitest.Request{Method: "POST", Path: assign, Token: agent, Body: huge, Header: map[string]string{"Content-Type": hugeCT, "Idempotency-Key": "contract-devices-5"}}},
+		{a, apitest.Request{Method: "POST", Path: assign, Token: agent, Body: reused, Header: map[string]string{"Content-Type": reusedCT, "Idempotency-Key": "contract-devices-1"}}},
+		{a, apitest.Request{Method: "GET", Path: task + pending, Token: agent, Header: map[string]string{"If-None-Match": etag}}},
+		{a, apitest.Request{Method: "GET", Path: task + pending}},
+		{a, apitest.Request{Method: "GET", Path: task + missing, Token: agent}},
+		{a, apitest.Request{Method: "GET", Path: task + pending + "/failures", Token: agent}},
+		{a, apitest.Request{Method: "GET", Path: task + pending + "/failures?page=0", Token: agent}},
+		{a, apitest.Request{Method: "GET", Path: task + pending + "/failures"}},
+		{a, apitest.Request{Method: "GET", Path: task + pending + "/failures", Token: other}},
+		{a, apitest.Request{Method: "POST", Path: task + missing + "/cancel", Token: agent}},
+		{a, apitest.Request{Method: "POST", Path: task + pending + "/cancel"}},
+		{a, apitest.Request{Method: "POST", Path: task + finished + "/cancel", Token: agent}},
 	}
 }
 

@@ -3,10 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"log/slog"
-	"net/http"
-	"strings"
 	"testing"
 	"time"
 
@@ -15,7 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/fx"
 
+	"github.com/july/template/adapters/http/apitest"
 	"github.com/july/template/adapters/http/auth"
+	"github.com/july/template/adapters/http/httpx"
 	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/contracttests/testinfra"
 	"github.com/july/template/core/configsvc"
@@ -63,6 +62,7 @@ type apiApp struct {
 	metrics *prometheus.Registry
 	echo    *echo.Echo
 	guard   ports.Guard
+	srv     *httpx.HTTPServer
 	logs    *testinfra.LogBuffer
 }
 
@@ -97,7 +97,7 @@ func startAPI(t *testing.T, o appOpts) *apiApp {
 	}
 	a := &apiApp{db: db, logs: &testinfra.LogBuffer{}}
 	app := fx.New(options(cfg, appkit.NewLogger(a.logs, cfg.LogLevel)), testKeys,
-		fx.Populate(&a.svc, &a.metrics, &a.echo, &a.guard))
+		fx.Populate(&a.svc, &a.metrics, &a.echo, &a.guard, &a.srv))
 	require.NoError(t, app.Err())
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
@@ -107,96 +107,40 @@ func startAPI(t *testing.T, o appOpts) *apiApp {
 		defer cancel()
 		require.NoError(t, app.Stop(ctx))
 	})
-	a.url = "http://" + a.echo.ListenerAddr().String()
+	a.url = "http://" + a.srv.Addr().String()
 	return a
 }
 
 func token(t *testing.T, sub string, roles ...string) string {
 	t.Helper()
-	tok, err := auth.IssueToken(testSecret, sub, roles, time.Hour, time.Now())
-	require.NoError(t, err)
-	return tok
-}
-
-type response struct {
-	status int
-	header http.Header
-	body   string
-	// route is the documented path the response was validated against.
-	route string
-}
-
-// req is one request; do sends it and validates the response against
-// docs/openapi.yaml (status, headers, body), so every test is also a
-// contract test.
-type req struct {
-	method, path, body string
-	token              string
-	header             map[string]string
-}
-
-func (a *apiApp) do(t *testing.T, r req) response {
-	t.Helper()
-	hr, out, err := a.send(r)
-	require.NoError(t, err, "%s %s", r.method, r.path)
-	out.route = contract(t).check(t, hr, out)
-	return out
-}
-
-// send is do without assertions, for goroutines other than the test's.
-func (a *apiApp) send(r req) (*http.Request, response, error) {
-	var body io.Reader
-	if r.body != "" {
-		body = strings.NewReader(r.body)
-	}
-	hr, err := http.NewRequest(r.method, a.url+r.path, body)
-	if err != nil {
-		return nil, response{}, err
-	}
-	if r.body != "" {
-		hr.Header.Set("Content-Type", "application/json")
-	}
-	if r.token != "" {
-		hr.Header.Set("Authorization", "Bearer "+r.token)
-	}
-	for k, v := range r.header {
-		hr.Header.Set(k, v)
-	}
-	res, err := http.DefaultClient.Do(hr)
-	if err != nil {
-		return nil, response{}, err
-	}
-	defer res.Body.Close()
-	data, err := io.ReadAll(res.Body)
-	return hr, response{status: res.StatusCode, header: res.Header, body: string(data)}, err
+	return apitest.Token(t, testSecret, sub, roles...)
 }
 
 func admin(t *testing.T) string { return token(t, "admin-1", auth.RoleSuperAdmin) }
 
-type envelope struct {
-	Error struct {
-		Code      string `json:"code"`
-		Message   string `json:"message"`
-		RequestID string `json:"request_id"`
-		Retryable bool   `json:"retryable"`
-		Details   []struct {
-			Field  string `json:"field"`
-			Reason string `json:"reason"`
-		} `json:"details"`
-	} `json:"error"`
+// response is an answer and the documented path it was validated against.
+type response struct {
+	apitest.Response
+	route string
 }
 
-func decodeError(t *testing.T, r response) envelope {
+// do sends r and validates the response against docs/openapi.yaml
+// (status, headers, body), so every test is also a contract test.
+func (a *apiApp) do(t *testing.T, r apitest.Request) response {
 	t.Helper()
-	var e envelope
-	require.NoError(t, json.Unmarshal([]byte(r.body), &e), "body %s", r.body)
-	return e
+	res := apitest.Do(t, a.url, r)
+	return response{Response: res, route: apitest.OpenAPI(t).Check(t, res)}
+}
+
+// send is do without assertions, for goroutines other than the test's.
+func (a *apiApp) send(r apitest.Request) (apitest.Response, error) {
+	return apitest.Send(context.Background(), a.url, r)
 }
 
 func decodeView(t *testing.T, r response) sysconfig.View {
 	t.Helper()
 	var v sysconfig.View
-	require.NoError(t, json.Unmarshal([]byte(r.body), &v), "body %s", r.body)
+	require.NoError(t, json.Unmarshal([]byte(r.Body), &v), "body %s", r.Body)
 	return v
 }
 

@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/fx"
+
+	"github.com/july/template/adapters/http/apitest"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -89,16 +91,16 @@ func TestTokenCommand(t *testing.T) {
 	code := run(t.Context(), []string{"token", "--sub", "cli-admin", "--roles", "ops, super_admin", "--ttl", "10m"}, env(validEnv()), &out, &errOut)
 	require.Equal(t, exitOK, code, errOut.String())
 	tok := strings.TrimSpace(out.String())
-	res := a.do(t, req{method: "PUT", path: configsPath + keyFlag, token: tok, body: `{"value":true}`})
-	require.Equal(t, http.StatusOK, res.status, res.body)
+	res := a.do(t, apitest.Request{Method: "PUT", Path: configsPath + keyFlag, Token: tok, Body: `{"value":true}`})
+	require.Equal(t, http.StatusOK, res.Status, res.Body)
 	r, _ := a.row(t, keyFlag)
 	require.Equal(t, "cli-admin", r.UpdatedBy)
 
 	out.Reset()
 	code = run(t.Context(), []string{"token", "--sub", "viewer"}, env(validEnv()), &out, &errOut)
 	require.Equal(t, exitOK, code)
-	res = a.do(t, req{method: "GET", path: configsPath + keyFlag, token: strings.TrimSpace(out.String())})
-	require.Equal(t, http.StatusForbidden, res.status, "a token without roles authenticates but is not admin")
+	res = a.do(t, apitest.Request{Method: "GET", Path: configsPath + keyFlag, Token: strings.TrimSpace(out.String())})
+	require.Equal(t, http.StatusForbidden, res.Status, "a token without roles authenticates but is not admin")
 
 	tests := []struct {
 		name string

@@ -10,12 +10,14 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/stretchr/testify/require"
+
+	"github.com/july/template/adapters/http/apitest"
 )
 
 // call is one request of TestOpenAPIContract against one app.
 type call struct {
 	app *apiApp
-	req req
+	req apitest.Request
 }
 
 // TestOpenAPIContract exercises every documented operation and status
@@ -25,7 +27,7 @@ type call struct {
 // triggers it on purpose).
 func TestOpenAPIContract(t *testing.T) {
 	t.Parallel()
-	c := contract(t)
+	c := apitest.OpenAPI(t)
 	a := startAPI(t, appOpts{})
 	down := startAPI(t, appOpts{redisURL: "redis://127.0.0.1:1/0"})
 	adm := admin(t)
@@ -34,38 +36,38 @@ func TestOpenAPIContract(t *testing.T) {
 	big := `{"value":"` + strings.Repeat("x", 2<<20) + `"}`
 
 	seen := map[string]bool{}
-	record := func(app *apiApp, r req) response {
+	record := func(app *apiApp, r apitest.Request) response {
 		t.Helper()
 		res := app.do(t, r)
-		seen[strings.ToUpper(r.method)+" "+res.route+" "+http.StatusText(res.status)] = true
-		require.NotEmpty(t, res.header.Get("X-Request-ID"), "%s %s", r.method, r.path)
+		seen[strings.ToUpper(r.Method)+" "+res.route+" "+http.StatusText(res.Status)] = true
+		require.NotEmpty(t, res.Header.Get("X-Request-ID"), "%s %s", r.Method, r.Path)
 		return res
 	}
 	calls := []call{
-		{a, req{method: "GET", path: "/healthz"}},
-		{a, req{method: "GET", path: "/readyz"}},
-		{down, req{method: "GET", path: "/readyz"}},
-		{a, req{method: "GET", path: "/metrics"}},
-		{a, req{method: "GET", path: "/api/v1/system-configs?module=test", token: adm}},
-		{a, req{method: "GET", path: "/api/v1/system-configs?module=x-y", token: adm}},
-		{a, req{method: "GET", path: "/api/v1/system-configs"}},
-		{a, req{method: "GET", path: "/api/v1/system-configs", token: ops}},
-		{a, req{method: "GET", path: key, token: adm}},
-		{a, req{method: "GET", path: configsPath + "test.conf.none", token: adm}},
-		{a, req{method: "GET", path: configsPath + "bad_key", token: adm}},
-		{a, req{method: "GET", path: key}},
-		{a, req{method: "GET", path: key, token: ops}},
-		{a, req{method: "PUT", path: key, token: adm, body: `{"value":2}`}},
-		{a, req{method: "PUT", path: key, token: adm, body: `{"value":`}},
-		{a, req{method: "PUT", path: key, body: `{"value":2}`}},
-		{a, req{method: "PUT", path: key, token: ops, body: `{"value":2}`}},
-		{a, req{method: "PUT", path: configsPath + "test.conf.none", token: adm, body: `{"value":2}`}},
-		{a, req{method: "PUT", path: configsPath + keyFixed, token: adm, body: `{"value":"y"}`}},
-		{a, req{method: "PUT", path: key, token: adm, body: `{"value":2,"version":0}`}},
-		{a, req{method: "PUT", path: key, token: adm, body: big}},
-		{a, req{method: "PUT", path: key, token: adm, body: `{"value":2}`, header: map[string]string{"Content-Type": "text/plain"}}},
-		{a, req{method: "PUT", path: key, token: adm, body: `{"value":99}`}},
-		{a, req{method: "PUT", path: configsPath + keyDoc, token: adm, body: `{"value":{"x":[1,true,null]}}`}},
+		{a, apitest.Request{Method: "GET", Path: "/healthz"}},
+		{a, apitest.Request{Method: "GET", Path: "/readyz"}},
+		{down, apitest.Request{Method: "GET", Path: "/readyz"}},
+		{a, apitest.Request{Method: "GET", Path: "/metrics"}},
+		{a, apitest.Request{Method: "GET", Path: "/api/v1/system-configs?module=test", Token: adm}},
+		{a, apitest.Request{Method: "GET", Path: "/api/v1/system-configs?module=x-y", Token: adm}},
+		{a, apitest.Request{Method: "GET", Path: "/api/v1/system-configs"}},
+		{a, apitest.Request{Method: "GET", Path: "/api/v1/system-configs", Token: ops}},
+		{a, apitest.Request{Method: "GET", Path: key, Token: adm}},
+		{a, apitest.Request{Method: "GET", Path: configsPath + "test.conf.none", Token: adm}},
+		{a, apitest.Request{Method: "GET", Path: configsPath + "bad_key", Token: adm}},
+		{a, apitest.Request{Method: "GET", Path: key}},
+		{a, apitest.Request{Method: "GET", Path: key, Token: ops}},
+		{a, apitest.Request{Method: "PUT", Path: key, Token: adm, Body: `{"value":2}`}},
+		{a, apitest.Request{Method: "PUT", Path: key, Token: adm, Body: `{"value":`}},
+		{a, apitest.Request{Method: "PUT", Path: key, Body: `{"value":2}`}},
+		{a, apitest.Request{Method: "PUT", Path: key, Token: ops, Body: `{"value":2}`}},
+		{a, apitest.Request{Method: "PUT", Path: configsPath + "test.conf.none", Token: adm, Body: `{"value":2}`}},
+		{a, apitest.Request{Method: "PUT", Path: configsPath + keyFixed, Token: adm, Body: `{"value":"y"}`}},
+		{a, apitest.Request{Method: "PUT", Path: key, Token: adm, Body: `{"value":2,"version":0}`}},
+		{a, apitest.Request{Method: "PUT", Path: key, Token: adm, Body: big}},
+		{a, apitest.Request{Method: "PUT", Path: key, Token: adm, Body: `{"value":2}`, Header: map[string]string{"Content-Type": "text/plain"}}},
+		{a, apitest.Request{Method: "PUT", Path: key, Token: adm, Body: `{"value":99}`}},
+		{a, apitest.Request{Method: "PUT", Path: configsPath + keyDoc, Token: adm, Body: `{"value":{"x":[1,true,null]}}`}},
 	}
 	calls = append(calls, exampleCalls(t, a, record)...)
 	for _, cl := range calls {
@@ -73,7 +75,7 @@ func TestOpenAPIContract(t *testing.T) {
 	}
 
 	var documented []string
-	for path, item := range c.doc.Paths.Map() {
+	for path, item := range c.Doc.Paths.Map() {
 		for method, op := range item.Operations() {
 			for status := range op.Responses.Map() {
 				if status == "500" {
@@ -99,12 +101,12 @@ func TestOpenAPIContract(t *testing.T) {
 		served = append(served, r.Method+" "+param.ReplaceAllString(r.Path, "{$1}"))
 	}
 	var inDoc []string
-	for path, item := range c.doc.Paths.Map() {
+	for path, item := range c.Doc.Paths.Map() {
 		for method := range item.Operations() {
 			inDoc = append(inDoc, method+" "+path)
 		}
 	}
 	slices.Sort(served)
 	slices.Sort(inDoc)
-	require.Equal(t, inDoc, served, "echo routes and %s differ", openAPIPath)
+	require.Equal(t, inDoc, served, "echo routes and %s differ", c.Path)
 }

@@ -19,7 +19,7 @@ func TestAccessLogNeverHoldsTheFile(t *testing.T) {
 	v := newEnv(t, false)
 	const secretSN = "SECRETSN12345"
 	r, id := v.upload(t, "user-log", "upload-log-000001", "device_sn,target_agent_id\n"+secretSN+",agent-secret-77\n")
-	require.Equal(t, http.StatusAccepted, r.status)
+	require.Equal(t, http.StatusAccepted, r.Status)
 
 	logs := v.logs.String()
 	require.NotContains(t, logs, secretSN, "rule: file bytes never reach the log")

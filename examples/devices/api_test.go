@@ -31,13 +31,13 @@ func TestAllRowsSucceed(t *testing.T) {
 	t.Parallel()
 	v := newEnv(t, false)
 	r, id := v.upload(t, "user-1", "upload-all-ok-01", "device_sn,target_agent_id\r\nAA00000001,agent-1\r\nAA00000002,agent-2\r\n\r\nAA00000003, agent-3 \r\n")
-	require.Equal(t, http.StatusAccepted, r.status, "body %s", r.body)
-	require.Equal(t, "application/json", r.header.Get("Content-Type"))
+	require.Equal(t, http.StatusAccepted, r.Status, "body %s", r.Body)
+	require.Equal(t, "application/json", r.Header.Get("Content-Type"))
 
 	pending := v.do(t, http.MethodGet, "/api/v1/device-assignments/"+id, "user-1", nil)
-	require.Equal(t, http.StatusOK, pending.status)
-	require.Equal(t, "2", pending.header.Get("Retry-After"), "rule: poll back-off while pending")
-	pv := pending.task(t)
+	require.Equal(t, http.StatusOK, pending.Status)
+	require.Equal(t, "2", pending.Header.Get("Retry-After"), "rule: poll back-off while pending")
+	pv := taskOf(t, pending)
 	requireValidDTO(t, pv)
 	require.Equal(t, tasks.Pending, pv.Status)
 	require.Nil(t, pv.StartedAt)
@@ -109,8 +109,8 @@ func TestPartialSuccessIsCompletedWithCounts(t *testing.T) {
 	require.Equal(t, 2, v.count(t, "SELECT count(*) FROM ex_devices_assignment WHERE task_id = ?", id))
 
 	bad := v.do(t, http.MethodGet, "/api/v1/device-assignments/"+id+"/failures?page_size=500", "user-1", nil)
-	require.Equal(t, http.StatusBadRequest, bad.status)
-	require.Equal(t, "PAGE_INVALID", bad.code)
+	require.Equal(t, http.StatusBadRequest, bad.Status)
+	require.Equal(t, "PAGE_INVALID", bad.Error.Code)
 }
 
 func TestAllRowsFailingIsStillCompleted(t *testing.T) {
@@ -145,7 +145,7 @@ func TestUnparsableFileFailsTheTask(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			r, id := v.upload(t, "user-1", fmt.Sprintf("upload-unparsable-%02d", i), tt.csv)
-			require.Equal(t, http.StatusAccepted, r.status, "rule: the upload does not parse the file; body %s", r.body)
+			require.Equal(t, http.StatusAccepted, r.Status, "rule: the upload does not parse the file; body %s", r.Body)
 			require.NoError(t, v.worker(t, "w").Process(t.Context(), id), "file %q", tt.csv)
 
 			got := v.getTask(t, "user-1", id)
@@ -170,8 +170,8 @@ func TestCancel(t *testing.T) {
 
 	_, pending := v.upload(t, "user-1", "upload-cancel-01", "device_sn,target_agent_id\nCC00000001,agent-1\n")
 	r := v.do(t, http.MethodPost, "/api/v1/device-assignments/"+pending+"/cancel", "user-1", nil)
-	require.Equal(t, http.StatusOK, r.status, "body %s", r.body)
-	cancelled := r.task(t)
+	require.Equal(t, http.StatusOK, r.Status, "body %s", r.Body)
+	cancelled := taskOf(t, r)
 	requireValidDTO(t, cancelled)
 	require.Equal(t, tasks.Cancelled, cancelled.Status)
 	require.Equal(t, "已取消", cancelled.StatusName)
@@ -182,14 +182,14 @@ func TestCancel(t *testing.T) {
 	require.Zero(t, v.count(t, "SELECT count(*) FROM ex_devices_assignment WHERE task_id = ?", pending), "rule: nothing applied")
 
 	again := v.do(t, http.MethodPost, "/api/v1/device-assignments/"+pending+"/cancel", "user-1", nil)
-	require.Equal(t, http.StatusConflict, again.status)
-	require.Equal(t, devices.CodeNotCancellable, again.code)
+	require.Equal(t, http.StatusConflict, again.Status)
+	require.Equal(t, devices.CodeNotCancellable, again.Error.Code)
 
 	_, done := v.upload(t, "user-1", "upload-cancel-02", "device_sn,target_agent_id\nCC00000002,agent-1\n")
 	require.NoError(t, v.worker(t, "w").Process(t.Context(), done))
 	late := v.do(t, http.MethodPost, "/api/v1/device-assignments/"+done+"/cancel", "user-1", nil)
-	require.Equal(t, http.StatusConflict, late.status, "body %s", late.body)
-	require.Equal(t, devices.CodeNotCancellable, late.code)
+	require.Equal(t, http.StatusConflict, late.Status, "body %s", late.Body)
+	require.Equal(t, devices.CodeNotCancellable, late.Error.Code)
 	require.Equal(t, tasks.Completed, v.getTask(t, "user-1", done).Status, "rule: a refused cancel changes nothing")
 }
 
@@ -199,26 +199,26 @@ func TestRetriedUploadReturnsTheSameTask(t *testing.T) {
 	csv := "device_sn,target_agent_id\nRR00000001,agent-1\n"
 
 	first, id := v.upload(t, "user-1", "upload-retry-0001", csv)
-	require.Equal(t, http.StatusAccepted, first.status)
-	require.Empty(t, first.header.Get(idemhttp.HeaderReplayed))
+	require.Equal(t, http.StatusAccepted, first.Status)
+	require.Empty(t, first.Header.Get(idemhttp.HeaderReplayed))
 
 	second, id2 := v.upload(t, "user-1", "upload-retry-0001", csv)
-	require.Equal(t, http.StatusAccepted, second.status, "body %s", second.body)
-	require.Equal(t, "true", second.header.Get(idemhttp.HeaderReplayed))
+	require.Equal(t, http.StatusAccepted, second.Status, "body %s", second.Body)
+	require.Equal(t, "true", second.Header.Get(idemhttp.HeaderReplayed))
 	require.Equal(t, id, id2, "rule: a retry returns the same task id")
-	require.Equal(t, string(first.body), string(second.body), "rule: a replay is the original body, byte for byte")
-	require.Equal(t, first.header.Get("Content-Type"), second.header.Get("Content-Type"), "rule: a replay has the original Content-Type")
+	require.Equal(t, string(first.Body), string(second.Body), "rule: a replay is the original body, byte for byte")
+	require.Equal(t, first.Header.Get("Content-Type"), second.Header.Get("Content-Type"), "rule: a replay has the original Content-Type")
 
 	require.Equal(t, 1, v.count(t, "SELECT count(*) FROM ex_devices_task"), "rule: one task row")
 	require.Equal(t, 1, v.count(t, "SELECT count(*) FROM tb_outbox_event WHERE event_type = ?", devices.EventAssignmentRequested),
 		"rule: one outbox event")
 
 	reused, _ := v.upload(t, "user-1", "upload-retry-0001", csv+"RR00000002,agent-2\n")
-	require.Equal(t, http.StatusUnprocessableEntity, reused.status)
-	require.Equal(t, idemhttp.CodeKeyReused, reused.code)
+	require.Equal(t, http.StatusUnprocessableEntity, reused.Status)
+	require.Equal(t, idemhttp.CodeKeyReused, reused.Error.Code)
 
 	other, otherID := v.upload(t, "user-2", "upload-retry-0001", csv)
-	require.Equal(t, http.StatusAccepted, other.status, "rule: keys are scoped to the caller")
+	require.Equal(t, http.StatusAccepted, other.Status, "rule: keys are scoped to the caller")
 	require.NotEqual(t, id, otherID)
 	require.Equal(t, 2, v.count(t, "SELECT count(*) FROM ex_devices_task"))
 	require.Equal(t, 2, v.count(t, "SELECT count(*) FROM tb_outbox_event"))
@@ -232,21 +232,21 @@ func TestRetriedUploadWithNewBoundaryReturnsTheSameTask(t *testing.T) {
 	csv := "device_sn,target_agent_id\nRB00000001,agent-1\n"
 
 	first, id := v.uploadWith(t, "------------------------d74496d66958873e", "user-1", "upload-boundary-01", csv)
-	require.Equal(t, http.StatusAccepted, first.status, "body %s", first.body)
-	require.Empty(t, first.header.Get(idemhttp.HeaderReplayed))
+	require.Equal(t, http.StatusAccepted, first.Status, "body %s", first.Body)
+	require.Empty(t, first.Header.Get(idemhttp.HeaderReplayed))
 
 	second, id2 := v.uploadWith(t, "----WebKitFormBoundary7MA4YWxkTrZu0gW", "user-1", "upload-boundary-01", csv)
-	require.Equal(t, http.StatusAccepted, second.status, "rule: a new boundary is still a retry; body %s", second.body)
-	require.Equal(t, "true", second.header.Get(idemhttp.HeaderReplayed))
+	require.Equal(t, http.StatusAccepted, second.Status, "rule: a new boundary is still a retry; body %s", second.Body)
+	require.Equal(t, "true", second.Header.Get(idemhttp.HeaderReplayed))
 	require.Equal(t, id, id2, "rule: a retry returns the same task id")
-	require.Equal(t, string(first.body), string(second.body), "rule: a replay is the original body, byte for byte")
+	require.Equal(t, string(first.Body), string(second.Body), "rule: a replay is the original body, byte for byte")
 	require.Equal(t, 1, v.count(t, "SELECT count(*) FROM ex_devices_task"), "rule: one task row")
 	require.Equal(t, 1, v.count(t, "SELECT count(*) FROM tb_outbox_event WHERE event_type = ?", devices.EventAssignmentRequested),
 		"rule: one outbox event")
 
 	changed, _ := v.uploadWith(t, "----WebKitFormBoundaryQx9d2Lr0aVb3kP1z", "user-1", "upload-boundary-01", csv+"RB00000002,agent-2\n")
-	require.Equal(t, http.StatusUnprocessableEntity, changed.status, "body %s", changed.body)
-	require.Equal(t, idemhttp.CodeKeyReused, changed.code)
+	require.Equal(t, http.StatusUnprocessableEntity, changed.Status, "body %s", changed.Body)
+	require.Equal(t, idemhttp.CodeKeyReused, changed.Error.Code)
 	require.Equal(t, 1, v.count(t, "SELECT count(*) FROM ex_devices_task"), "rule: a reused key stores nothing")
 }
 
@@ -259,12 +259,12 @@ func TestForeignOrMissingTaskIsNotFound(t *testing.T) {
 	for _, target := range []string{id, uuid.NewString(), "not-a-uuid"} {
 		for _, suffix := range []string{"", "/failures"} {
 			r := v.do(t, http.MethodGet, "/api/v1/device-assignments/"+target+suffix, "stranger", nil)
-			require.Equal(t, http.StatusNotFound, r.status, "GET %s%s", target, suffix)
-			require.Equal(t, devices.CodeTaskNotFound, r.code)
-			bodies = append(bodies, stripRequestID(string(r.body)))
+			require.Equal(t, http.StatusNotFound, r.Status, "GET %s%s", target, suffix)
+			require.Equal(t, devices.CodeTaskNotFound, r.Error.Code)
+			bodies = append(bodies, stripRequestID(string(r.Body)))
 		}
 		r := v.do(t, http.MethodPost, "/api/v1/device-assignments/"+target+"/cancel", "stranger", nil)
-		require.Equal(t, http.StatusNotFound, r.status, "cancel %s", target)
+		require.Equal(t, http.StatusNotFound, r.Status, "cancel %s", target)
 	}
 	for _, b := range bodies[1:] {
 		require.Equal(t, bodies[0], b, "rule: foreign and missing are indistinguishable")
@@ -310,8 +310,8 @@ func TestUploadValidation(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			r := v.do(t, http.MethodPost, "/api/v1/device-assignments", tt.sub, tt.body, tt.headers...)
-			require.Equal(t, tt.status, r.status, "%s: body %.300s", tt.name, r.body)
-			require.Equal(t, tt.code, r.code, tt.name)
+			require.Equal(t, tt.status, r.Status, "%s: body %.300s", tt.name, r.Body)
+			require.Equal(t, tt.code, r.Error.Code, tt.name)
 		})
 	}
 	require.Zero(t, v.count(t, "SELECT count(*) FROM ex_devices_task"), "rule: a refused upload stores nothing")

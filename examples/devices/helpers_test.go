@@ -2,9 +2,6 @@ package devices_test
 
 import (
 	"bytes"
-	"context"
-	"encoding/json"
-	"io"
 	"log/slog"
 	"mime/multipart"
 	"net/http"
@@ -20,10 +17,8 @@ import (
 	"go.uber.org/fx"
 	"go.uber.org/fx/fxtest"
 
-	"github.com/july/template/adapters/http/accesslog"
-	"github.com/july/template/adapters/http/auth"
-	"github.com/july/template/adapters/http/httpx"
-	"github.com/july/template/adapters/http/idemhttp"
+	"github.com/july/template/adapters/http/apiserver"
+	"github.com/july/template/adapters/http/apitest"
 	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/adapters/redis"
 	"github.com/july/template/contracttests/testinfra"
@@ -34,8 +29,8 @@ import (
 
 var secret = []byte("devices-test-secret-0123456789abcdef")
 
-// env is one test's API server over its own database and Redis prefix,
-// built from APIModule the way apps/api builds it.
+// env is one test's API server over its own database and Redis prefix:
+// apiserver.Module and APIModule, the way apps/api builds it.
 type env struct {
 	db    *bun.DB
 	srv   *httptest.Server
@@ -63,30 +58,16 @@ func newEnv(t *testing.T, relay bool) *env {
 	}
 	guard, err := redis.NewGuard(v.redis.Client, redis.GuardConfig{Prefix: v.redis.Prefix})
 	require.NoError(t, err)
-	jwt, err := auth.NewJWT(secret, 30*time.Second, nil)
-	require.NoError(t, err)
 
 	var e *echo.Echo
 	app := fxtest.New(t,
 		fx.NopLogger,
-		fx.Supply(v.db, v.log),
+		fx.Supply(v.db, v.log, apiserver.Params{Logger: v.log, JWTSecret: secret}),
 		fx.Provide(
 			func() ports.Clock { return ports.ClockFunc(time.Now) },
 			func() ports.Guard { return guard },
-			fx.Annotate(func(mappers []httpx.ErrorMapper, routes []accesslog.Route) *echo.Echo {
-				policies := map[string]accesslog.RoutePolicy{}
-				for _, r := range routes {
-					policies[r.Path] = r.RoutePolicy
-				}
-				access := accesslog.New(accesslog.Config{Logger: v.log, Routes: policies, UserIDFunc: auth.UserID})
-				e := httpx.NewServer(httpx.ServerConfig{Middleware: []echo.MiddlewareFunc{access}}, v.log,
-					append([]httpx.ErrorMapper{idemhttp.MapError}, mappers...)...)
-				e.Pre(idemhttp.CaptureKey())
-				return e
-			}, fx.ParamTags(`group:"error_mappers"`, `group:"access_routes"`)),
-			fx.Annotate(func(e *echo.Echo) *echo.Group { return e.Group("/api/v1", auth.Middleware(jwt)) },
-				fx.ResultTags(`name:"api_v1"`)),
 		),
+		apiserver.Module,
 		devices.APIModule,
 		fx.Options(extra...),
 		fx.Populate(&e),
@@ -106,56 +87,28 @@ func (v *env) worker(t *testing.T, owner string) *devices.Worker {
 	return w
 }
 
-func token(t *testing.T, sub string) string {
-	t.Helper()
-	tok, err := auth.IssueToken(secret, sub, nil, time.Hour, time.Now())
-	require.NoError(t, err)
-	return tok
-}
-
-// response is a decoded HTTP answer.
-type response struct {
-	status int
-	header http.Header
-	body   []byte
-	code   string // error code of an error envelope
-}
-
-func (r response) task(t *testing.T) tasks.View {
+// taskOf decodes a task view.
+func taskOf(t *testing.T, r apitest.Response) tasks.View {
 	t.Helper()
 	var v tasks.View
-	require.NoError(t, json.Unmarshal(r.body, &v), "task body %s", r.body)
+	r.Decode(t, &v)
 	return v
 }
 
-// do sends a request as subject sub; headers are name, value pairs.
-func (v *env) do(t *testing.T, method, path, sub string, body []byte, headers ...string) response {
+// do sends a request as subject sub ("" sends no token) and checks the
+// answer against docs/openapi.yaml; headers are name, value pairs.
+func (v *env) do(t *testing.T, method, path, sub string, body []byte, headers ...string) apitest.Response {
 	t.Helper()
-	req, err := http.NewRequestWithContext(context.WithoutCancel(t.Context()), method, v.srv.URL+path, bytes.NewReader(body))
-	require.NoError(t, err)
+	r := apitest.Request{Method: method, Path: path, Body: string(body), Header: map[string]string{}}
 	if sub != "" {
-		req.Header.Set("Authorization", "Bearer "+token(t, sub))
+		r.Token = apitest.Token(t, secret, sub)
 	}
 	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
+		r.Header[headers[i]] = headers[i+1]
 	}
-	res, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	require.NoError(t, err)
-	requireDocumented(t, req, res, b)
-	r := response{status: res.StatusCode, header: res.Header, body: b}
-	if res.StatusCode >= 400 {
-		var envl struct {
-			Error struct {
-				Code string `json:"code"`
-			} `json:"error"`
-		}
-		require.NoError(t, json.Unmarshal(b, &envl), "error body %s", b)
-		r.code = envl.Error.Code
-	}
-	return r
+	res := apitest.Do(t, v.srv.URL, r)
+	apitest.OpenAPI(t).Check(t, res)
+	return res
 }
 
 // multipartCSV is an upload body with a fresh random boundary, as curl -F
@@ -185,22 +138,22 @@ func multipartCSVWith(t *testing.T, boundary, field, csv string) ([]byte, string
 
 // upload posts csv as subject sub with idempotency key key and returns the
 // response and, for a 202, the task id.
-func (v *env) upload(t *testing.T, sub, key, csv string) (response, string) {
+func (v *env) upload(t *testing.T, sub, key, csv string) (apitest.Response, string) {
 	t.Helper()
 	return v.uploadWith(t, "", sub, key, csv)
 }
 
 // uploadWith is upload with the given multipart boundary ("" picks a
 // random one).
-func (v *env) uploadWith(t *testing.T, boundary, sub, key, csv string) (response, string) {
+func (v *env) uploadWith(t *testing.T, boundary, sub, key, csv string) (apitest.Response, string) {
 	t.Helper()
 	body, ct := multipartCSVWith(t, boundary, devices.FormField, csv)
 	r := v.do(t, http.MethodPost, "/api/v1/device-assignments", sub, body, "Content-Type", ct, "X-Request-ID", key)
-	if r.status != http.StatusAccepted {
+	if r.Status != http.StatusAccepted {
 		return r, ""
 	}
 	var c devices.Created
-	require.NoError(t, json.Unmarshal(r.body, &c), "created body %s", r.body)
+	r.Decode(t, &c)
 	require.NotEmpty(t, c.TaskID)
 	return r, c.TaskID
 }
@@ -208,8 +161,8 @@ func (v *env) uploadWith(t *testing.T, boundary, sub, key, csv string) (response
 func (v *env) getTask(t *testing.T, sub, id string) tasks.View {
 	t.Helper()
 	r := v.do(t, http.MethodGet, "/api/v1/device-assignments/"+id, sub, nil)
-	require.Equal(t, http.StatusOK, r.status, "get task %s: %s", id, r.body)
-	view := r.task(t)
+	require.Equal(t, http.StatusOK, r.Status, "get task %s: %s", id, r.Body)
+	view := taskOf(t, r)
 	requireValidDTO(t, view)
 	return view
 }
@@ -242,9 +195,9 @@ type failurePage struct {
 func (v *env) failures(t *testing.T, sub, id string, page, size int) failurePage {
 	t.Helper()
 	r := v.do(t, http.MethodGet, "/api/v1/device-assignments/"+id+"/failures?page="+strconv.Itoa(page)+"&page_size="+strconv.Itoa(size), sub, nil)
-	require.Equal(t, http.StatusOK, r.status, "failures of %s: %s", id, r.body)
+	require.Equal(t, http.StatusOK, r.Status, "failures of %s: %s", id, r.Body)
 	var p failurePage
-	require.NoError(t, json.Unmarshal(r.body, &p), "failures body %s", r.body)
+	r.Decode(t, &p)
 	return p
 }
 

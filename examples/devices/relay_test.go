@@ -57,7 +57,7 @@ func TestEndToEndThroughRelayAndWorker(t *testing.T) {
 
 	csv := "device_sn,target_agent_id\nE2E0000001,agent-a\nE2E0000002,agent-b\n,agent-c\n"
 	r, id := v.upload(t, "user-e2e", "e2e-upload-0001", csv)
-	require.Equal(t, http.StatusAccepted, r.status, "body %s", r.body)
+	require.Equal(t, http.StatusAccepted, r.Status, "body %s", r.Body)
 
 	var view tasks.View
 	require.Eventually(t, func() bool {

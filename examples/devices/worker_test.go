@@ -120,7 +120,7 @@ func TestCancelStopsARunningWorker(t *testing.T) {
 	devices.SetAfterChunk(w, func(done int64) error {
 		if done == 2 {
 			r := v.do(t, http.MethodPost, "/api/v1/device-assignments/"+id+"/cancel", "user-1", nil)
-			require.Equal(t, http.StatusOK, r.status, "body %s", r.body)
+			require.Equal(t, http.StatusOK, r.Status, "body %s", r.Body)
 		}
 		return nil
 	})

@@ -19,12 +19,12 @@ func TestAccessLogKeepsPayURLOut(t *testing.T) {
 	e := newEnv(t, envOpts{})
 
 	created := e.create(t, "agent-1", "topup-req-0900", createBody)
-	require.Equal(t, http.StatusCreated, created.status, "body %s", created.body)
+	require.Equal(t, http.StatusCreated, created.Status, "body %s", created.Body)
 	o := decodeOrder(t, created)
 	replayed := e.create(t, "agent-1", "topup-req-0900", createBody)
-	require.Equal(t, http.StatusCreated, replayed.status)
+	require.Equal(t, http.StatusCreated, replayed.Status)
 	got := e.do(t, req{method: http.MethodGet, path: "/api/v1/topups/" + o.TopupID, agent: "agent-1", key: "topup-req-0901"})
-	require.Equal(t, http.StatusOK, got.status)
+	require.Equal(t, http.StatusOK, got.Status)
 	require.Equal(t, o.PayURL, decodeOrder(t, got).PayURL, "the caller does get the link")
 
 	u, err := url.Parse(o.PayURL)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/july/template/adapters/http/apitest"
 	"github.com/july/template/adapters/http/idemhttp"
 	"github.com/july/template/examples/topup"
 )
@@ -21,8 +22,8 @@ func TestCreateAnswersOrderAndAppendsEvent(t *testing.T) {
 	e := newEnv(t, envOpts{})
 
 	r := e.create(t, "agent-1", "topup-req-0001", createBody)
-	require.Equal(t, http.StatusCreated, r.status, "body %s", r.body)
-	require.Equal(t, "topup-req-0001", r.header.Get("X-Request-ID"))
+	require.Equal(t, http.StatusCreated, r.Status, "body %s", r.Body)
+	require.Equal(t, "topup-req-0001", r.Header.Get("X-Request-ID"))
 	o := decodeOrder(t, r)
 	require.NotEmpty(t, o.TopupID)
 	require.Equal(t, "agent-1", o.AgentID)
@@ -49,7 +50,7 @@ func TestCreateAnswersOrderAndAppendsEvent(t *testing.T) {
 	require.NotContains(t, string(ev.Payload), "pay_url", "the private link stays out of the event")
 
 	got := e.do(t, req{method: http.MethodGet, path: "/api/v1/topups/" + o.TopupID, agent: "agent-1"})
-	require.Equal(t, http.StatusOK, got.status, "body %s", got.body)
+	require.Equal(t, http.StatusOK, got.Status, "body %s", got.Body)
 	require.Equal(t, o, decodeOrder(t, got), "GET shows what POST answered")
 
 	w := decodeWallet(t, e.do(t, req{method: http.MethodGet, path: "/api/v1/wallets/me", agent: "agent-1"}))
@@ -61,28 +62,28 @@ func TestCreateIsIdempotent(t *testing.T) {
 	e := newEnv(t, envOpts{})
 
 	first := e.create(t, "agent-1", "topup-req-0002", createBody)
-	require.Equal(t, http.StatusCreated, first.status, "body %s", first.body)
-	require.Empty(t, first.header.Get(idemhttp.HeaderReplayed))
+	require.Equal(t, http.StatusCreated, first.Status, "body %s", first.Body)
+	require.Empty(t, first.Header.Get(idemhttp.HeaderReplayed))
 
 	// Same key, same body (other spacing and key order): the original answer.
 	again := e.create(t, "agent-1", "topup-req-0002", `{ "channel": "wechat", "amount_cents": 1500 }`)
-	require.Equal(t, http.StatusCreated, again.status, "body %s", again.body)
-	require.Equal(t, "true", again.header.Get(idemhttp.HeaderReplayed))
-	require.Equal(t, first.body, again.body, "rule: a replay is the original body, byte for byte")
-	require.Equal(t, first.header.Get("Content-Type"), again.header.Get("Content-Type"), "rule: a replay has the original Content-Type")
+	require.Equal(t, http.StatusCreated, again.Status, "body %s", again.Body)
+	require.Equal(t, "true", again.Header.Get(idemhttp.HeaderReplayed))
+	require.Equal(t, first.Body, again.Body, "rule: a replay is the original body, byte for byte")
+	require.Equal(t, first.Header.Get("Content-Type"), again.Header.Get("Content-Type"), "rule: a replay has the original Content-Type")
 
 	// Same key, different body: 422 and nothing written.
 	reused := e.create(t, "agent-1", "topup-req-0002", `{"amount_cents":1501,"channel":"wechat"}`)
-	require.Equal(t, http.StatusUnprocessableEntity, reused.status, "body %s", reused.body)
-	require.Equal(t, idemhttp.CodeKeyReused, decodeError(t, reused).Error.Code)
+	require.Equal(t, http.StatusUnprocessableEntity, reused.Status, "body %s", reused.Body)
+	require.Equal(t, idemhttp.CodeKeyReused, reused.Error.Code)
 
 	require.Equal(t, 1, e.count(t, "ex_topup_order", ""))
 	require.Equal(t, 1, e.count(t, "tb_outbox_event", ""))
 
 	// Another agent's key space is its own.
 	other := e.create(t, "agent-2", "topup-req-0002", createBody)
-	require.Equal(t, http.StatusCreated, other.status, "body %s", other.body)
-	require.Empty(t, other.header.Get(idemhttp.HeaderReplayed))
+	require.Equal(t, http.StatusCreated, other.Status, "body %s", other.Body)
+	require.Empty(t, other.Header.Get(idemhttp.HeaderReplayed))
 	require.NotEqual(t, decodeOrder(t, first).TopupID, decodeOrder(t, other).TopupID)
 	require.Equal(t, 2, e.count(t, "ex_topup_order", ""))
 	require.Equal(t, 2, e.count(t, "tb_outbox_event", ""))
@@ -116,14 +117,14 @@ func TestCreateRejectsBadRequests(t *testing.T) {
 			t.Run(tt.name, func(t *testing.T) {
 				t.Parallel()
 				r := e.create(t, tt.agent, tt.key, tt.body)
-				require.Equal(t, tt.status, r.status, "body %q: %s", tt.body, r.body)
-				eb := decodeError(t, r)
-				require.Equal(t, tt.code, eb.Error.Code, "body %q", tt.body)
-				require.NotEmpty(t, eb.Error.Message)
-				require.NotEmpty(t, eb.Error.RequestID)
+				require.Equal(t, tt.status, r.Status, "body %q: %s", tt.body, r.Body)
+				eb := r.Error
+				require.Equal(t, tt.code, eb.Code, "body %q", tt.body)
+				require.NotEmpty(t, eb.Message)
+				require.NotEmpty(t, eb.RequestID)
 				if tt.field != "" {
-					require.Len(t, eb.Error.Details, 1, "body %q", tt.body)
-					require.Equal(t, tt.field, eb.Error.Details[0].Field)
+					require.Len(t, eb.Details, 1, "body %q", tt.body)
+					require.Equal(t, tt.field, eb.Details[0].Field)
 				}
 			})
 		}
@@ -145,7 +146,7 @@ func TestConcurrentIdenticalCreates(t *testing.T) {
 			}
 			e := newEnv(t, o)
 			const n = 50
-			res := make([]response, n)
+			res := make([]apitest.Response, n)
 			var wg sync.WaitGroup
 			start := make(chan struct{})
 			for i := range n {
@@ -161,21 +162,21 @@ func TestConcurrentIdenticalCreates(t *testing.T) {
 			var original string
 			for _, r := range res {
 				switch {
-				case r.status == http.StatusCreated && r.header.Get(idemhttp.HeaderReplayed) == "":
+				case r.Status == http.StatusCreated && r.Header.Get(idemhttp.HeaderReplayed) == "":
 					kinds["original"]++
-					original = r.body
-				case r.status == http.StatusCreated:
+					original = r.Body
+				case r.Status == http.StatusCreated:
 					kinds["replay"]++
-				case r.status == http.StatusConflict && decodeError(t, r).Error.Code == idemhttp.CodeInProgress:
+				case r.Status == http.StatusConflict && r.Error.Code == idemhttp.CodeInProgress:
 					kinds["in_progress"]++
 				default:
-					require.Fail(t, "unexpected response", "status %d body %s", r.status, r.body)
+					require.Fail(t, "unexpected response", "status %d body %s", r.Status, r.Body)
 				}
 			}
 			require.Equal(t, 1, kinds["original"], "kinds %v", kinds)
 			for _, r := range res {
-				if r.status == http.StatusCreated {
-					require.Equal(t, original, r.body, "rule: every replay is the original answer, byte for byte")
+				if r.Status == http.StatusCreated {
+					require.Equal(t, original, r.Body, "rule: every replay is the original answer, byte for byte")
 				}
 			}
 			require.Equal(t, 1, e.count(t, "ex_topup_order", ""), "kinds %v", kinds)
@@ -191,15 +192,15 @@ func TestGetForeignOrderLooksMissing(t *testing.T) {
 
 	foreign := e.do(t, req{method: http.MethodGet, path: "/api/v1/topups/" + o.TopupID, agent: "agent-2"})
 	missing := e.do(t, req{method: http.MethodGet, path: "/api/v1/topups/00000000-0000-4000-8000-000000000000", agent: "agent-2"})
-	for _, r := range []response{foreign, missing} {
-		require.Equal(t, http.StatusNotFound, r.status, "body %s", r.body)
+	for _, r := range []apitest.Response{foreign, missing} {
+		require.Equal(t, http.StatusNotFound, r.Status, "body %s", r.Body)
 	}
-	fe, me := decodeError(t, foreign), decodeError(t, missing)
-	require.Equal(t, topup.CodeNotFound, fe.Error.Code)
-	fe.Error.RequestID, me.Error.RequestID = "", ""
+	fe, me := foreign.Error, missing.Error
+	require.Equal(t, topup.CodeNotFound, fe.Code)
+	fe.RequestID, me.RequestID = "", ""
 	require.Equal(t, me, fe, "rule: another agent's order answers exactly like a missing one")
-	require.NotContains(t, foreign.body, o.PayURL)
+	require.NotContains(t, foreign.Body, o.PayURL)
 
 	unauth := e.do(t, req{method: http.MethodGet, path: "/api/v1/topups/" + o.TopupID})
-	require.Equal(t, http.StatusUnauthorized, unauth.status)
+	require.Equal(t, http.StatusUnauthorized, unauth.Status)
 }

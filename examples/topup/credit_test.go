@@ -114,7 +114,7 @@ func TestConcurrentCreditsOfOneAgentAllLand(t *testing.T) {
 		amount := int64(100 * (i + 1))
 		want += amount
 		r := e.create(t, "agent-1", fmt.Sprintf("topup-req-06%02d", i), fmt.Sprintf(`{"amount_cents":%d,"channel":"alipay"}`, amount))
-		require.Equal(t, http.StatusCreated, r.status, "body %s", r.body)
+		require.Equal(t, http.StatusCreated, r.Status, "body %s", r.Body)
 		envs[i] = e.envelopeOf(t, decodeOrder(t, r).TopupID)
 	}
 	errs := make([]error, n)

@@ -3,26 +3,22 @@ package topup_test
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/hibiken/asynq"
-	"github.com/labstack/echo/v4"
 	"github.com/redis/rueidis"
 	"github.com/stretchr/testify/require"
 	"github.com/uptrace/bun"
 
 	"github.com/july/template/adapters/asynq/queue"
-	"github.com/july/template/adapters/http/accesslog"
-	"github.com/july/template/adapters/http/auth"
+	"github.com/july/template/adapters/http/apiserver"
+	"github.com/july/template/adapters/http/apitest"
 	"github.com/july/template/adapters/http/httpx"
-	"github.com/july/template/adapters/http/idemhttp"
 	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/adapters/redis"
 	"github.com/july/template/contracttests/testinfra"
@@ -72,20 +68,13 @@ func newEnv(t *testing.T, o envOpts) *env {
 	api, err := topup.NewAPI(topup.APIConfig{DB: db, PayLinks: links, Guard: o.guard, Logger: log})
 	require.NoError(t, err)
 
-	policies := map[string]accesslog.RoutePolicy{}
-	for _, rt := range topup.AccessRoutes() {
-		policies[rt.Path] = rt.RoutePolicy
-	}
-	access := accesslog.New(accesslog.Config{
-		Logger: log, Redactor: &redaction.Redactor{HashKey: []byte("access-log-hash-key-0123456789abcdef")},
-		Routes: policies, UserIDFunc: auth.UserID,
+	s, err := apiserver.New(apiserver.Params{
+		Logger: log, JWTSecret: testSecret, AccessLogHashKey: []byte("access-log-hash-key-0123456789abcdef"),
+		Routes: topup.AccessRoutes(), Mappers: []httpx.ErrorMapper{topup.MapError},
 	})
-	e := httpx.NewServer(httpx.ServerConfig{Middleware: []echo.MiddlewareFunc{access}}, log, idemhttp.MapError, topup.MapError)
-	e.Pre(idemhttp.CaptureKey())
-	jwt, err := auth.NewJWT(testSecret, 30*time.Second, nil)
 	require.NoError(t, err)
-	api.Register(e.Group("/api/v1", auth.Middleware(jwt)))
-	srv := httptest.NewServer(e)
+	api.Register(s.API)
+	srv := httptest.NewServer(s.Echo)
 	t.Cleanup(srv.Close)
 
 	cred, err := topup.NewCrediter(db, nil, log)
@@ -93,85 +82,42 @@ func newEnv(t *testing.T, o envOpts) *env {
 	return &env{db: db, redis: r, srv: srv, logs: logs, cred: cred}
 }
 
-func token(t *testing.T, agent string) string {
-	t.Helper()
-	tok, err := auth.IssueToken(testSecret, agent, nil, time.Hour, time.Now())
-	require.NoError(t, err)
-	return tok
-}
-
+// req is one request as an agent; do turns it into an apitest.Request.
 type req struct {
 	method, path, body string
 	agent              string // "" sends no token
 	key                string // X-Request-ID; "" sends none
 }
 
-type response struct {
-	status int
-	header http.Header
-	body   string
-}
-
-// errorBody is the error envelope.
-type errorBody struct {
-	Error struct {
-		Code      string         `json:"code"`
-		Message   string         `json:"message"`
-		RequestID string         `json:"request_id"`
-		Retryable bool           `json:"retryable"`
-		Details   []httpx.Detail `json:"details"`
-	} `json:"error"`
-}
-
-func (e *env) do(t *testing.T, r req) response {
+func (e *env) do(t *testing.T, r req) apitest.Response {
 	t.Helper()
-	var body io.Reader
-	if r.body != "" {
-		body = strings.NewReader(r.body)
-	}
-	hr, err := http.NewRequestWithContext(context.WithoutCancel(t.Context()), r.method, e.srv.URL+r.path, body)
-	require.NoError(t, err)
-	if r.body != "" {
-		hr.Header.Set("Content-Type", "application/json")
-	}
+	ar := apitest.Request{Method: r.method, Path: r.path, Body: r.body}
 	if r.agent != "" {
-		hr.Header.Set("Authorization", "Bearer "+token(t, r.agent))
+		ar.Token = apitest.Token(t, testSecret, r.agent)
 	}
 	if r.key != "" {
-		hr.Header.Set("X-Request-ID", r.key)
+		ar.Header = map[string]string{"X-Request-ID": r.key}
 	}
-	res, err := http.DefaultClient.Do(hr)
-	require.NoError(t, err)
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	require.NoError(t, err)
-	return response{status: res.StatusCode, header: res.Header, body: string(b)}
+	return apitest.Do(t, e.srv.URL, ar)
 }
 
-func (e *env) create(t *testing.T, agent, key, body string) response {
+func (e *env) create(t *testing.T, agent, key, body string) apitest.Response {
 	t.Helper()
 	return e.do(t, req{method: http.MethodPost, path: "/api/v1/topups", body: body, agent: agent, key: key})
 }
 
-func decodeOrder(t *testing.T, r response) topup.OrderView {
+func decodeOrder(t *testing.T, r apitest.Response) topup.OrderView {
 	t.Helper()
 	var v topup.OrderView
-	require.NoError(t, json.Unmarshal([]byte(r.body), &v), "body %s", r.body)
+	require.NoError(t, json.Unmarshal([]byte(r.Body), &v), "body %s", r.Body)
 	return v
 }
 
-func decodeError(t *testing.T, r response) errorBody {
+func decodeWallet(t *testing.T, r apitest.Response) topup.WalletView {
 	t.Helper()
-	var e errorBody
-	require.NoError(t, json.Unmarshal([]byte(r.body), &e), "body %s", r.body)
-	return e
-}
-
-func decodeWallet(t *testing.T, r response) topup.WalletView {
-	t.Helper()
-	require.Equal(t, http.StatusOK, r.status, "wallet: %s", r.body)
+	require.Equal(t, http.StatusOK, r.Status, "wallet: %s", r.Body)
 	var w topup.WalletView
-	require.NoError(t, json.Unmarshal([]byte(r.body), &w), "body %s", r.body)
+	require.NoError(t, json.Unmarshal([]byte(r.Body), &w), "body %s", r.Body)
 	return w
 }
 

@@ -1,30 +1,18 @@
 package topup_test
 
 import (
-	"context"
-	"io"
-	"net/http"
-	"path/filepath"
-	"runtime"
-	"strings"
 	"testing"
 
-	"github.com/getkin/kin-openapi/openapi3"
-	"github.com/getkin/kin-openapi/openapi3filter"
-	"github.com/getkin/kin-openapi/routers/gorillamux"
 	"github.com/stretchr/testify/require"
+
+	"github.com/july/template/adapters/http/apitest"
 )
 
 // The shared OpenAPI document still loads and validates with this domain's
 // operations in it, each with the statuses the handlers answer.
 func TestOpenAPIDocumentsTopupRoutes(t *testing.T) {
 	t.Parallel()
-	_, file, _, ok := runtime.Caller(0)
-	require.True(t, ok)
-	path := filepath.Join(filepath.Dir(file), "..", "..", "docs", "openapi.yaml")
-	doc, err := openapi3.NewLoader().LoadFromFile(path)
-	require.NoError(t, err, "load %s", path)
-	require.NoError(t, doc.Validate(t.Context()), "validate %s", path)
+	doc := apitest.OpenAPI(t).Doc
 
 	tests := []struct {
 		path, method string
@@ -51,13 +39,7 @@ func TestOpenAPIDocumentsTopupRoutes(t *testing.T) {
 // body schema), as apps/api's contract test will check once wired.
 func TestResponsesMatchOpenAPI(t *testing.T) {
 	t.Parallel()
-	_, file, _, _ := runtime.Caller(0)
-	doc, err := openapi3.NewLoader().LoadFromFile(filepath.Join(filepath.Dir(file), "..", "..", "docs", "openapi.yaml"))
-	require.NoError(t, err)
-	doc.Servers = nil // match any host
-	router, err := gorillamux.NewRouter(doc)
-	require.NoError(t, err)
-
+	contract := apitest.OpenAPI(t)
 	e := newEnv(t, envOpts{})
 	o := decodeOrder(t, e.create(t, "agent-1", "topup-req-1000", createBody))
 	require.NoError(t, credit(t, e, e.envelopeOf(t, o.TopupID)))
@@ -79,19 +61,8 @@ func TestResponsesMatchOpenAPI(t *testing.T) {
 	seen := map[int]bool{}
 	for _, c := range calls {
 		res := e.do(t, c)
-		seen[res.status] = true
-		hr, err := http.NewRequest(c.method, e.srv.URL+c.path, nil)
-		require.NoError(t, err)
-		route, params, err := router.FindRoute(hr)
-		require.NoError(t, err, "%s %s is documented", c.method, c.path)
-		in := &openapi3filter.ResponseValidationInput{
-			RequestValidationInput: &openapi3filter.RequestValidationInput{Request: hr, PathParams: params, Route: route},
-			Status:                 res.status, Header: res.header,
-			Body:    io.NopCloser(strings.NewReader(res.body)),
-			Options: &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true},
-		}
-		require.NoError(t, openapi3filter.ValidateResponse(context.Background(), in),
-			"%s %s -> %d does not match the document: %s", c.method, c.path, res.status, res.body)
+		seen[res.Status] = true
+		contract.Check(t, res)
 	}
 	for _, s := range []int{200, 201, 400, 401, 404, 422} {
 		require.True(t, seen[s], "status %d exercised", s)

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/july/template/core/startstop"
@@ -22,6 +23,7 @@ type HTTPServer struct {
 	shutdownTimeout time.Duration
 	log             *slog.Logger
 	svc             startstop.Service
+	addr            atomic.Pointer[net.Addr]
 }
 
 // NewHTTPServer returns a server for srv (its Addr and Handler set).
@@ -42,6 +44,8 @@ func (s *HTTPServer) Start(context.Context) error {
 	if err != nil {
 		return err
 	}
+	addr := ln.Addr()
+	s.addr.Store(&addr)
 	s.svc.Start(func(ctx context.Context) {
 		served := make(chan error, 1)
 		go func() { served <- s.srv.Serve(ln) }()
@@ -58,6 +62,15 @@ func (s *HTTPServer) Start(context.Context) error {
 			}
 		}
 	})
+	return nil
+}
+
+// Addr is the address the server listens on once started (":0" picks a
+// free port), or nil before Start.
+func (s *HTTPServer) Addr() net.Addr {
+	if a := s.addr.Load(); a != nil {
+		return *a
+	}
 	return nil
 }
 

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -19,6 +18,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/uptrace/bun"
 
+	"github.com/july/template/adapters/http/apiserver"
+	"github.com/july/template/adapters/http/apitest"
 	"github.com/july/template/adapters/http/auth"
 	"github.com/july/template/adapters/http/httpx"
 	"github.com/july/template/adapters/http/idemhttp"
@@ -41,7 +42,14 @@ type orderRequest struct {
 	AmountCents int64 `json:"amount_cents" form:"amount_cents"`
 }
 
-// app is one test's server: real Postgres, optional guard, and counters.
+// secret signs the tests' bearer tokens.
+var secret = []byte("idemhttp-test-secret-0123456789abcdef")
+
+// ordersPath is the create route under test.
+const ordersPath = apiserver.Prefix + "/orders"
+
+// app is one test's server: the create route on apiserver's /api/v1,
+// real Postgres, an optional guard, and counters.
 type app struct {
 	db       *bun.DB
 	srv      *httptest.Server
@@ -53,7 +61,7 @@ type app struct {
 
 type appOpts struct {
 	guard   ports.Guard
-	capture bool // install CaptureKey (true in every realistic server)
+	capture bool // the apiserver stack; false: a bare server without CaptureKey
 	gated   bool
 }
 
@@ -77,25 +85,26 @@ func newApp(t *testing.T, o appOpts) *app {
 	idem, err := idemhttp.Middleware(idemhttp.Config{Operation: "order.create", Fingerprinter: fp, Guard: o.guard, Logger: log})
 	require.NoError(t, err)
 
-	e := httpx.NewServer(httpx.ServerConfig{}, log, idemhttp.MapError)
+	var (
+		e   *echo.Echo
+		api *echo.Group
+	)
 	if o.capture {
-		e.Pre(idemhttp.CaptureKey())
+		srv, err := apiserver.New(apiserver.Params{Logger: log, JWTSecret: secret})
+		require.NoError(t, err)
+		e, api = srv.Echo, srv.API
+	} else {
+		// apiserver always installs CaptureKey: this is the one server
+		// without it, to show the middleware fails closed.
+		jwt, err := auth.NewJWT(secret, apiserver.JWTLeeway, nil)
+		require.NoError(t, err)
+		e = httpx.NewServer(httpx.ServerConfig{}, log, idemhttp.MapError)
+		api = e.Group(apiserver.Prefix, auth.Middleware(jwt))
 	}
-	e.POST("/orders", a.create, testAuth, idem)
+	api.POST("/orders", a.create, idem)
 	a.srv = httptest.NewServer(e)
 	t.Cleanup(a.srv.Close)
 	return a
-}
-
-// testAuth trusts X-User as the principal: authentication is not under test.
-func testAuth(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		if u := c.Request().Header.Get("X-User"); u != "" {
-			r := c.Request()
-			c.SetRequest(r.WithContext(auth.WithPrincipal(r.Context(), auth.Principal{Subject: u})))
-		}
-		return next(c)
-	}
 }
 
 // create is the reference create handler.
@@ -143,43 +152,20 @@ func (a *app) create(c echo.Context) error {
 	return c.JSONBlob(http.StatusCreated, body)
 }
 
-type response struct {
-	status  int
-	header  http.Header
-	body    string
-	code    string
-	retry   bool
-	details []map[string]string
+// post sends a create request as user-1; headers are name, value pairs.
+func (a *app) post(t *testing.T, body string, headers ...string) apitest.Response {
+	t.Helper()
+	return a.postAs(t, "user-1", body, headers...)
 }
 
-// post sends a create request; headers are name, value pairs.
-func (a *app) post(t *testing.T, body string, headers ...string) response {
+// postAs is post as subject sub.
+func (a *app) postAs(t *testing.T, sub, body string, headers ...string) apitest.Response {
 	t.Helper()
-	req, err := http.NewRequestWithContext(context.WithoutCancel(t.Context()), http.MethodPost, a.srv.URL+"/orders", strings.NewReader(body))
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-User", "user-1")
+	r := apitest.Request{Method: http.MethodPost, Path: ordersPath, Body: body, Token: apitest.Token(t, secret, sub), Header: map[string]string{}}
 	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
+		r.Header[headers[i]] = headers[i+1]
 	}
-	res, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	require.NoError(t, err)
-	r := response{status: res.StatusCode, header: res.Header, body: string(b)}
-	if res.StatusCode >= 400 {
-		var env struct {
-			Error struct {
-				Code      string              `json:"code"`
-				Retryable bool                `json:"retryable"`
-				Details   []map[string]string `json:"details"`
-			} `json:"error"`
-		}
-		require.NoError(t, json.Unmarshal(b, &env), "error body %s", b)
-		r.code, r.retry, r.details = env.Error.Code, env.Error.Retryable, env.Error.Details
-	}
-	return r
+	return apitest.Do(t, a.srv.URL, r)
 }
 
 func (a *app) rows(t *testing.T) int64 {

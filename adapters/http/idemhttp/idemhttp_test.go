@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/stretchr/testify/require"
 
+	"github.com/july/template/adapters/http/apitest"
 	"github.com/july/template/adapters/http/idemhttp"
 	"github.com/july/template/core/idempotency"
 )
@@ -21,14 +22,14 @@ func TestIdemReplaysSameRequest(t *testing.T) {
 	a := newApp(t, appOpts{guard: redisGuard(t), capture: true})
 
 	first := a.post(t, createBody, "X-Request-ID", "order-req-0001")
-	require.Equal(t, http.StatusCreated, first.status, "body %s", first.body)
-	require.Empty(t, first.header.Get(idemhttp.HeaderReplayed), "rule: an original response is not marked replayed")
+	require.Equal(t, http.StatusCreated, first.Status, "body %s", first.Body)
+	require.Empty(t, first.Header.Get(idemhttp.HeaderReplayed), "rule: an original response is not marked replayed")
 
 	again := a.post(t, `{ "timestamp": 1767225600, "amount_cents" : 100 }`, "X-Request-ID", "order-req-0001")
-	require.Equal(t, http.StatusCreated, again.status, "rule: a replay has the original status; body %s", again.body)
-	require.Equal(t, first.body, again.body, "rule: a replay has the original body, byte for byte")
-	require.Equal(t, first.header.Get(echo.HeaderContentType), again.header.Get(echo.HeaderContentType), "rule: a replay has the original Content-Type")
-	require.Equal(t, "true", again.header.Get(idemhttp.HeaderReplayed))
+	require.Equal(t, http.StatusCreated, again.Status, "rule: a replay has the original status; body %s", again.Body)
+	require.Equal(t, first.Body, again.Body, "rule: a replay has the original body, byte for byte")
+	require.Equal(t, first.Header.Get(echo.HeaderContentType), again.Header.Get(echo.HeaderContentType), "rule: a replay has the original Content-Type")
+	require.Equal(t, "true", again.Header.Get(idemhttp.HeaderReplayed))
 	require.EqualValues(t, 1, a.rows(t))
 }
 
@@ -36,17 +37,17 @@ func TestIdemReusedKeyChangesNothing(t *testing.T) {
 	t.Parallel()
 	a := newApp(t, appOpts{guard: redisGuard(t), capture: true})
 
-	require.Equal(t, http.StatusCreated, a.post(t, createBody, "X-Request-ID", "order-req-0002").status)
+	require.Equal(t, http.StatusCreated, a.post(t, createBody, "X-Request-ID", "order-req-0002").Status)
 	r := a.post(t, `{"amount_cents":999}`, "X-Request-ID", "order-req-0002")
-	require.Equal(t, http.StatusUnprocessableEntity, r.status, "body %s", r.body)
-	require.Equal(t, idemhttp.CodeKeyReused, r.code)
-	require.False(t, r.retry, "rule: a reused key is not retryable")
-	require.Contains(t, r.body, "同一幂等键已用于不同的请求内容")
+	require.Equal(t, http.StatusUnprocessableEntity, r.Status, "body %s", r.Body)
+	require.Equal(t, idemhttp.CodeKeyReused, r.Error.Code)
+	require.False(t, r.Error.Retryable, "rule: a reused key is not retryable")
+	require.Contains(t, r.Body, "同一幂等键已用于不同的请求内容")
 	require.EqualValues(t, 1, a.rows(t), "rule: a reused key writes nothing")
 
-	other := a.post(t, createBody, "X-Request-ID", "order-req-0002", "X-User", "user-2")
-	require.Equal(t, http.StatusCreated, other.status, "rule: another principal's same key is another command")
-	require.Empty(t, other.header.Get(idemhttp.HeaderReplayed))
+	other := a.postAs(t, "user-2", createBody, "X-Request-ID", "order-req-0002")
+	require.Equal(t, http.StatusCreated, other.Status, "rule: another principal's same key is another command")
+	require.Empty(t, other.Header.Get(idemhttp.HeaderReplayed))
 }
 
 // Key checks come before any lookup: a missing or malformed key never
@@ -72,12 +73,12 @@ func TestIdemKeyValidatedBeforeAnyLookup(t *testing.T) {
 			t.Run(tt.name, func(t *testing.T) {
 				t.Parallel()
 				r := a.post(t, createBody, tt.headers...)
-				require.Equal(t, http.StatusBadRequest, r.status, "headers %q: body %s", tt.headers, r.body)
-				require.Equal(t, tt.code, r.code, "headers %q", tt.headers)
-				require.NotEmpty(t, r.header.Get("X-Request-ID"), "rule: the response still carries a (generated) request id")
+				require.Equal(t, http.StatusBadRequest, r.Status, "headers %q: body %s", tt.headers, r.Body)
+				require.Equal(t, tt.code, r.Error.Code, "headers %q", tt.headers)
+				require.NotEmpty(t, r.Header.Get("X-Request-ID"), "rule: the response still carries a (generated) request id")
 				if tt.code == idemhttp.CodeKeyInvalid {
-					require.Contains(t, r.body, "A-Z a-z 0-9 . _ : -", "rule: the message publishes the key format")
-					require.NotContains(t, r.body, tt.headers[1], "rule: the untrusted key is not echoed")
+					require.Contains(t, r.Body, "A-Z a-z 0-9 . _ : -", "rule: the message publishes the key format")
+					require.NotContains(t, r.Body, tt.headers[1], "rule: the untrusted key is not echoed")
 				}
 			})
 		}
@@ -92,17 +93,17 @@ func TestIdemIdempotencyKeyAlias(t *testing.T) {
 	a := newApp(t, appOpts{guard: redisGuard(t), capture: true})
 
 	first := a.post(t, createBody, "Idempotency-Key", "order-req-0004")
-	require.Equal(t, http.StatusCreated, first.status, "body %s", first.body)
+	require.Equal(t, http.StatusCreated, first.Status, "body %s", first.Body)
 
 	quoted := a.post(t, createBody, "Idempotency-Key", `"order-req-0004"`)
-	require.Equal(t, "true", quoted.header.Get(idemhttp.HeaderReplayed), "rule: the draft's quoted form names the same key")
+	require.Equal(t, "true", quoted.Header.Get(idemhttp.HeaderReplayed), "rule: the draft's quoted form names the same key")
 
 	viaRequestID := a.post(t, createBody, "X-Request-ID", "order-req-0004")
-	require.Equal(t, "true", viaRequestID.header.Get(idemhttp.HeaderReplayed), "rule: the alias and X-Request-ID share one key space")
+	require.Equal(t, "true", viaRequestID.Header.Get(idemhttp.HeaderReplayed), "rule: the alias and X-Request-ID share one key space")
 
 	wins := a.post(t, createBody, "Idempotency-Key", "order-req-0005", "X-Request-ID", "order-req-0004")
-	require.Equal(t, http.StatusCreated, wins.status)
-	require.Empty(t, wins.header.Get(idemhttp.HeaderReplayed), "rule: Idempotency-Key wins over X-Request-ID")
+	require.Equal(t, http.StatusCreated, wins.Status)
+	require.Empty(t, wins.Header.Get(idemhttp.HeaderReplayed), "rule: Idempotency-Key wins over X-Request-ID")
 	require.EqualValues(t, 2, a.rows(t))
 }
 
@@ -111,8 +112,8 @@ func TestIdemInvalidJSONBodyIsBadRequest(t *testing.T) {
 	a := newApp(t, appOpts{capture: true})
 
 	r := a.post(t, `{"amount_cents":`, "X-Request-ID", "order-req-0006")
-	require.Equal(t, http.StatusBadRequest, r.status, "body %s", r.body)
-	require.Equal(t, "REQUEST_INVALID", r.code)
+	require.Equal(t, http.StatusBadRequest, r.Status, "body %s", r.Body)
+	require.Equal(t, "REQUEST_INVALID", r.Error.Code)
 	require.Zero(t, a.handled.Load())
 }
 
@@ -121,7 +122,7 @@ func TestIdemWithoutCaptureFailsClosed(t *testing.T) {
 	a := newApp(t, appOpts{capture: false})
 
 	r := a.post(t, createBody, "X-Request-ID", "order-req-0007")
-	require.Equal(t, http.StatusInternalServerError, r.status, "rule: a server generated id must never become a key")
+	require.Equal(t, http.StatusInternalServerError, r.Status, "rule: a server generated id must never become a key")
 	require.Zero(t, a.handled.Load())
 }
 
@@ -131,22 +132,22 @@ func TestIdemGuardHeldAnswersInProgress(t *testing.T) {
 	t.Parallel()
 	a := newApp(t, appOpts{guard: redisGuard(t), capture: true, gated: true})
 
-	done := make(chan response, 1)
+	done := make(chan apitest.Response, 1)
 	go func() { done <- a.post(t, createBody, "X-Request-ID", "order-req-0008") }()
 	<-a.entered
 
 	dup := a.post(t, createBody, "X-Request-ID", "order-req-0008")
-	require.Equal(t, http.StatusConflict, dup.status, "body %s", dup.body)
-	require.Equal(t, idemhttp.CodeInProgress, dup.code)
-	require.True(t, dup.retry, "rule: in progress is retryable")
-	require.Equal(t, "1", dup.header.Get("Retry-After"))
+	require.Equal(t, http.StatusConflict, dup.Status, "body %s", dup.Body)
+	require.Equal(t, idemhttp.CodeInProgress, dup.Error.Code)
+	require.True(t, dup.Error.Retryable, "rule: in progress is retryable")
+	require.Equal(t, "1", dup.Header.Get("Retry-After"))
 
 	close(a.gate)
-	require.Equal(t, http.StatusCreated, (<-done).status)
+	require.Equal(t, http.StatusCreated, (<-done).Status)
 	require.EqualValues(t, 1, a.handled.Load(), "rule: the duplicate never reached the handler")
 
 	after := a.post(t, createBody, "X-Request-ID", "order-req-0008")
-	require.Equal(t, "true", after.header.Get(idemhttp.HeaderReplayed), "rule: the guard is released after the handler")
+	require.Equal(t, "true", after.Header.Get(idemhttp.HeaderReplayed), "rule: the guard is released after the handler")
 }
 
 // With Redis down the guard is skipped and Postgres alone decides.
@@ -154,11 +155,11 @@ func TestIdemRedisDownPostgresDecides(t *testing.T) {
 	t.Parallel()
 	a := newApp(t, appOpts{guard: downGuard(t), capture: true})
 
-	require.Equal(t, http.StatusCreated, a.post(t, createBody, "X-Request-ID", "order-req-0009").status)
+	require.Equal(t, http.StatusCreated, a.post(t, createBody, "X-Request-ID", "order-req-0009").Status)
 	again := a.post(t, createBody, "X-Request-ID", "order-req-0009")
-	require.Equal(t, http.StatusCreated, again.status, "body %s", again.body)
-	require.Equal(t, "true", again.header.Get(idemhttp.HeaderReplayed))
-	require.Equal(t, http.StatusUnprocessableEntity, a.post(t, `{"amount_cents":1}`, "X-Request-ID", "order-req-0009").status)
+	require.Equal(t, http.StatusCreated, again.Status, "body %s", again.Body)
+	require.Equal(t, "true", again.Header.Get(idemhttp.HeaderReplayed))
+	require.Equal(t, http.StatusUnprocessableEntity, a.post(t, `{"amount_cents":1}`, "X-Request-ID", "order-req-0009").Status)
 	require.EqualValues(t, 1, a.rows(t))
 }
 
@@ -182,7 +183,7 @@ func TestIdemConcurrentIdenticalRequestsCreateOneRow(t *testing.T) {
 			a := newApp(t, o)
 
 			const n = 50
-			res := make([]response, n)
+			res := make([]apitest.Response, n)
 			var wg sync.WaitGroup
 			start := make(chan struct{})
 			for i := range n {
@@ -199,16 +200,16 @@ func TestIdemConcurrentIdenticalRequestsCreateOneRow(t *testing.T) {
 			var replays []string
 			for _, r := range res {
 				switch {
-				case r.status == http.StatusCreated && r.header.Get(idemhttp.HeaderReplayed) == "":
+				case r.Status == http.StatusCreated && r.Header.Get(idemhttp.HeaderReplayed) == "":
 					statuses["original"]++
-					original = r.body
-				case r.status == http.StatusCreated:
+					original = r.Body
+				case r.Status == http.StatusCreated:
 					statuses["replay"]++
-					replays = append(replays, r.body)
-				case r.status == http.StatusConflict && r.code == idemhttp.CodeInProgress && r.retry:
+					replays = append(replays, r.Body)
+				case r.Status == http.StatusConflict && r.Error.Code == idemhttp.CodeInProgress && r.Error.Retryable:
 					statuses["in_progress"]++
 				default:
-					require.Fail(t, "unexpected response", "status %d body %s", r.status, r.body)
+					require.Fail(t, "unexpected response", "status %d body %s", r.Status, r.Body)
 				}
 			}
 			t.Logf("statuses %v", statuses)

@@ -55,16 +55,16 @@ func TestIdemMultipartRetryWithNewBoundaryReplays(t *testing.T) {
 
 	body, ct := multipartBody(t, "boundary-first-7f3a9c21", amountPart, filePart)
 	first := a.post(t, body, "Content-Type", ct, "X-Request-ID", "upload-req-0001")
-	require.Equal(t, http.StatusCreated, first.status, "body %s", first.body)
-	require.JSONEq(t, `{"id":1,"amount_cents":100}`, first.body, "rule: the handler still reads the restored body")
+	require.Equal(t, http.StatusCreated, first.Status, "body %s", first.Body)
+	require.JSONEq(t, `{"id":1,"amount_cents":100}`, first.Body, "rule: the handler still reads the restored body")
 
 	// Another boundary, another preamble and the parts in another order:
 	// the same command.
 	body2, ct2 := multipartBody(t, "a-completely-different-boundary-01", filePart, amountPart)
 	again := a.post(t, "preamble\r\n"+body2, "Content-Type", ct2, "X-Request-ID", "upload-req-0001")
-	require.Equal(t, http.StatusCreated, again.status, "body %s", again.body)
-	require.Equal(t, "true", again.header.Get(idemhttp.HeaderReplayed), "rule: a new boundary is still a retry")
-	require.Equal(t, first.body, again.body, "rule: a replay has the original body, byte for byte")
+	require.Equal(t, http.StatusCreated, again.Status, "body %s", again.Body)
+	require.Equal(t, "true", again.Header.Get(idemhttp.HeaderReplayed), "rule: a new boundary is still a retry")
+	require.Equal(t, first.Body, again.Body, "rule: a replay has the original body, byte for byte")
 	require.EqualValues(t, 1, a.rows(t))
 }
 
@@ -72,7 +72,7 @@ func TestIdemMultipartDifferentContentIsReused(t *testing.T) {
 	t.Parallel()
 	a := newApp(t, appOpts{capture: true})
 	body, ct := multipartBody(t, "boundary-first-7f3a9c21", amountPart, filePart)
-	require.Equal(t, http.StatusCreated, a.post(t, body, "Content-Type", ct, "X-Request-ID", "upload-req-0002").status)
+	require.Equal(t, http.StatusCreated, a.post(t, body, "Content-Type", ct, "X-Request-ID", "upload-req-0002").Status)
 
 	tests := []struct {
 		name  string
@@ -92,8 +92,8 @@ func TestIdemMultipartDifferentContentIsReused(t *testing.T) {
 				t.Parallel()
 				b, c := multipartBody(t, "boundary-second-"+tt.name[:4], tt.parts...)
 				r := a.post(t, b, "Content-Type", c, "X-Request-ID", "upload-req-0002")
-				require.Equal(t, http.StatusUnprocessableEntity, r.status, "%s: body %s", tt.name, r.body)
-				require.Equal(t, idemhttp.CodeKeyReused, r.code, tt.name)
+				require.Equal(t, http.StatusUnprocessableEntity, r.Status, "%s: body %s", tt.name, r.Body)
+				require.Equal(t, idemhttp.CodeKeyReused, r.Error.Code, tt.name)
 			})
 		}
 	})
@@ -118,9 +118,9 @@ func TestIdemMalformedMultipartIsBadRequest(t *testing.T) {
 			t.Run(tt.name, func(t *testing.T) {
 				t.Parallel()
 				r := a.post(t, tt.body, "Content-Type", tt.contentType, "X-Request-ID", "upload-bad-000"+strconv.Itoa(i))
-				require.Equal(t, http.StatusBadRequest, r.status, "%s: body %s", tt.name, r.body)
-				require.Equal(t, "REQUEST_INVALID", r.code, tt.name)
-				require.Contains(t, r.body, "multipart/form-data", tt.name)
+				require.Equal(t, http.StatusBadRequest, r.Status, "%s: body %s", tt.name, r.Body)
+				require.Equal(t, "REQUEST_INVALID", r.Error.Code, tt.name)
+				require.Contains(t, r.Body, "multipart/form-data", tt.name)
 			})
 		}
 	})

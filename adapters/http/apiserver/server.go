@@ -1,0 +1,117 @@
+package apiserver
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/july/template/adapters/http/accesslog"
+	"github.com/july/template/adapters/http/auth"
+	"github.com/july/template/adapters/http/httpx"
+	"github.com/july/template/adapters/http/idemhttp"
+	"github.com/july/template/core/redaction"
+)
+
+// Prefix is where the authenticated API lives.
+const Prefix = "/api/v1"
+
+// JWTLeeway is the clock skew tolerated on a bearer token's exp and nbf.
+const JWTLeeway = 30 * time.Second
+
+// probeRoutes are answered without an access-log line: orchestrators and
+// scrapers call them every few seconds.
+var probeRoutes = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true}
+
+// Registry is where the server registers its metrics and what GET
+// /metrics serves; *prometheus.Registry implements it.
+type Registry interface {
+	prometheus.Registerer
+	prometheus.Gatherer
+}
+
+// Params configures New.
+type Params struct {
+	// Logger receives the access log and the error handler's lines. Required.
+	Logger *slog.Logger
+	// JWTSecret verifies the HS256 bearer tokens of Prefix; at least
+	// auth.MinSecretLen bytes. Required.
+	JWTSecret []byte
+	// Metrics gets the access log's failure counter and is served on GET
+	// /metrics. Default: a new, empty registry.
+	Metrics Registry
+	// AccessLogHashKey keys the access log's body hashes. Production sets a
+	// per-deployment secret; nil leaves the hashes unkeyed.
+	AccessLogHashKey []byte
+	// AccessLogBodyCap caps each logged body after redaction. Default:
+	// redaction.DefaultMaxBytes.
+	AccessLogBodyCap int
+	// Routes are the domains' access-log policies (full paths, e.g.
+	// "/api/v1/topups"); a path listed twice is an error. Unlisted routes
+	// log under the default policy.
+	Routes []accesslog.Route
+	// Mappers render the domains' errors. idemhttp.MapError is always
+	// installed, because New always installs idemhttp.CaptureKey.
+	Mappers []httpx.ErrorMapper
+	// Checks are GET /readyz's dependencies.
+	Checks []httpx.Check
+}
+
+// Server is the assembled API server.
+type Server struct {
+	// Echo serves everything; callers own its listener.
+	Echo *echo.Echo
+	// API is Prefix behind bearer authentication: domains' routes go here.
+	API *echo.Group
+}
+
+// New assembles the API server. It registers GET /healthz, /readyz and
+// /metrics; every other route is the caller's.
+func New(p Params) (*Server, error) {
+	if p.Logger == nil {
+		return nil, fmt.Errorf("apiserver: Params.Logger is required")
+	}
+	jwt, err := auth.NewJWT(p.JWTSecret, JWTLeeway, nil)
+	if err != nil {
+		return nil, err
+	}
+	policies := make(map[string]accesslog.RoutePolicy, len(p.Routes))
+	for _, r := range p.Routes {
+		if _, dup := policies[r.Path]; dup {
+			return nil, fmt.Errorf("access-log policy for %s registered twice", r.Path)
+		}
+		policies[r.Path] = r.RoutePolicy
+	}
+	metrics := p.Metrics
+	if metrics == nil {
+		metrics = prometheus.NewRegistry()
+	}
+	failures := accesslog.NewFailureCounter()
+	if err := metrics.Register(failures); err != nil {
+		return nil, err
+	}
+	access := accesslog.New(accesslog.Config{
+		Logger:     p.Logger,
+		Redactor:   &redaction.Redactor{HashKey: p.AccessLogHashKey, MaxBytes: p.AccessLogBodyCap},
+		Routes:     policies,
+		Failures:   failures,
+		UserIDFunc: auth.UserID,
+		Skip:       func(c echo.Context) bool { return probeRoutes[c.Path()] },
+	})
+	mappers := append([]httpx.ErrorMapper{idemhttp.MapError}, p.Mappers...)
+	e := httpx.NewServer(httpx.ServerConfig{Middleware: []echo.MiddlewareFunc{access}}, p.Logger, mappers...)
+	// Keep the client's own X-Request-ID / Idempotency-Key before the
+	// request-id middleware normalises it (idempotent create endpoints).
+	e.Pre(idemhttp.CaptureKey())
+	e.Server.ReadHeaderTimeout = 5 * time.Second
+	e.Server.ReadTimeout = 30 * time.Second
+	e.Server.WriteTimeout = 30 * time.Second
+	e.Server.IdleTimeout = 2 * time.Minute
+
+	httpx.RegisterHealth(e, 0, p.Checks...)
+	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(metrics, promhttp.HandlerOpts{Registry: metrics})))
+	return &Server{Echo: e, API: e.Group(Prefix, auth.Middleware(jwt))}, nil
+}

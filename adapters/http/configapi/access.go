@@ -1,0 +1,20 @@
+package configapi
+
+import (
+	"github.com/july/template/adapters/http/accesslog"
+	"github.com/july/template/core/redaction"
+)
+
+// apiPrefix is where the app mounts the group Register is given.
+const apiPrefix = "/api/v1"
+
+// AccessRoutes are the access-log policies of the routes. A single key's
+// route is opaque (size and keyed hash only): a PUT body holds the new
+// value under "value", which no key-name rule recognises as sensitive, and
+// the key may be a secret.
+func AccessRoutes() []accesslog.Route {
+	return []accesslog.Route{
+		{Path: apiPrefix + RouteList, RoutePolicy: accesslog.RoutePolicy{Policy: redaction.PolicyDefault}},
+		{Path: apiPrefix + RouteKey, RoutePolicy: accesslog.RoutePolicy{Policy: redaction.PolicyOpaque}},
+	}
+}

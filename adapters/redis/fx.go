@@ -1,0 +1,72 @@
+package redis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/redis/rueidis"
+	"go.uber.org/fx"
+
+	"github.com/july/template/core/ports"
+)
+
+// ModuleConfig is what an app supplies (fx.Supply) for Module.
+type ModuleConfig struct {
+	// URL is redis://[:password@]host:port/db (REDIS_URL).
+	URL string
+	// Cache configures the config cache.
+	Cache CacheConfig
+	// Guard configures the short guard.
+	Guard GuardConfig
+}
+
+// Module provides a rueidis.Client (closed on stop), ports.ConfigCache,
+// ports.Guard and a "redis" ports.Probe in ports.ProbeGroup. Redis is a
+// cache and a guard here, so the app starts and serves from Postgres while
+// Redis is down: the client is forced to single-node mode, which keeps a
+// client (and redials) when the first dial fails.
+var Module = fx.Module("redis",
+	fx.Provide(
+		newFxClient,
+		fx.Annotate(newFxCache, fx.As(new(ports.ConfigCache))),
+		fx.Annotate(newFxGuard, fx.As(new(ports.Guard))),
+		fx.Annotate(newFxProbe, fx.ResultTags(ports.ProbeGroup)),
+	),
+)
+
+func newFxClient(lc fx.Lifecycle, cfg ModuleConfig, log *slog.Logger) (rueidis.Client, error) {
+	opt, err := rueidis.ParseURL(cfg.URL)
+	if err != nil {
+		return nil, errors.New("REDIS_URL is malformed (value hidden); use redis://host:port/db")
+	}
+	opt.DisableCache = true // no client-side tracking: invalidation is ours
+	opt.ForceSingleClient = true
+	opt.Dialer.Timeout = time.Second
+	client, err := rueidis.NewClient(opt)
+	if client == nil {
+		return nil, fmt.Errorf("create redis client: %w", err)
+	}
+	if err != nil {
+		log.Warn("redis unavailable at start; system config is read from Postgres until it answers",
+			"component", "system-config", "err", err)
+	}
+	lc.Append(fx.StopHook(client.Close))
+	return client, nil
+}
+
+func newFxCache(client rueidis.Client, cfg ModuleConfig) (*ConfigCache, error) {
+	return NewConfigCache(client, cfg.Cache)
+}
+
+func newFxGuard(client rueidis.Client, cfg ModuleConfig) (*Guard, error) {
+	return NewGuard(client, cfg.Guard)
+}
+
+func newFxProbe(client rueidis.Client) ports.Probe {
+	return ports.Probe{Name: "redis", Check: func(ctx context.Context) error {
+		return client.Do(ctx, client.B().Ping().Build()).Error()
+	}}
+}
