@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/july/template/adapters/cli/outboxcmd"
 	"github.com/july/template/internal/appkit"
 )
 
@@ -29,12 +30,7 @@ var usage = `relay: moves committed outbox events into Asynq and runs the Asynq 
 
 Usage:
   relay [serve]                      run relay loops, recovery sweep, worker and admin server
-  relay outbox list [flags]          list events (--status, --type, --correlation-id, --limit, --json)
-  relay outbox show EVENT_ID         show one event (never its payload unless --payload)
-  relay outbox replay --event-id ID [--event-id ID ...] --operator WHO --reason WHY [--batch-id B]
-                                     (with REDIS_URL set, deletes the retained Asynq task so the consumer runs again)
-  relay outbox release-leases [--owner OWNER] --operator WHO --reason WHY
-
+` + outboxcmd.Usage + `
 Environment:
 ` + envHelp
 
@@ -60,7 +56,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		return exitOK
 	case "outbox":
-		return outboxCommand(ctx, args, getenv, stdout, stderr)
+		return outboxcmd.Run(ctx, args, openOperator(getenv), usage, stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "relay: unknown command %q\n\n%s", cmd, usage)
 		return exitUsage

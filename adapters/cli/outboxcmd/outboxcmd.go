@@ -1,4 +1,4 @@
-package main
+package outboxcmd
 
 import (
 	"context"
@@ -12,27 +12,53 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"go.uber.org/fx"
 
-	"github.com/july/template/adapters/asynq/queue"
-	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/core/outbox"
 	"github.com/july/template/core/ports"
 	"github.com/july/template/core/relay"
-	"github.com/july/template/internal/envconf"
 )
+
+// Exit codes, as the relay binary documents them.
+const (
+	exitOK    = 0
+	exitError = 1
+	exitUsage = 2
+)
+
+// Usage lists the subcommands, for the binary's help.
+const Usage = `  relay outbox list [flags]          list events (--status, --type, --correlation-id, --limit, --json)
+  relay outbox show EVENT_ID         show one event (never its payload unless --payload)
+  relay outbox replay --event-id ID [--event-id ID ...] --operator WHO --reason WHY [--batch-id B]
+                                     (with REDIS_URL set, deletes the retained Asynq task so the consumer runs again)
+  relay outbox release-leases [--owner OWNER] --operator WHO --reason WHY
+`
+
+// Deps are what the commands run on, opened only once the arguments are
+// valid. Store reads events; Operator changes them. QueueKnown is false
+// when no queue was configured (replay then warns that retained tasks stay).
+type Deps struct {
+	Store    ports.OutboxOperatorStore
+	Operator *relay.Operator
+}
+
+// ErrConfig marks an OpenFunc error caused by the environment (exit 2).
+var ErrConfig = errors.New("configuration")
+
+// OpenFunc opens the Deps and returns a func that closes them.
+type OpenFunc func(ctx context.Context) (Deps, func(), error)
 
 // opCLI runs the operator subcommands, one method each. They never delete
 // events and never change a delivered event; changes require --operator
 // and --reason and are audited in the same transaction (relay.Operator).
 type opCLI struct {
-	getenv         func(string) string
+	open           OpenFunc
 	stdout, stderr io.Writer
-	store          ports.OutboxStore
+	store          ports.OutboxOperatorStore
 	op             *relay.Operator
 }
 
-func outboxCommand(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+// Run runs `relay outbox ARGS` and returns the exit code; help prints usage.
+func Run(ctx context.Context, args []string, open OpenFunc, usage string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
 		fmt.Fprint(stdout, usage)
 		if len(args) == 0 {
@@ -40,7 +66,7 @@ func outboxCommand(ctx context.Context, args []string, getenv func(string) strin
 		}
 		return exitOK
 	}
-	c := &opCLI{getenv: getenv, stdout: stdout, stderr: stderr}
+	c := &opCLI{open: open, stdout: stdout, stderr: stderr}
 	cmds := map[string]func(context.Context, []string) int{
 		"list": c.list, "show": c.show, "replay": c.replay, "release-leases": c.releaseLeases,
 	}
@@ -171,40 +197,17 @@ func (c *opCLI) releaseLeases(ctx context.Context, args []string) int {
 	})
 }
 
-// with opens the store (and, when REDIS_URL is set, the queue) through the
-// adapters' fx Modules, runs fn and closes them.
+// with opens the Deps, runs fn and closes them.
 func (c *opCLI) with(ctx context.Context, sub string, fn func(ctx context.Context) int) int {
-	r := envconf.New(c.getenv)
-	dbURL := r.URL("DATABASE_URL", "postgres", "postgresql")
-	redisURL := r.String("REDIS_URL", "") // optional here; replay uses it
-	if redisURL != "" {
-		redisURL = r.URL("REDIS_URL", "redis", "rediss")
-	}
-	queueName := r.String("ASYNQ_QUEUE", "default")
-	if err := r.Err(); err != nil {
-		fmt.Fprintf(c.stderr, "relay outbox: configuration: %v\n", err)
+	deps, closeFn, err := c.open(ctx)
+	if errors.Is(err, ErrConfig) {
+		fmt.Fprintf(c.stderr, "relay outbox: %v\n", err)
 		return exitUsage
-	}
-	opts := []fx.Option{
-		fx.NopLogger,
-		fx.Supply(postgres.Config{URL: dbURL, MaxOpenConns: 2}),
-		postgres.Module,
-		fx.Provide(func() ports.Clock { return ports.SystemClock }),
-		fx.Populate(&c.store),
-	}
-	if redisURL != "" {
-		opts = append(opts, fx.Supply(queue.ModuleConfig{RedisURL: redisURL, Enqueuer: queue.Config{Queue: queueName}}), queue.Module,
-			fx.Provide(relay.NewOperator))
-	} else {
-		opts = append(opts, fx.Provide(func(s ports.OutboxStore, clock ports.Clock) (*relay.Operator, error) {
-			return relay.NewOperator(s, nil, clock)
-		}))
-	}
-	app := fx.New(append(opts, fx.Populate(&c.op))...)
-	if err := app.Err(); err != nil {
+	} else if err != nil {
 		return c.fail(sub, err)
 	}
-	defer func() { _ = app.Stop(context.WithoutCancel(ctx)) }()
+	defer closeFn()
+	c.store, c.op = deps.Store, deps.Operator
 	return fn(ctx)
 }
 
