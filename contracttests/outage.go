@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/july/template/core/lease"
 	"github.com/july/template/core/ports"
 )
 
@@ -51,7 +52,7 @@ func requireUnavailable(t *testing.T, calls map[string]outageCall) {
 		err := calls[name](t.Context())
 		elapsed := time.Since(start)
 		require.ErrorIs(t, err, ports.ErrUnavailable, "%s: %s", name, OutageRule)
-		for _, other := range []error{ports.ErrNotFound, ports.ErrConflict, ports.ErrLeaseLost} {
+		for _, other := range []error{ports.ErrNotFound, ports.ErrConflict, lease.ErrLost} {
 			require.NotErrorIs(t, err, other, "%s: %s (an outage is not %q)", name, OutageRule, other)
 		}
 		require.Less(t, elapsed, OutageBound, "%s: %s (took %s)", name, OutageRule, elapsed)

@@ -167,7 +167,7 @@ func runTaskHolder(t *testing.T, newStore func(t *testing.T) ports.TaskStore) {
 		b := newTaskBundle(t, newStore)
 		tk := b.claimed("r2", 2, "worker-a")
 		err := b.store.Renew(b.ctx, "r2", "worker-a", tk.Lease.Token, taskLease, tk.Lease.ExpiresAt)
-		require.ErrorIs(t, err, ports.ErrLeaseLost, "rule: a lease expired at now cannot be renewed")
+		require.ErrorIs(t, err, lease.ErrLost, "rule: a lease expired at now cannot be renewed")
 		require.ErrorIs(t, err, lease.ErrExpired, "an expired (not taken over) lease also matches lease.ErrExpired")
 		requireTask(t, tk, b.get("r2"), "a refused renew changes nothing")
 	})
@@ -199,7 +199,7 @@ func runTaskHolder(t *testing.T, newStore func(t *testing.T) ports.TaskStore) {
 		_, err = b.store.SetTotal(b.ctx, "s1", "worker-a", tk.Lease.Token, 5, taskT0.Add(4*time.Second))
 		require.ErrorAs(t, err, new(*tasks.CountsError), "rule: the total is fixed once an item is decided")
 		_, err = b.store.SetTotal(b.ctx, "s1", "thief", tk.Lease.Token, 4, taskT0.Add(4*time.Second))
-		require.ErrorIs(t, err, ports.ErrLeaseLost, "rule: only the lease holder sets the total")
+		require.ErrorIs(t, err, lease.ErrLost, "rule: only the lease holder sets the total")
 		requireTask(t, done, b.get("s1"), "refused totals change nothing")
 	})
 
@@ -226,13 +226,13 @@ func runTaskHolder(t *testing.T, newStore func(t *testing.T) ports.TaskStore) {
 			token int64
 		}{{"worker-a", stale.Lease.Token}, {"worker-a", fresh.Lease.Token}, {"worker-b", stale.Lease.Token}} {
 			_, err := b.store.RecordProgress(b.ctx, "p3", who.owner, who.token, 1, 0, at)
-			require.ErrorIs(t, err, ports.ErrLeaseLost, "rule: after takeover %s/token %d must not record progress", who.owner, who.token)
+			require.ErrorIs(t, err, lease.ErrLost, "rule: after takeover %s/token %d must not record progress", who.owner, who.token)
 			_, err = b.store.Complete(b.ctx, "p3", who.owner, who.token, at)
-			require.ErrorIs(t, err, ports.ErrLeaseLost, "rule: after takeover %s/token %d must not complete", who.owner, who.token)
+			require.ErrorIs(t, err, lease.ErrLost, "rule: after takeover %s/token %d must not complete", who.owner, who.token)
 			_, err = b.store.Fail(b.ctx, "p3", who.owner, who.token, tasks.SummaryFor(tasks.CodeSetupFailed), at)
-			require.ErrorIs(t, err, ports.ErrLeaseLost, "rule: after takeover %s/token %d must not fail the task", who.owner, who.token)
+			require.ErrorIs(t, err, lease.ErrLost, "rule: after takeover %s/token %d must not fail the task", who.owner, who.token)
 			err = b.store.Renew(b.ctx, "p3", who.owner, who.token, taskLease, at)
-			require.ErrorIs(t, err, ports.ErrLeaseLost, "rule: after takeover %s/token %d must not renew", who.owner, who.token)
+			require.ErrorIs(t, err, lease.ErrLost, "rule: after takeover %s/token %d must not renew", who.owner, who.token)
 		}
 		requireTask(t, fresh, b.get("p3"), "stale writes change nothing")
 	})
@@ -245,9 +245,9 @@ func runTaskHolder(t *testing.T, newStore func(t *testing.T) ports.TaskStore) {
 		require.NoError(t, err)
 		require.Equal(t, 1, n, "recover the expired task")
 		_, err = b.store.RecordProgress(b.ctx, "p4", "worker-a", tk.Lease.Token, 1, 0, tk.Lease.ExpiresAt)
-		require.ErrorIs(t, err, ports.ErrLeaseLost, "rule: a task recovered to Pending is no longer held by its old worker")
+		require.ErrorIs(t, err, lease.ErrLost, "rule: a task recovered to Pending is no longer held by its old worker")
 		_, err = b.store.Complete(b.ctx, "p4", "worker-a", tk.Lease.Token, tk.Lease.ExpiresAt)
-		require.ErrorIs(t, err, ports.ErrLeaseLost, "rule: a recovered task cannot be completed by its old worker")
+		require.ErrorIs(t, err, lease.ErrLost, "rule: a recovered task cannot be completed by its old worker")
 		require.Equal(t, tasks.Pending, b.get("p4").Status, "the task stays Pending")
 	})
 

@@ -59,7 +59,7 @@ func runTaskFinish(t *testing.T, newStore func(t *testing.T) ports.TaskStore) {
 			token int64
 		}{{"worker-a", stale.Lease.Token}, {"worker-a", fresh.Lease.Token}, {"worker-c", fresh.Lease.Token}, {"worker-b", stale.Lease.Token}} {
 			_, err := b.store.Complete(b.ctx, "k2", who.owner, who.token, at)
-			require.ErrorIs(t, err, ports.ErrLeaseLost,
+			require.ErrorIs(t, err, lease.ErrLost,
 				"rule: only the lease holder with the current fencing token may complete a task (%s/token %d completed %s's task)", who.owner, who.token, fresh.Lease.Owner)
 			requireTask(t, fresh, b.get("k2"), "rule: only the lease holder with the current fencing token may complete a task")
 		}

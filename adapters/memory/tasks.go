@@ -165,13 +165,13 @@ func (s *TaskStore) apply(id string, rule func(tasks.Task) (tasks.Task, error)) 
 
 // holderError applies the ports.TaskStore precedence to err, the rule's
 // answer for owner/token on t: a non-terminal task the caller no longer
-// holds a live lease on is ErrLeaseLost, whatever else the rule said.
+// holds a live lease on is lease.ErrLost, whatever else the rule said.
 func holderError(t tasks.Task, owner string, token int64, now time.Time, err error) error {
 	if err == nil || errors.Is(err, tasks.ErrTerminal) || errors.Is(err, lease.ErrLost) {
 		return err
 	}
 	if t.Lease.Check(owner, token, now) != nil {
-		return fmt.Errorf("%w: %w", ports.ErrLeaseLost, err)
+		return fmt.Errorf("%w: %w", lease.ErrLost, err)
 	}
 	return err
 }

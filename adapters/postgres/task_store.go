@@ -235,7 +235,7 @@ func (s *TaskStore) explain(ctx context.Context, id string, rule func(tasks.Task
 
 // taskHolder wraps a lease-holder rule with the ports.TaskStore precedence: a
 // non-terminal task the caller no longer holds a live lease on is
-// ErrLeaseLost, whatever else the rule said.
+// lease.ErrLost, whatever else the rule said.
 func taskHolder(owner string, token int64, now time.Time, rule func(tasks.Task) (tasks.Task, error)) func(tasks.Task) (tasks.Task, error) {
 	return func(t tasks.Task) (tasks.Task, error) {
 		next, err := rule(t)
@@ -243,7 +243,7 @@ func taskHolder(owner string, token int64, now time.Time, rule func(tasks.Task) 
 			return next, err
 		}
 		if t.Lease.Check(owner, token, now) != nil {
-			return next, fmt.Errorf("%w: %w", ports.ErrLeaseLost, err)
+			return next, fmt.Errorf("%w: %w", lease.ErrLost, err)
 		}
 		return next, err
 	}

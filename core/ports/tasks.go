@@ -21,7 +21,7 @@ import (
 //  1. an error wrapping ErrNotFound when no task has the id;
 //  2. an error wrapping tasks.ErrTerminal when the task is Completed, Failed
 //     or Cancelled (a duplicate handler must ack and stop);
-//  3. an error wrapping ErrLeaseLost when owner/token do not hold a live
+//  3. an error wrapping lease.ErrLost when owner/token do not hold a live
 //     lease: taken over, recovered to Pending, or expired at now (an expired
 //     lease also matches lease.ErrExpired);
 //  4. the rule's own error (*tasks.CountsError, *tasks.SummaryError,
