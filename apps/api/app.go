@@ -30,7 +30,7 @@ var Domains = []fx.Option{
 }
 
 func serve(ctx context.Context, cfg config, stdout io.Writer) error {
-	log := appkit.NewLogger(stdout, cfg.LogLevel)
+	log := appkit.NewLogger(stdout, cfg.LogLevel, httpx.LogIDs)
 	return appkit.Serve(ctx, options(cfg, log), cfg.ShutdownTimeout+5*time.Second,
 		func() { log.Info("api started", "http_addr", cfg.HTTPAddr) },
 		func() { log.Info("api stopping: draining in-flight requests", "timeout", cfg.ShutdownTimeout.String()) })

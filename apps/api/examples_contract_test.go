@@ -16,6 +16,7 @@ import (
 	"github.com/july/template/adapters/http/apitest"
 	"github.com/july/template/adapters/http/idemhttp"
 	"github.com/july/template/core/idempotency"
+	"github.com/july/template/core/ports"
 	"github.com/july/template/examples/devices"
 	"github.com/july/template/examples/topup"
 )
@@ -106,7 +107,7 @@ func exampleCalls(t *testing.T, a *apiApp, record func(*apiApp, apitest.Request)
 // IDEMPOTENCY_IN_PROGRESS.
 func holdIdemGuard(t *testing.T, a *apiApp, operation, principal, key string) {
 	t.Helper()
-	name := idemhttp.GuardName(idemhttp.Key{Scope: idempotency.Scope{Principal: principal, Operation: operation}, RequestID: key})
+	name := idemhttp.GuardName(ports.IdempotencyKey{Scope: idempotency.Scope{Principal: principal, Operation: operation}, RequestID: key})
 	ok, err := a.guard.Acquire(t.Context(), name, "contract-test", 10*time.Second)
 	require.NoError(t, err, "acquire guard %s", name)
 	require.True(t, ok, "guard %s is free", name)

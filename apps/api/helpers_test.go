@@ -96,7 +96,7 @@ func startAPI(t *testing.T, o appOpts) *apiApp {
 		o.seed(t, db)
 	}
 	a := &apiApp{db: db, logs: &testinfra.LogBuffer{}}
-	app := fx.New(options(cfg, appkit.NewLogger(a.logs, cfg.LogLevel)), testKeys,
+	app := fx.New(options(cfg, appkit.NewLogger(a.logs, cfg.LogLevel, httpx.LogIDs)), testKeys,
 		fx.Populate(&a.svc, &a.metrics, &a.echo, &a.guard, &a.srv))
 	require.NoError(t, app.Err())
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)

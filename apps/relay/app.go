@@ -10,6 +10,7 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/july/template/adapters/asynq/queue"
+	"github.com/july/template/adapters/http/httpx"
 	"github.com/july/template/adapters/metrics"
 	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/core/configsvc"
@@ -29,7 +30,7 @@ var Domains = []fx.Option{
 }
 
 func serve(ctx context.Context, cfg config, stdout io.Writer) error {
-	log := appkit.NewLogger(stdout, cfg.LogLevel)
+	log := appkit.NewLogger(stdout, cfg.LogLevel, httpx.LogIDs, queue.LogIDs)
 	return appkit.Serve(ctx, options(cfg, log), 30*time.Second,
 		func() {
 			log.Info("relay started", "owner", cfg.Owner, "loops", cfg.Loops, "admin_addr", cfg.AdminAddr)

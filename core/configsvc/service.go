@@ -1,4 +1,5 @@
-// Package configsvc runs the system-config use cases over the ports: admin
+// Package configsvc is part of the service floor (see package relay): it
+// runs the system-config use cases over the ports: admin
 // list/get/update through the sysconfig pipeline with an audit record for
 // every attempt, and the runtime read path (cache, then Postgres, then the
 // registered fallback) that business code uses.
@@ -7,6 +8,9 @@
 // after a committed update; a cache that is down, slow or fails to
 // invalidate never changes what is stored, and a stale refill is refused by
 // the cache itself (ports.ConfigCache.Fill).
+//
+// It also registers the template's own keys (TemplateSpecs), whose
+// defaults and ranges come from the packages that use them.
 package configsvc
 
 import (

@@ -23,9 +23,9 @@ const StartTimeout = 30 * time.Second
 
 // NewLogger returns the apps' logger: one JSON object per line on w, with
 // attributes under sensitive keys redacted before they are written, and the
-// request and event ids of the context added to every line logged with one.
-func NewLogger(w io.Writer, level slog.Level) *slog.Logger {
-	return slog.New(ctxHandler{inner: slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level, ReplaceAttr: redaction.ReplaceAttr})})
+// ids each IDsFunc finds in the context added to every line logged with one.
+func NewLogger(w io.Writer, level slog.Level, ids ...IDsFunc) *slog.Logger {
+	return slog.New(ctxHandler{inner: slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level, ReplaceAttr: redaction.ReplaceAttr}), ids: ids})
 }
 
 // FxLogger routes fx's own events to log at debug level and silences them

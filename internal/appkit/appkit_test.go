@@ -57,7 +57,7 @@ func TestNewLoggerAddsContextIDsOnce(t *testing.T) {
 	t.Parallel()
 
 	var buf bytes.Buffer
-	log := appkit.NewLogger(&buf, slog.LevelInfo)
+	log := appkit.NewLogger(&buf, slog.LevelInfo, httpx.LogIDs)
 	ctx := httpx.WithRequestID(t.Context(), "req-12345678")
 	log.InfoContext(ctx, "plain")
 	httpx.Logger(ctx, log).InfoContext(ctx, "already tagged")

@@ -3,18 +3,20 @@ package appkit
 import (
 	"context"
 	"log/slog"
-
-	"github.com/july/template/adapters/asynq/queue"
-	"github.com/july/template/adapters/http/httpx"
 )
 
+// IDsFunc returns the ids a context carries, as log attributes: the
+// adapters that put them there provide one (httpx.LogIDs for the HTTP
+// request id, queue.LogIDs for an Asynq envelope's ids).
+type IDsFunc func(ctx context.Context) []slog.Attr
+
 // ctxHandler adds the ids carried by the context to every record logged
-// with one (log.InfoContext(ctx, ...)): request_id from the HTTP request-id
-// middleware, and request_id, correlation_id and event_id from the Asynq
-// envelope middleware. Ids already attached by the caller (httpx.Logger,
-// queue.LoggerFrom) are not repeated.
+// with one (log.InfoContext(ctx, ...)). An id already attached by the
+// caller (httpx.Logger, queue.LoggerFrom), or by an earlier IDsFunc, is not
+// repeated.
 type ctxHandler struct {
 	inner slog.Handler
+	ids   []IDsFunc
 	has   map[string]bool // keys attached through WithAttrs
 }
 
@@ -26,17 +28,13 @@ func (h ctxHandler) Handle(ctx context.Context, r slog.Record) error {
 	}
 	present := map[string]bool{}
 	r.Attrs(func(a slog.Attr) bool { present[a.Key] = true; return true })
-	add := func(key, value string) {
-		if value != "" && !h.has[key] && !present[key] {
-			r.AddAttrs(slog.String(key, value))
-			present[key] = true
+	for _, ids := range h.ids {
+		for _, a := range ids(ctx) {
+			if a.Value.String() != "" && !h.has[a.Key] && !present[a.Key] {
+				r.AddAttrs(a)
+				present[a.Key] = true
+			}
 		}
-	}
-	add("request_id", httpx.RequestID(ctx))
-	if env, ok := queue.EnvelopeFrom(ctx); ok {
-		add("request_id", env.RequestID)
-		add("correlation_id", env.CorrelationID)
-		add("event_id", env.EventID)
 	}
 	return h.inner.Handle(ctx, r)
 }
@@ -49,9 +47,9 @@ func (h ctxHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
 	for _, a := range attrs {
 		has[a.Key] = true
 	}
-	return ctxHandler{inner: h.inner.WithAttrs(attrs), has: has}
+	return ctxHandler{inner: h.inner.WithAttrs(attrs), ids: h.ids, has: has}
 }
 
 func (h ctxHandler) WithGroup(name string) slog.Handler {
-	return ctxHandler{inner: h.inner.WithGroup(name), has: h.has}
+	return ctxHandler{inner: h.inner.WithGroup(name), ids: h.ids, has: h.has}
 }

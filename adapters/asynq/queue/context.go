@@ -41,3 +41,18 @@ func withEnvelope(ctx context.Context, env outbox.Envelope, logger *slog.Logger)
 	ctx = context.WithValue(ctx, envelopeKey, env)
 	return context.WithValue(ctx, loggerKey, logger)
 }
+
+// LogIDs returns the ids of the envelope ctx carries (request_id,
+// correlation_id, event_id) as log attributes (appkit.NewLogger adds them
+// to every line logged with ctx).
+func LogIDs(ctx context.Context) []slog.Attr {
+	env, ok := EnvelopeFrom(ctx)
+	if !ok {
+		return nil
+	}
+	return []slog.Attr{
+		slog.String("request_id", env.RequestID),
+		slog.String("correlation_id", env.CorrelationID),
+		slog.String("event_id", env.EventID),
+	}
+}

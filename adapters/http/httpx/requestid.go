@@ -66,3 +66,12 @@ func RequestIDs(newID func() string) echo.MiddlewareFunc {
 		}
 	}
 }
+
+// LogIDs returns the request id ctx carries as a request_id log attribute
+// (appkit.NewLogger adds it to every line logged with ctx).
+func LogIDs(ctx context.Context) []slog.Attr {
+	if id := RequestID(ctx); id != "" {
+		return []slog.Attr{slog.String("request_id", id)}
+	}
+	return nil
+}

@@ -6,20 +6,18 @@ import (
 	"github.com/july/template/core/ports"
 )
 
-// Key is the validated idempotency key of a request: scope, request id and
-// fingerprint. Pass it to postgres.InsertIdempotent.
-type Key = ports.IdempotencyKey
-
 type keyCtxKey struct{}
 
-// WithKey returns ctx carrying k.
-func WithKey(ctx context.Context, k Key) context.Context {
+// WithKey returns ctx carrying k, the validated idempotency key of a
+// request (scope, request id and fingerprint).
+func WithKey(ctx context.Context, k ports.IdempotencyKey) context.Context {
 	return context.WithValue(ctx, keyCtxKey{}, k)
 }
 
-// KeyFrom returns the Key that Middleware stored for the request, and false
-// when the route has no idempotency middleware.
-func KeyFrom(ctx context.Context) (Key, bool) {
-	k, ok := ctx.Value(keyCtxKey{}).(Key)
+// KeyFrom returns the key that Middleware stored for the request (pass it
+// to the Postgres idempotent insert), and false when the route has no
+// idempotency middleware.
+func KeyFrom(ctx context.Context) (ports.IdempotencyKey, bool) {
+	k, ok := ctx.Value(keyCtxKey{}).(ports.IdempotencyKey)
 	return k, ok
 }

@@ -105,48 +105,48 @@ func Middleware(cfg Config) (echo.MiddlewareFunc, error) {
 }
 
 // key builds the request's Key, validating the key format first.
-func (cfg *Config) key(c echo.Context) (Key, error) {
+func (cfg *Config) key(c echo.Context) (ports.IdempotencyKey, error) {
 	r := c.Request()
 	header, id := HeaderIdempotencyKey, unquote(strings.TrimSpace(r.Header.Get(HeaderIdempotencyKey)))
 	if id == "" {
 		raw, ok := rawRequestID(r.Context())
 		if !ok {
-			return Key{}, httpx.Internal(errNoCapture)
+			return ports.IdempotencyKey{}, httpx.Internal(errNoCapture)
 		}
 		header, id = httpx.HeaderRequestID, raw
 	}
 	switch err := idempotency.ValidateKey(id); {
 	case errors.Is(err, idempotency.ErrKeyMissing):
-		return Key{}, errKeyMissing.WithCause(err)
+		return ports.IdempotencyKey{}, errKeyMissing.WithCause(err)
 	case err != nil:
-		return Key{}, errKeyInvalid.WithCause(err).WithDetails(keyDetail(header, err))
+		return ports.IdempotencyKey{}, errKeyInvalid.WithCause(err).WithDetails(keyDetail(header, err))
 	}
 	principal, ok := cfg.PrincipalFunc(c)
 	if !ok {
-		return Key{}, auth.Unauthenticated(c, auth.ErrUnauthenticated)
+		return ports.IdempotencyKey{}, auth.Unauthenticated(c, auth.ErrUnauthenticated)
 	}
 	scope := idempotency.Scope{Principal: principal, Operation: cfg.Operation}
 	if err := scope.Validate(); err != nil {
-		return Key{}, httpx.Internal(err) // the authenticator produced an unusable principal
+		return ports.IdempotencyKey{}, httpx.Internal(err) // the authenticator produced an unusable principal
 	}
 	body, err := readBody(r)
 	if err != nil {
-		return Key{}, fmt.Errorf("idemhttp: read body: %w", err)
+		return ports.IdempotencyKey{}, fmt.Errorf("idemhttp: read body: %w", err)
 	}
 	fp, err := fingerprintBody(cfg.Fingerprinter, r.Header.Get(echo.HeaderContentType), body)
 	switch {
 	case errors.Is(err, errMultipartMalformed):
-		return Key{}, errMultipartInvalid.WithCause(err)
+		return ports.IdempotencyKey{}, errMultipartInvalid.WithCause(err)
 	case err != nil:
-		return Key{}, errBodyInvalid.WithCause(err)
+		return ports.IdempotencyKey{}, errBodyInvalid.WithCause(err)
 	}
-	return Key{Scope: scope, RequestID: id, Fingerprint: fp}, nil
+	return ports.IdempotencyKey{Scope: scope, RequestID: id, Fingerprint: fp}, nil
 }
 
 // acquire takes the guard for key. It reports held when another request
 // holds it; on a guard failure it logs and lets the request through, since
 // the database decides anyway.
-func (cfg *Config) acquire(ctx context.Context, key Key) (release func(), held bool) {
+func (cfg *Config) acquire(ctx context.Context, key ports.IdempotencyKey) (release func(), held bool) {
 	name, owner := GuardName(key), rand.Text()
 	ok, err := cfg.Guard.Acquire(ctx, name, owner, cfg.GuardTTL)
 	if err != nil {
@@ -172,7 +172,7 @@ func (cfg *Config) acquire(ctx context.Context, key Key) (release func(), held b
 // "idem:<operation>:<hash of principal and key>", unambiguous whatever the
 // principal contains, and free of user ids. Operators and tests use it to
 // find or hold the guard of one request.
-func GuardName(k Key) string {
+func GuardName(k ports.IdempotencyKey) string {
 	h := sha256.Sum256([]byte(k.Scope.Principal + "\x00" + k.RequestID))
 	return "idem:" + k.Scope.Operation + ":" + hex.EncodeToString(h[:16])
 }

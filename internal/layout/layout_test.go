@@ -1,0 +1,117 @@
+// Package layout_test enforces the dependency rules of the tree (STYLE.md
+// H1, issue 11): dependencies point inward, apps compose adapter Modules
+// and core services, and test helpers stay out of production code.
+package layout_test
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// rule is one dependency rule: files under dir (non-test) must not import
+// what forbid reports; fix says what to move where.
+type rule struct {
+	dir    string
+	forbid func(file, imp string) bool
+	fix    string
+}
+
+func rules(module string) []rule {
+	in := func(imp, dir string) bool { return imp == module+"/"+dir || strings.HasPrefix(imp, module+"/"+dir+"/") }
+	stdlib := func(imp string) bool { return !strings.Contains(strings.SplitN(imp, "/", 2)[0], ".") }
+	family := func(path string) string { // adapters/<family>/...
+		parts := strings.SplitN(path, "/", 3)
+		if len(parts) < 2 {
+			return ""
+		}
+		return parts[1]
+	}
+	testHelpers := []string{"contracttests", "adapters/http/apitest"}
+	return []rule{
+		{"core", func(_, imp string) bool { return !stdlib(imp) && !in(imp, "core") },
+			"core may import only the standard library and core/...: put the dependency behind a port in core/ports and implement it in adapters/"},
+		{"adapters", func(_, imp string) bool { return in(imp, "apps") || in(imp, "examples") || in(imp, "internal") },
+			"adapters import core (and their own libraries), never apps, examples or internal: move shared code into core/ or the adapter itself"},
+		{"adapters", func(file, imp string) bool {
+			return in(imp, "adapters") && family(strings.TrimPrefix(imp, module+"/")) != family(file)
+		}, "an adapter never imports another adapter family: depend on a port (core/ports) and let apps/ wire the two together"},
+		{"internal", func(_, imp string) bool { return in(imp, "adapters") || in(imp, "apps") || in(imp, "examples") },
+			"internal/ holds what the binaries share below the adapters: take the adapter's value as a parameter (see appkit.IDsFunc) instead of importing it"},
+		{"apps", func(_, imp string) bool {
+			return imp == "github.com/hibiken/asynq" || strings.HasPrefix(imp, "github.com/redis/rueidis")
+		}, "apps compose adapter Modules and core services: move the asynq/rueidis code into adapters/asynq or adapters/redis and provide it from the package's fx Module"},
+		{"examples", func(_, imp string) bool { return in(imp, "apps") },
+			"examples are business code like a downstream service's: they import core and adapters, never a binary"},
+		{".", func(_, imp string) bool {
+			for _, h := range testHelpers {
+				if in(imp, h) {
+					return true
+				}
+			}
+			return false
+		}, "test helpers (contracttests, testinfra, apitest) are imported only from _test.go files"},
+	}
+}
+
+func TestDependencyRules(t *testing.T) {
+	t.Parallel()
+
+	root := "../.."
+	module := modulePath(t, root)
+	fset := token.NewFileSet()
+	checked := map[string]int{}
+	for _, r := range rules(module) {
+		dir := filepath.Join(root, r.dir)
+		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() && (d.Name() == "bench" || d.Name() == ".git" || d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) && path != dir {
+				return filepath.SkipDir
+			}
+			if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+				return nil
+			}
+			rel, _ := filepath.Rel(root, path)
+			rel = filepath.ToSlash(rel)
+			if r.dir == "." && strings.HasPrefix(rel, "contracttests/") {
+				return nil // the suites and the harness may use each other
+			}
+			f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+			if err != nil {
+				return err
+			}
+			checked[r.dir]++
+			for _, imp := range f.Imports {
+				p, _ := strconv.Unquote(imp.Path.Value)
+				require.False(t, r.forbid(rel, p), "%s imports %q: %s", rel, p, r.fix)
+			}
+			return nil
+		})
+		require.NoError(t, err)
+	}
+	for _, dir := range []string{"core", "adapters", "internal", "apps", "examples", "."} {
+		require.Positive(t, checked[dir], "no source files found under %s; is the test running in internal/layout?", dir)
+	}
+}
+
+func modulePath(t *testing.T, root string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	require.NoError(t, err)
+	for line := range strings.Lines(string(b)) {
+		if rest, ok := strings.CutPrefix(line, "module "); ok {
+			return strings.TrimSpace(rest)
+		}
+	}
+	t.Fatal("no module line in go.mod")
+	return ""
+}
