@@ -9,6 +9,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/july/template/adapters/postgres/internal/pgerr"
 	"github.com/july/template/core/ports"
 	"github.com/july/template/core/sysconfig"
 )
@@ -66,7 +67,7 @@ func (s *ConfigStore) Get(ctx context.Context, key string) (sysconfig.Stored, er
 	var row configRow
 	err := s.db.NewRaw(`SELECT `+configColumns+` FROM tb_system_config WHERE config_key = ?`, key).Scan(ctx, &row)
 	if err != nil {
-		return sysconfig.Stored{}, fmt.Errorf("get config %q: %w", key, translate(err))
+		return sysconfig.Stored{}, fmt.Errorf("get config %q: %w", key, pgerr.Translate(err))
 	}
 	return row.stored(), nil
 }
@@ -77,7 +78,7 @@ func (s *ConfigStore) List(ctx context.Context, module string) ([]sysconfig.Stor
 	err := s.db.NewRaw(`SELECT `+configColumns+` FROM tb_system_config
 		WHERE ? = '' OR module = ? ORDER BY config_key`, module, module).Scan(ctx, &rows)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("list config of module %q: %w", module, translate(err))
+		return nil, fmt.Errorf("list config of module %q: %w", module, pgerr.Translate(err))
 	}
 	out := make([]sysconfig.Stored, len(rows))
 	for i, r := range rows {
@@ -113,7 +114,7 @@ func (s *ConfigStore) Apply(ctx context.Context, plan sysconfig.Plan, audit port
 		return nil
 	})
 	if err != nil {
-		return sysconfig.Stored{}, translate(err) // BEGIN/COMMIT failures; a conflict stays unwrapped
+		return sysconfig.Stored{}, pgerr.Translate(err) // BEGIN/COMMIT failures; a conflict stays unwrapped
 	}
 	return out, nil
 }
@@ -144,7 +145,7 @@ func writeConfig(ctx context.Context, tx bun.Tx, r sysconfig.Stored, base int64)
 	case err == nil:
 		return row.stored(), nil
 	case !errors.Is(err, sql.ErrNoRows):
-		return sysconfig.Stored{}, fmt.Errorf("write config %q at version %d: %w", r.Key, base, translate(err))
+		return sysconfig.Stored{}, fmt.Errorf("write config %q at version %d: %w", r.Key, base, pgerr.Translate(err))
 	}
 	actual, err := currentVersion(ctx, tx, r.Key)
 	if err != nil {
@@ -161,7 +162,7 @@ func currentVersion(ctx context.Context, tx bun.Tx, key string) (int64, error) {
 	case errors.Is(err, sql.ErrNoRows):
 		return 0, nil
 	case err != nil:
-		return 0, fmt.Errorf("read version of config %q: %w", key, translate(err))
+		return 0, fmt.Errorf("read version of config %q: %w", key, pgerr.Translate(err))
 	}
 	return v, nil
 }
@@ -173,7 +174,7 @@ func (s *ConfigStore) RecordRejected(ctx context.Context, audit ports.AuditRecor
 		return s.audit.WriteAudit(ctx, tx, audit)
 	})
 	if err != nil {
-		return fmt.Errorf("record rejected %s of %s %s: %w", audit.Action, audit.ResourceType, audit.ResourceID, translate(err))
+		return fmt.Errorf("record rejected %s of %s %s: %w", audit.Action, audit.ResourceType, audit.ResourceID, pgerr.Translate(err))
 	}
 	return nil
 }

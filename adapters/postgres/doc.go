@@ -1,6 +1,6 @@
 // Package postgres is the Postgres adapter: it opens bun over the pgx stdlib
 // driver, owns the foundation migrations (tb_outbox_event, tb_system_config,
-// tb_backfill_checkpoint) and translates driver errors into ErrNotFound and
+// tb_backfill_checkpoint) and translates driver errors into ports.ErrNotFound and
 // ErrConflict.
 //
 // Transactions belong to the caller. Business code opens one with

@@ -12,7 +12,9 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/uptrace/bun"
 
+	"github.com/july/template/adapters/postgres/internal/pgerr"
 	"github.com/july/template/core/idempotency"
+	"github.com/july/template/core/ports"
 )
 
 // ErrNoIdempotencyConstraint is returned by InsertIdempotent when the
@@ -93,7 +95,7 @@ func InsertIdempotent(ctx context.Context, db bun.IDB, model IdempotentModel, ke
 		if errors.As(err, &pgErr) && pgErr.Code == sqlstateNoArbiter {
 			return 0, nil, ErrNoIdempotencyConstraint
 		}
-		return 0, nil, fmt.Errorf("insert idempotent %s: %w", key.Scope.Operation, translate(err))
+		return 0, nil, fmt.Errorf("insert idempotent %s: %w", key.Scope.Operation, pgerr.Translate(err))
 	}
 	if n, err := res.RowsAffected(); err != nil {
 		return 0, nil, fmt.Errorf("insert idempotent %s: rows affected: %w", key.Scope.Operation, err)
@@ -123,7 +125,7 @@ func decideExisting(ctx context.Context, db bun.IDB, table bun.Ident, key IdemKe
 		return idempotency.DecisionInProgress, nil, idempotency.ErrInProgress
 	}
 	if err != nil {
-		return 0, nil, fmt.Errorf("read idempotency record %s: %w", key.Scope.Operation, translate(err))
+		return 0, nil, fmt.Errorf("read idempotency record %s: %w", key.Scope.Operation, pgerr.Translate(err))
 	}
 	rec := &idempotency.Record{Scope: key.Scope, Key: key.RequestID, State: idempotency.StateInProgress}
 	// An unparsable or other-version fingerprint stays zero, which equals
@@ -175,10 +177,10 @@ func SaveIdempotentResponse(ctx context.Context, db bun.IDB, model IdempotentMod
 			cols.IdemPrincipal, cols.IdemOperation, cols.IdemRequestID).
 		Exec(ctx)
 	if err != nil {
-		return fmt.Errorf("save idempotent response %s: %w", cols.IdemOperation, translate(err))
+		return fmt.Errorf("save idempotent response %s: %w", cols.IdemOperation, pgerr.Translate(err))
 	}
 	if n, err := res.RowsAffected(); err != nil || n != 1 {
-		return fmt.Errorf("save idempotent response %s: %w: no row with this key (rows %d, err %v)", cols.IdemOperation, ErrNotFound, n, err)
+		return fmt.Errorf("save idempotent response %s: %w: no row with this key (rows %d, err %v)", cols.IdemOperation, ports.ErrNotFound, n, err)
 	}
 	cols.IdemResultRef, cols.IdemResponseStatus = resp.ResultRef, resp.Status
 	cols.IdemResponseBody, cols.IdemResponseContentType = resp.Body, resp.ContentType

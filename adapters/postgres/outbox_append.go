@@ -7,6 +7,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/july/template/adapters/postgres/internal/pgerr"
 	"github.com/july/template/core/outbox"
 )
 
@@ -54,7 +55,7 @@ func AppendOutbox(ctx context.Context, db bun.IDB, events ...outbox.Event) error
 			ev.RetryCount, ev.NextAttemptAt, ev.CreatedAt, ev.UpdatedAt)
 	}
 	if _, err := db.ExecContext(ctx, q.String(), args...); err != nil {
-		return fmt.Errorf("append %d outbox events: %w", len(events), translate(err))
+		return fmt.Errorf("append %d outbox events: %w", len(events), pgerr.Translate(err))
 	}
 	return nil
 }

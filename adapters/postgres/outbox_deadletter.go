@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/july/template/adapters/postgres/internal/pgerr"
 	"github.com/july/template/core/outbox"
 	"github.com/july/template/core/ports"
 )
@@ -35,8 +36,8 @@ func (s *OutboxStore) MarkConsumerFailed(ctx context.Context, f ports.ConsumerFa
 	}
 	res, err := s.db.ExecContext(ctx, consumerFailedSQL, ev.LastErrorCode, ev.LastErrorMessage, now, eventID)
 	if err != nil {
-		return false, fmt.Errorf("mark outbox event %s failed in its consumer: %w", eventID, translate(err))
+		return false, fmt.Errorf("mark outbox event %s failed in its consumer: %w", eventID, pgerr.Translate(err))
 	}
-	n, err := affected(res)
+	n, err := pgerr.Affected(res)
 	return n > 0, err
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
 
+	"github.com/july/template/adapters/postgres/internal/pgerr"
 	"github.com/july/template/core/outbox"
 	"github.com/july/template/core/ports"
 )
@@ -124,7 +125,7 @@ func (s *OutboxStore) Replay(ctx context.Context, p ports.ReplayParams) (ports.R
 		return s.audit(ctx, tx, p.Audit, res.Replayed)
 	})
 	if err != nil {
-		return ports.ReplayResult{}, fmt.Errorf("replay %d outbox events: %w", len(wanted), translate(err))
+		return ports.ReplayResult{}, fmt.Errorf("replay %d outbox events: %w", len(wanted), pgerr.Translate(err))
 	}
 	return res, nil
 }
@@ -141,7 +142,7 @@ func (s *OutboxStore) ReleaseLeases(ctx context.Context, p ports.ReleaseParams) 
 		return s.audit(ctx, tx, p.Audit, ids)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("release outbox leases of %q: %w", p.Owner, translate(err))
+		return nil, fmt.Errorf("release outbox leases of %q: %w", p.Owner, pgerr.Translate(err))
 	}
 	return ids, nil
 }
@@ -162,7 +163,7 @@ func (s *OutboxStore) Stats(ctx context.Context, now time.Time) (ports.OutboxSta
 	st := ports.OutboxStats{BacklogByType: map[string]int64{}, RetryHistogram: map[int]int64{}}
 	rows, err := s.db.QueryContext(ctx, statsSQL, now)
 	if err != nil {
-		return st, fmt.Errorf("count outbox events: %w", translate(err))
+		return st, fmt.Errorf("count outbox events: %w", pgerr.Translate(err))
 	}
 	defer rows.Close()
 	var oldest time.Time
@@ -194,7 +195,7 @@ func (s *OutboxStore) Stats(ctx context.Context, now time.Time) (ports.OutboxSta
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return st, fmt.Errorf("count outbox events: %w", translate(err))
+		return st, fmt.Errorf("count outbox events: %w", pgerr.Translate(err))
 	}
 	if !oldest.IsZero() {
 		st.OldestPendingAge = max(now.Sub(oldest), 0)
@@ -211,12 +212,7 @@ func (s *OutboxStore) PurgeDelivered(ctx context.Context, cutoff time.Time, limi
 	}
 	res, err := s.db.ExecContext(ctx, purgeSQL, cutoff, min(limit, s.cfg.SweepLimit))
 	if err != nil {
-		return 0, fmt.Errorf("purge delivered outbox events: %w", translate(err))
+		return 0, fmt.Errorf("purge delivered outbox events: %w", pgerr.Translate(err))
 	}
-	return affected(res)
-}
-
-func affected(res interface{ RowsAffected() (int64, error) }) (int, error) {
-	n, err := res.RowsAffected()
-	return int(n), err
+	return pgerr.Affected(res)
 }

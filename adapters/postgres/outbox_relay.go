@@ -10,6 +10,7 @@ import (
 
 	"github.com/uptrace/bun/dialect/pgdialect"
 
+	"github.com/july/template/adapters/postgres/internal/pgerr"
 	"github.com/july/template/core/lease"
 	"github.com/july/template/core/outbox"
 	"github.com/july/template/core/ports"
@@ -102,7 +103,7 @@ func (s *OutboxStore) Claim(ctx context.Context, p ports.ClaimParams) ([]outbox.
 	var rows []outboxRow
 	err := s.db.NewRaw(claimSQL, p.Now, min(p.Limit, s.cfg.ClaimLimit), p.Owner, p.Now.Add(p.LeaseFor), p.Now).Scan(ctx, &rows)
 	if err != nil {
-		return nil, fmt.Errorf("claim outbox events: %w", translate(err))
+		return nil, fmt.Errorf("claim outbox events: %w", pgerr.Translate(err))
 	}
 	// UPDATE ... RETURNING does not keep the CTE's order.
 	slices.SortFunc(rows, func(a, b outboxRow) int {
@@ -190,16 +191,16 @@ func (s *OutboxStore) RecoverExpired(ctx context.Context, now time.Time, limit i
 	}
 	res, err := s.db.ExecContext(ctx, recoverSQL, now, min(limit, s.cfg.SweepLimit), now, now)
 	if err != nil {
-		return 0, fmt.Errorf("recover expired outbox leases: %w", translate(err))
+		return 0, fmt.Errorf("recover expired outbox leases: %w", pgerr.Translate(err))
 	}
-	return affected(res)
+	return pgerr.Affected(res)
 }
 
 // held runs one holder write and returns the refs it did not change.
 func (s *OutboxStore) held(ctx context.Context, op string, refs []ports.LeaseRef, query string, args ...any) ([]int64, error) {
 	var done []int64
 	if err := s.db.NewRaw(query, args...).Scan(ctx, &done); err != nil {
-		return nil, fmt.Errorf("%s %d outbox events: %w", op, len(refs), translate(err))
+		return nil, fmt.Errorf("%s %d outbox events: %w", op, len(refs), pgerr.Translate(err))
 	}
 	return lostIDs(refs, done), nil
 }

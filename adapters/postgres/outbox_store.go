@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
+	"github.com/july/template/adapters/postgres/internal/pgerr"
 	"github.com/july/template/core/outbox"
 	"github.com/july/template/core/ports"
 )
@@ -99,7 +100,7 @@ func (s *OutboxStore) Get(ctx context.Context, eventID string) (outbox.Event, er
 	}
 	var row outboxRow
 	if err := s.db.NewSelect().Model(&row).Where("event_id = ?::uuid", eventID).Scan(ctx); err != nil {
-		return outbox.Event{}, fmt.Errorf("get outbox event %s: %w", eventID, translate(err)) // no row: ErrNotFound
+		return outbox.Event{}, fmt.Errorf("get outbox event %s: %w", eventID, pgerr.Translate(err)) // no row: ports.ErrNotFound
 	}
 	return row.toEvent(), nil
 }
@@ -131,7 +132,7 @@ func (s *OutboxStore) List(ctx context.Context, f ports.OutboxFilter) ([]outbox.
 		}
 	}
 	if err := q.Scan(ctx); err != nil {
-		return nil, fmt.Errorf("list outbox events: %w", translate(err))
+		return nil, fmt.Errorf("list outbox events: %w", pgerr.Translate(err))
 	}
 	return toEvents(rows), nil
 }

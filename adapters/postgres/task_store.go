@@ -10,6 +10,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/july/template/adapters/postgres/internal/pgerr"
 	"github.com/july/template/core/lease"
 	"github.com/july/template/core/ports"
 	"github.com/july/template/core/tasks"
@@ -112,7 +113,7 @@ func (s *TaskStore) Create(ctx context.Context, id string, total int64, now time
 	}
 	var row taskRow
 	if err := s.db.NewRaw(taskCreateSQL, s.table, id, total, now, now).Scan(ctx, &row); err != nil {
-		return tasks.Task{}, fmt.Errorf("create task %q: %w", id, translate(err)) // duplicate id: ErrConflict
+		return tasks.Task{}, fmt.Errorf("create task %q: %w", id, pgerr.Translate(err)) // duplicate id: ErrConflict
 	}
 	return row.Task(row.ID), nil
 }
@@ -121,7 +122,7 @@ func (s *TaskStore) Create(ctx context.Context, id string, total int64, now time
 func (s *TaskStore) Get(ctx context.Context, id string) (tasks.Task, error) {
 	var row taskRow
 	if err := s.db.NewRaw(taskSelectSQL, s.table, id).Scan(ctx, &row); err != nil {
-		return tasks.Task{}, fmt.Errorf("get task %q: %w", id, translate(err)) // no row: ErrNotFound
+		return tasks.Task{}, fmt.Errorf("get task %q: %w", id, pgerr.Translate(err)) // no row: ports.ErrNotFound
 	}
 	return row.Task(row.ID), nil
 }
@@ -200,9 +201,9 @@ func (s *TaskStore) RecoverExpired(ctx context.Context, now time.Time, limit int
 	}
 	res, err := s.db.ExecContext(ctx, taskRecoverSQL, s.table, now, limit, s.table, now)
 	if err != nil {
-		return 0, fmt.Errorf("recover expired tasks in %s: %w", s.table, translate(err))
+		return 0, fmt.Errorf("recover expired tasks in %s: %w", s.table, pgerr.Translate(err))
 	}
-	return affected(res)
+	return pgerr.Affected(res)
 }
 
 // write runs one conditional UPDATE ... RETURNING. No row means the
@@ -216,7 +217,7 @@ func (s *TaskStore) write(ctx context.Context, op, id string, rule func(tasks.Ta
 	case errors.Is(err, sql.ErrNoRows):
 		return tasks.Task{}, s.explain(ctx, id, rule)
 	default:
-		return tasks.Task{}, fmt.Errorf("%s task %q: %w", op, id, translate(err))
+		return tasks.Task{}, fmt.Errorf("%s task %q: %w", op, id, pgerr.Translate(err))
 	}
 }
 
