@@ -10,6 +10,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/july/template/adapters/postgres/internal/pgerr"
+	"github.com/july/template/adapters/postgres/pgoutbox"
 	"github.com/july/template/core/ports"
 	"github.com/july/template/core/sysconfig"
 )
@@ -19,20 +20,20 @@ import (
 // update concurrently: per base version exactly one wins.
 type ConfigStore struct {
 	db    *bun.DB
-	audit AuditWriter
+	audit pgoutbox.AuditWriter
 }
 
 var _ ports.ConfigStore = (*ConfigStore)(nil)
 
 // NewConfigStore returns a ConfigStore on db that writes audit records
-// through audit (NewOutboxAuditWriter(AuditConfig{}) by default in the
+// through audit (pgoutbox.NewEventAuditWriter(pgoutbox.AuditConfig{}) by default in the
 // wiring; the audit team's writer once it exists).
-func NewConfigStore(db *bun.DB, audit AuditWriter) (*ConfigStore, error) {
+func NewConfigStore(db *bun.DB, audit pgoutbox.AuditWriter) (*ConfigStore, error) {
 	switch {
 	case db == nil:
 		return nil, errors.New("postgres: NewConfigStore needs a db; pass the *bun.DB from Open")
 	case audit == nil:
-		return nil, errors.New("postgres: NewConfigStore needs an AuditWriter; pass NewOutboxAuditWriter(AuditConfig{})")
+		return nil, errors.New("postgres: NewConfigStore needs an pgoutbox.AuditWriter; pass pgoutbox.NewEventAuditWriter(pgoutbox.AuditConfig{})")
 	}
 	return &ConfigStore{db: db, audit: audit}, nil
 }
@@ -168,7 +169,7 @@ func currentVersion(ctx context.Context, tx bun.Tx, key string) (int64, error) {
 }
 
 // RecordRejected implements ports.ConfigStore: the record is written in its
-// own short transaction through the AuditWriter.
+// own short transaction through the pgoutbox.AuditWriter.
 func (s *ConfigStore) RecordRejected(ctx context.Context, audit ports.AuditRecord) error {
 	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		return s.audit.WriteAudit(ctx, tx, audit)

@@ -11,6 +11,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/july/template/adapters/postgres"
+	"github.com/july/template/adapters/postgres/pgoutbox"
 	"github.com/july/template/contracttests"
 	"github.com/july/template/contracttests/testinfra"
 	"github.com/july/template/core/outbox"
@@ -22,7 +23,7 @@ func TestConfigStore(t *testing.T) {
 
 	contracttests.RunConfigStore(t, func(t *testing.T) contracttests.ConfigStoreFixture {
 		db := testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.Migrate}).Bun
-		audit := &failingAudit{next: postgres.NewOutboxAuditWriter(postgres.AuditConfig{})}
+		audit := &failingAudit{next: pgoutbox.NewEventAuditWriter(pgoutbox.AuditConfig{})}
 		store, err := postgres.NewConfigStore(db, audit)
 		require.NoError(t, err)
 		return contracttests.ConfigStoreFixture{
@@ -41,7 +42,7 @@ func TestConfigStore(t *testing.T) {
 func TestNewConfigStoreValidates(t *testing.T) {
 	t.Parallel()
 
-	_, err := postgres.NewConfigStore(nil, postgres.NewOutboxAuditWriter(postgres.AuditConfig{}))
+	_, err := postgres.NewConfigStore(nil, pgoutbox.NewEventAuditWriter(pgoutbox.AuditConfig{}))
 	require.Error(t, err, "a nil db is refused")
 	_, err = postgres.NewConfigStore(&bun.DB{}, nil)
 	require.Error(t, err, "a nil AuditWriter is refused")
@@ -53,7 +54,7 @@ var errAuditDown = errors.New("audit writer down (test)")
 // failingAudit wraps an AuditWriter and fails its next write once armed,
 // as a broken audit team writer would.
 type failingAudit struct {
-	next     postgres.AuditWriter
+	next     pgoutbox.AuditWriter
 	failNext atomic.Bool
 }
 

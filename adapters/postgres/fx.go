@@ -9,6 +9,7 @@ import (
 	"github.com/uptrace/bun"
 	"go.uber.org/fx"
 
+	"github.com/july/template/adapters/postgres/pgoutbox"
 	"github.com/july/template/core/ports"
 )
 
@@ -16,7 +17,7 @@ import (
 // (fx.Supply(postgres.Config{...})): the *bun.DB (closed on stop) that
 // business code opens its transactions on, ports.OutboxStore (also as
 // ports.OutboxOperatorStore) and
-// ports.ConfigStore on it (audit records through an OutboxAuditWriter),
+// ports.ConfigStore on it (audit records through a pgoutbox.EventAuditWriter),
 // and a "postgres" ports.Probe in ports.ProbeGroup.
 var Module = fx.Module("postgres",
 	fx.Provide(
@@ -61,19 +62,19 @@ func newFxDB(lc fx.Lifecycle, cfg Config) (*bun.DB, error) {
 	return db, nil
 }
 
-func newFxOutboxStore(db *bun.DB) (*OutboxStore, error) {
-	return NewOutboxStore(db, OutboxConfig{})
+func newFxOutboxStore(db *bun.DB) (*pgoutbox.Store, error) {
+	return pgoutbox.NewStore(db, pgoutbox.Config{})
 }
 
 func newFxConfigStore(db *bun.DB) (*ConfigStore, error) {
-	return NewConfigStore(db, NewOutboxAuditWriter(AuditConfig{}))
+	return NewConfigStore(db, pgoutbox.NewEventAuditWriter(pgoutbox.AuditConfig{}))
 }
 
 func newFxProbe(db *bun.DB) ports.Probe {
 	return ports.Probe{Name: "postgres", Check: func(ctx context.Context) error { return Health(ctx, db) }}
 }
 
-func newFxRelayOutbox(lc fx.Lifecycle, cfg Config) (*OutboxStore, error) {
+func newFxRelayOutbox(lc fx.Lifecycle, cfg Config) (*pgoutbox.Store, error) {
 	cfg.RuntimeParams = maps.Clone(cfg.RuntimeParams)
 	if cfg.RuntimeParams == nil {
 		cfg.RuntimeParams = map[string]string{}
@@ -84,7 +85,7 @@ func newFxRelayOutbox(lc fx.Lifecycle, cfg Config) (*OutboxStore, error) {
 		return nil, fmt.Errorf("open the relay's outbox pool: %w", err)
 	}
 	lc.Append(fx.StopHook(db.Close))
-	return NewOutboxStore(db, OutboxConfig{})
+	return pgoutbox.NewStore(db, pgoutbox.Config{})
 }
 
 func startListener(lc fx.Lifecycle, cfg Config, n Notifier, log *slog.Logger) {

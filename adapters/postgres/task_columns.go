@@ -129,3 +129,10 @@ func TaskTableDDL(table string) (string, error) {
 );
 CREATE INDEX %[3]q ON %[1]q (lease_expires_at) WHERE status = 2;`, table, TaskColumnsSQL, table+"_expiring_idx"), nil
 }
+
+func utcOrZero(t time.Time) time.Time {
+	if t.IsZero() {
+		return time.Time{}
+	}
+	return t.UTC()
+}

@@ -130,7 +130,7 @@ func (s *TaskStore) Get(ctx context.Context, id string) (tasks.Task, error) {
 // Claim implements ports.TaskStore.
 func (s *TaskStore) Claim(ctx context.Context, id, owner string, leaseFor time.Duration, now time.Time) (tasks.Task, error) {
 	rule := func(t tasks.Task) (tasks.Task, error) { return t.Claim(owner, now, leaseFor) }
-	if checkLease(owner, leaseFor) != nil {
+	if badLease(owner, leaseFor) {
 		return tasks.Task{}, s.explain(ctx, id, rule) // the rule names the bad argument
 	}
 	return s.write(ctx, "claim", id, rule, taskClaimSQL, s.table, owner, now.Add(leaseFor), now, now, id, now)
@@ -139,7 +139,7 @@ func (s *TaskStore) Claim(ctx context.Context, id, owner string, leaseFor time.D
 // Renew implements ports.TaskStore.
 func (s *TaskStore) Renew(ctx context.Context, id, owner string, token int64, leaseFor time.Duration, now time.Time) error {
 	rule := taskHolder(owner, token, now, func(t tasks.Task) (tasks.Task, error) { return t.Renew(owner, token, now, leaseFor) })
-	if checkLease(owner, leaseFor) != nil {
+	if badLease(owner, leaseFor) {
 		return s.explain(ctx, id, rule)
 	}
 	_, err := s.write(ctx, "renew", id, rule, taskRenewSQL, s.table, now.Add(leaseFor), now, id, owner, token, now)
@@ -248,4 +248,10 @@ func taskHolder(owner string, token int64, now time.Time, rule func(tasks.Task) 
 		}
 		return next, err
 	}
+}
+
+// badLease reports an owner or lease length the core rule refuses with
+// lease.ErrInvalid; explain then returns the rule's error, which names it.
+func badLease(owner string, ttl time.Duration) bool {
+	return owner == "" || ttl <= 0 || ttl > lease.MaxTTL
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/july/template/adapters/http/idemhttp"
 	"github.com/july/template/adapters/http/taskhttp"
 	"github.com/july/template/adapters/postgres"
+	"github.com/july/template/adapters/postgres/pgoutbox"
 	"github.com/july/template/core/idempotency"
 	"github.com/july/template/core/outbox"
 	"github.com/july/template/core/ports"
@@ -181,7 +182,7 @@ func (a *API) create(c echo.Context) error {
 		if err != nil {
 			return fmt.Errorf("build %s event: %w", EventAssignmentRequested, err)
 		}
-		if err := postgres.AppendOutbox(ctx, tx, ev); err != nil {
+		if err := pgoutbox.Append(ctx, tx, ev); err != nil {
 			return err
 		}
 		if body, err = json.Marshal(Created{TaskID: rec.ID}); err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/july/template/adapters/http/httpx"
 	"github.com/july/template/adapters/http/idemhttp"
 	"github.com/july/template/adapters/postgres"
+	"github.com/july/template/adapters/postgres/pgoutbox"
 	"github.com/july/template/core/idempotency"
 	"github.com/july/template/core/outbox"
 )
@@ -61,7 +62,7 @@ func (a *API) create(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		if err := postgres.AppendOutbox(ctx, tx, ev); err != nil {
+		if err := pgoutbox.Append(ctx, tx, ev); err != nil {
 			return err
 		}
 		if resp, err = json.Marshal(orderView(order)); err != nil {

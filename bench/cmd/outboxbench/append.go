@@ -12,7 +12,7 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"github.com/july/template/adapters/postgres"
+	"github.com/july/template/adapters/postgres/pgoutbox"
 	"github.com/july/template/core/outbox"
 )
 
@@ -52,7 +52,7 @@ func plainInsert(ctx context.Context, tx bun.IDB, ev outbox.Event) error {
 }
 
 func appendOne(ctx context.Context, tx bun.IDB, ev outbox.Event) error {
-	return postgres.AppendOutbox(ctx, tx, ev)
+	return pgoutbox.Append(ctx, tx, ev)
 }
 
 func appendBench(ctx context.Context, c common, out io.Writer, n int, workers []int) error {

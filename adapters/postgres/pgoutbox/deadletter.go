@@ -1,4 +1,4 @@
-package postgres
+package pgoutbox
 
 import (
 	"context"
@@ -23,7 +23,7 @@ WHERE event_id = ?::uuid AND status = 3`
 // row of f.EventID becomes Failed with f's code (ConsumerFailedCode unless a
 // valid UPPER_SNAKE_CASE code) and message (made safe and cut to the
 // column). delivered_at stays as history.
-func (s *OutboxStore) MarkConsumerFailed(ctx context.Context, f ports.ConsumerFailure) (bool, error) {
+func (s *Store) MarkConsumerFailed(ctx context.Context, f ports.ConsumerFailure) (bool, error) {
 	eventID, now := f.EventID, f.At
 	if _, err := uuid.Parse(eventID); err != nil {
 		return false, nil // no row can have this id
