@@ -24,6 +24,7 @@ import (
 	"github.com/july/template/adapters/http/idemhttp"
 	"github.com/july/template/adapters/http/taskhttp"
 	"github.com/july/template/adapters/postgres"
+	"github.com/july/template/adapters/postgres/pgidem"
 	"github.com/july/template/adapters/postgres/pgoutbox"
 	"github.com/july/template/core/idempotency"
 	"github.com/july/template/core/outbox"
@@ -155,11 +156,11 @@ func (a *API) create(c echo.Context) error {
 	}
 	rec := &taskRecord{ID: uuid.NewString(), OwnerSubject: p.Subject, FileName: name, FileContent: data, TaskColumns: cols}
 	var (
-		replay *postgres.StoredResult
+		replay *ports.StoredResponse
 		body   []byte
 	)
 	err = a.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		d, stored, err := postgres.InsertIdempotent(ctx, tx, rec, key)
+		d, stored, err := pgidem.Insert(ctx, tx, rec, key)
 		if err != nil {
 			return err
 		}
@@ -188,7 +189,7 @@ func (a *API) create(c echo.Context) error {
 		if body, err = json.Marshal(Created{TaskID: rec.ID}); err != nil {
 			return err
 		}
-		return postgres.SaveIdempotentResponse(ctx, tx, rec, postgres.StoredResult{
+		return pgidem.SaveResponse(ctx, tx, rec, ports.StoredResponse{
 			ResultRef: rec.ID, Status: http.StatusAccepted, Body: body,
 		})
 	})

@@ -6,6 +6,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/july/template/adapters/postgres"
+	"github.com/july/template/adapters/postgres/pgidem"
 )
 
 // TaskTable is the task table's name, as NewTaskStore takes it.
@@ -24,7 +25,7 @@ type taskRecord struct {
 	// object storage after the request and keep the object key here.
 	FileContent []byte `bun:"file_content,type:bytea,notnull"`
 	postgres.TaskColumns
-	postgres.IdempotencyColumns
+	pgidem.Record
 }
 
 // taskHead is a task without its file, for reads by the API.

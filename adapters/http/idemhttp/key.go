@@ -7,7 +7,7 @@ import (
 )
 
 // Key is the validated idempotency key of a request: scope, request id and
-// fingerprint. Pass it to postgres.InsertIdempotent.
+// fingerprint. Pass it to pgidem.Insert.
 type Key = ports.IdempotencyKey
 
 type keyCtxKey struct{}

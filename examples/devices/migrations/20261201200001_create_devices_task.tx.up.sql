@@ -1,7 +1,7 @@
 -- ex_devices_task: one row per device batch-assignment upload. It carries
 -- the five-state task contract columns (postgres.TaskColumnsSQL, with the
 -- constraint names prefixed so this migration owns them alone), the
--- idempotency record of the create command (postgres.IdempotencyColumnsSQL)
+-- idempotency record of the create command (pgidem.ColumnsSQL)
 -- and the uploaded CSV itself. A real service would store an object-storage
 -- key here and keep the bytes out of Postgres; the example keeps them inline
 -- (at most 2 MiB) so it runs without object storage.

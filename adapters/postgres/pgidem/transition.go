@@ -1,4 +1,4 @@
-package postgres
+package pgidem
 
 import (
 	"cmp"
