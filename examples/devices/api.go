@@ -23,9 +23,9 @@ import (
 	"github.com/july/template/adapters/http/httpx"
 	"github.com/july/template/adapters/http/idemhttp"
 	"github.com/july/template/adapters/http/taskhttp"
-	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/adapters/postgres/pgidem"
 	"github.com/july/template/adapters/postgres/pgoutbox"
+	"github.com/july/template/adapters/postgres/pgtasks"
 	"github.com/july/template/core/idempotency"
 	"github.com/july/template/core/outbox"
 	"github.com/july/template/core/ports"
@@ -86,7 +86,7 @@ type FailureItem struct {
 // API serves the device batch-assignment endpoints.
 type API struct {
 	db    *bun.DB
-	store *postgres.TaskStore
+	store *pgtasks.Store
 	clock ports.Clock
 	idem  echo.MiddlewareFunc
 }
@@ -97,7 +97,7 @@ func NewAPI(db *bun.DB, clock ports.Clock, guard ports.Guard, log *slog.Logger) 
 	if db == nil || clock == nil {
 		return nil, errors.New("devices: NewAPI needs a db and a clock")
 	}
-	store, err := postgres.NewTaskStore(db, TaskTable)
+	store, err := pgtasks.NewStore(db, TaskTable)
 	if err != nil {
 		return nil, err
 	}
@@ -150,11 +150,11 @@ func (a *API) create(c echo.Context) error {
 		return err
 	}
 	now := a.clock.Now().UTC()
-	cols, err := postgres.NewTaskColumns(0, now) // total is set by the worker once it parsed the file
+	cols, err := pgtasks.NewColumns(0, now) // total is set by the worker once it parsed the file
 	if err != nil {
 		return err
 	}
-	rec := &taskRecord{ID: uuid.NewString(), OwnerSubject: p.Subject, FileName: name, FileContent: data, TaskColumns: cols}
+	rec := &taskRecord{ID: uuid.NewString(), OwnerSubject: p.Subject, FileName: name, FileContent: data, Columns: cols}
 	var (
 		replay *ports.StoredResponse
 		body   []byte

@@ -5,8 +5,8 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/adapters/postgres/pgidem"
+	"github.com/july/template/adapters/postgres/pgtasks"
 )
 
 // TaskTable is the task table's name, as NewTaskStore takes it.
@@ -24,7 +24,7 @@ type taskRecord struct {
 	// FileContent is the uploaded CSV. A real service would upload it to
 	// object storage after the request and keep the object key here.
 	FileContent []byte `bun:"file_content,type:bytea,notnull"`
-	postgres.TaskColumns
+	pgtasks.Columns
 	pgidem.Record
 }
 
@@ -34,7 +34,7 @@ type taskHead struct {
 
 	ID           string `bun:"id,pk"`
 	OwnerSubject string `bun:"owner_subject"`
-	postgres.TaskColumns
+	pgtasks.Columns
 }
 
 // failureRecord is one row that could not be applied.
