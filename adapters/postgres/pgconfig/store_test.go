@@ -1,4 +1,4 @@
-package postgres_test
+package pgconfig_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/july/template/adapters/postgres"
+	"github.com/july/template/adapters/postgres/pgconfig"
 	"github.com/july/template/adapters/postgres/pgoutbox"
 	"github.com/july/template/contracttests"
 	"github.com/july/template/contracttests/testinfra"
@@ -24,14 +25,14 @@ func TestConfigStore(t *testing.T) {
 	contracttests.RunConfigStore(t, func(t *testing.T) contracttests.ConfigStoreFixture {
 		db := testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.Migrate}).Bun
 		audit := &failingAudit{next: pgoutbox.NewEventAuditWriter(pgoutbox.AuditConfig{})}
-		store, err := postgres.NewConfigStore(db, audit)
+		store, err := pgconfig.NewStore(db, audit)
 		require.NoError(t, err)
 		return contracttests.ConfigStoreFixture{
 			Store:         store,
 			Audits:        func(t *testing.T) []ports.AuditRecord { return auditEvents(t, db) },
 			FailNextAudit: func() { audit.failNext.Store(true) },
 			Outage: func(t *testing.T, _ ports.ConfigStore) (ports.ConfigStore, func()) {
-				down, err := postgres.NewConfigStore(testinfra.UnreachableDB(t), audit)
+				down, err := pgconfig.NewStore(testinfra.UnreachableDB(t), audit)
 				require.NoError(t, err)
 				return down, func() {}
 			},
@@ -39,12 +40,12 @@ func TestConfigStore(t *testing.T) {
 	})
 }
 
-func TestNewConfigStoreValidates(t *testing.T) {
+func TestNewStoreValidates(t *testing.T) {
 	t.Parallel()
 
-	_, err := postgres.NewConfigStore(nil, pgoutbox.NewEventAuditWriter(pgoutbox.AuditConfig{}))
+	_, err := pgconfig.NewStore(nil, pgoutbox.NewEventAuditWriter(pgoutbox.AuditConfig{}))
 	require.Error(t, err, "a nil db is refused")
-	_, err = postgres.NewConfigStore(&bun.DB{}, nil)
+	_, err = pgconfig.NewStore(&bun.DB{}, nil)
 	require.Error(t, err, "a nil AuditWriter is refused")
 }
 
