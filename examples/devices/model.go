@@ -9,7 +9,7 @@ import (
 	"github.com/july/template/adapters/postgres/pgtasks"
 )
 
-// TaskTable is the task table's name, as NewTaskStore takes it.
+// TaskTable is the task table's name, as pgtasks.NewStore takes it.
 const TaskTable = "ex_devices_task"
 
 // taskRecord is the row the create handler inserts: the upload, its owner,

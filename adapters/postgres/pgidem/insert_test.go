@@ -92,7 +92,7 @@ func countOrders(t *testing.T, db *bun.DB) int64 {
 	return n
 }
 
-func TestInsertIdempotentDecisions(t *testing.T) {
+func TestInsertDecisions(t *testing.T) {
 	t.Parallel()
 	db := newOrdersDB(t)
 	ctx := t.Context()
@@ -120,7 +120,7 @@ func TestInsertIdempotentDecisions(t *testing.T) {
 	require.EqualValues(t, 2, countOrders(t, db))
 }
 
-func TestInsertIdempotentCommittedWithoutResponseIsInProgress(t *testing.T) {
+func TestInsertCommittedWithoutResponseIsInProgress(t *testing.T) {
 	t.Parallel()
 	db := newOrdersDB(t)
 	key := idemKey(t, "user-1", "req-00000002", `{"amount":1}`)
@@ -138,7 +138,7 @@ func TestInsertIdempotentCommittedWithoutResponseIsInProgress(t *testing.T) {
 	require.ErrorIs(t, err, idempotency.ErrKeyReused, "rule: a different fingerprint is reused even while in progress")
 }
 
-func TestInsertIdempotentRejectsBadInput(t *testing.T) {
+func TestInsertRejectsBadInput(t *testing.T) {
 	t.Parallel()
 	db := newOrdersDB(t)
 	good := idemKey(t, "user-1", "req-00000003", `{}`)
@@ -163,7 +163,7 @@ func TestInsertIdempotentRejectsBadInput(t *testing.T) {
 	require.EqualValues(t, 0, countOrders(t, db))
 }
 
-func TestInsertIdempotentWithoutConstraintFailsLoudly(t *testing.T) {
+func TestInsertWithoutConstraintFailsLoudly(t *testing.T) {
 	t.Parallel()
 	db := testinfra.NewDB(t, testinfra.DBOpts{}).Bun
 	_, err := db.ExecContext(t.Context(), `CREATE TABLE orders (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -176,7 +176,7 @@ func TestInsertIdempotentWithoutConstraintFailsLoudly(t *testing.T) {
 
 // The unique constraint, not a check-then-insert, decides between
 // concurrent first requests: exactly one inserts, the others replay it.
-func TestInsertIdempotentConcurrentFirstRequestsCreateOneRow(t *testing.T) {
+func TestInsertConcurrentFirstRequestsCreateOneRow(t *testing.T) {
 	t.Parallel()
 	db := newOrdersDB(t)
 	key := idemKey(t, "user-1", "req-00000005", `{"amount":5}`)
@@ -210,7 +210,7 @@ func TestInsertIdempotentConcurrentFirstRequestsCreateOneRow(t *testing.T) {
 
 // The stored response is bytea: a replay gets the saved bytes and
 // Content-Type back unchanged, JSON or not.
-func TestSaveIdempotentResponseKeepsExactBytes(t *testing.T) {
+func TestSaveResponseKeepsExactBytes(t *testing.T) {
 	t.Parallel()
 	db := newOrdersDB(t)
 	tests := []struct {
@@ -246,7 +246,7 @@ func TestSaveIdempotentResponseKeepsExactBytes(t *testing.T) {
 	}
 }
 
-func TestSaveIdempotentResponseRejectsLongContentType(t *testing.T) {
+func TestSaveResponseRejectsLongContentType(t *testing.T) {
 	t.Parallel()
 	db := newOrdersDB(t)
 	o := &idemOrder{AmountCents: 1}

@@ -17,7 +17,7 @@ import (
 	"github.com/july/template/core/ports"
 )
 
-func TestOutboxAuditWriter(t *testing.T) {
+func TestEventAuditWriter(t *testing.T) {
 	t.Parallel()
 
 	now := time.Date(2030, 5, 6, 7, 8, 9, 0, time.UTC)

@@ -28,7 +28,7 @@ func benchEvents(b *testing.B, n int) []outbox.Event {
 }
 
 // BenchmarkAppendOutbox is one business transaction appending one event.
-func BenchmarkAppendOutbox(b *testing.B) {
+func BenchmarkAppend(b *testing.B) {
 	db := testinfra.NewDB(b, testinfra.DBOpts{Migrate: postgres.Migrate}).Bun
 	evs := benchEvents(b, b.N)
 	ctx := context.Background()

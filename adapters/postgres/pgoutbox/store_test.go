@@ -38,7 +38,7 @@ func TestOutboxStore(t *testing.T) {
 	})
 }
 
-func TestNewOutboxStoreConfig(t *testing.T) {
+func TestNewStoreConfig(t *testing.T) {
 	t.Parallel()
 
 	db := bun.IDB(&bun.DB{})
@@ -53,13 +53,13 @@ func TestNewOutboxStoreConfig(t *testing.T) {
 		{"NegativeSweepLimit", pgoutbox.Config{SweepLimit: -5}, false},
 	} {
 		_, err := pgoutbox.NewStore(db, tc.cfg)
-		require.Equal(t, tc.ok, err == nil, "%s: NewOutboxStore(%+v) err=%v", tc.name, tc.cfg, err)
+		require.Equal(t, tc.ok, err == nil, "%s: NewStore(%+v) err=%v", tc.name, tc.cfg, err)
 	}
 	_, err := pgoutbox.NewStore(nil, pgoutbox.Config{})
 	require.Error(t, err, "a nil db must be refused")
 }
 
-func TestAppendOutboxInBusinessTx(t *testing.T) {
+func TestAppendInBusinessTx(t *testing.T) {
 	t.Parallel()
 
 	type testBundle struct {

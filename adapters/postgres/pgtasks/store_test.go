@@ -27,7 +27,7 @@ func newTaskTable(t *testing.T, table string) *bun.DB {
 	return db
 }
 
-func TestTaskStoreContract(t *testing.T) {
+func TestStoreContract(t *testing.T) {
 	t.Parallel()
 
 	caps := contracttests.TaskCaps{
@@ -45,7 +45,7 @@ func TestTaskStoreContract(t *testing.T) {
 	})
 }
 
-func TestTaskStoreRefusesBadTableNames(t *testing.T) {
+func TestStoreRefusesBadTableNames(t *testing.T) {
 	t.Parallel()
 
 	db := bun.IDB(&bun.DB{})
@@ -53,7 +53,7 @@ func TestTaskStoreRefusesBadTableNames(t *testing.T) {
 		_, err := pgtasks.NewStore(db, name)
 		require.Error(t, err, "NewStore(%q) must be refused", name)
 		_, err = pgtasks.TableDDL(name)
-		require.Error(t, err, "TaskTableDDL(%q) must be refused", name)
+		require.Error(t, err, "TableDDL(%q) must be refused", name)
 	}
 	_, err := pgtasks.NewStore(db, "order") // a reserved word works: the name is quoted
 	require.NoError(t, err)
@@ -84,9 +84,9 @@ func TestTaskTableChecksRejectInvalidRows(t *testing.T) {
 	require.NoError(t, err, "completed with every item decided is valid")
 }
 
-// TestTaskColumnsEmbed shows the business path: its own model embeds
+// TestColumnsEmbed shows the business path: its own model embeds
 // TaskColumns, inserts the row in its transaction, and the store takes over.
-func TestTaskColumnsEmbed(t *testing.T) {
+func TestColumnsEmbed(t *testing.T) {
 	t.Parallel()
 
 	type exportTask struct {

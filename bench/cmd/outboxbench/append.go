@@ -102,7 +102,7 @@ func appendBench(ctx context.Context, c common, out io.Writer, n int, workers []
 	}
 
 	fmt.Fprintf(out, "### append: one event per business transaction, %d transactions per run, median of %d runs\n\n", n, c.runs)
-	fmt.Fprintln(out, "| writers | AppendOutbox tx/s | plain INSERT tx/s | ratio | ratio per run | target |")
+	fmt.Fprintln(out, "| writers | Append tx/s | plain INSERT tx/s | ratio | ratio per run | target |")
 	fmt.Fprintln(out, "|---:|---:|---:|---:|---|---|")
 	for _, w := range workers {
 		r := median(ratios[w])

@@ -43,7 +43,7 @@ func newEvents(n int, now time.Time) ([]outbox.Event, error) {
 	return evs, nil
 }
 
-// prefill appends evs through AppendOutbox, chunk events per statement,
+// prefill appends evs through pgoutbox.Append, chunk events per statement,
 // then refreshes the planner statistics as a steady table would have them.
 func prefill(ctx context.Context, db *bun.DB, evs []outbox.Event, chunk int) error {
 	for i := 0; i < len(evs); i += chunk {
