@@ -31,7 +31,7 @@ const (
 	maxListLimit     = 500
 )
 
-// Config configures an Store. The zero value is valid.
+// Config configures a Store. The zero value is valid.
 type Config struct {
 	// ClaimLimit caps the rows one Claim takes; a larger ClaimParams.Limit
 	// is lowered to it. Default: DefaultClaimLimit. Range 1..MaxLimit.
@@ -72,7 +72,7 @@ type Store struct {
 
 var _ ports.OutboxStore = (*Store)(nil)
 
-// NewStore returns an Store that reads and writes through db
+// NewStore returns a Store that reads and writes through db
 // (a *bun.DB pool, or a bun.Tx to run every call inside one transaction).
 // It returns an error for an out-of-range config.
 func NewStore(db bun.IDB, cfg Config) (*Store, error) {
