@@ -12,6 +12,7 @@ import (
 
 	"github.com/july/template/adapters/memory"
 	"github.com/july/template/adapters/postgres"
+	"github.com/july/template/adapters/postgres/pgoutbox"
 	"github.com/july/template/contracttests"
 	"github.com/july/template/contracttests/testinfra"
 	"github.com/july/template/core/ports"
@@ -35,12 +36,12 @@ func TestBroken(t *testing.T) {
 		})
 	case "postgres-outbox-complete-without-lease":
 		caps := contracttests.OutboxCaps{Outage: func(t *testing.T, _ ports.OutboxStore) (ports.OutboxStore, func()) {
-			down, err := postgres.NewOutboxStore(testinfra.UnreachableDB(t), postgres.OutboxConfig{})
+			down, err := pgoutbox.NewStore(testinfra.UnreachableDB(t), pgoutbox.Config{})
 			require.NoError(t, err)
 			return &stealingStore{OutboxStore: down}, func() {}
 		}}
 		contracttests.RunOutboxStore(t, caps, func(t *testing.T) ports.OutboxStore {
-			store, err := postgres.NewOutboxStore(testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.Migrate}).Bun, postgres.OutboxConfig{})
+			store, err := pgoutbox.NewStore(testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.Migrate}).Bun, pgoutbox.Config{})
 			require.NoError(t, err)
 			return &stealingStore{OutboxStore: store}
 		})

@@ -9,14 +9,16 @@ import (
 	"github.com/uptrace/bun"
 	"go.uber.org/fx"
 
+	"github.com/july/template/adapters/postgres/pgconfig"
+	"github.com/july/template/adapters/postgres/pgoutbox"
 	"github.com/july/template/core/ports"
 )
 
 // Module provides, from the Config the app supplies
 // (fx.Supply(postgres.Config{...})): the *bun.DB (closed on stop) that
-// business code opens its transactions on, ports.OutboxStore (also as
-// ports.OutboxOperatorStore) and
-// ports.ConfigStore on it (audit records through an OutboxAuditWriter),
+// business code opens its transactions on; on it a pgoutbox.Store as
+// ports.OutboxStore and ports.OutboxOperatorStore, and a pgconfig.Store as
+// ports.ConfigStore (audit records through a pgoutbox.EventAuditWriter);
 // and a "postgres" ports.Probe in ports.ProbeGroup.
 var Module = fx.Module("postgres",
 	fx.Provide(
@@ -44,9 +46,10 @@ var relayParams = map[string]string{"application_name": "outbox-relay", "synchro
 type Notifier interface{ Notify() }
 
 // RelayModule adds what the relay binary needs on top of Module: a
-// ports.OutboxStore (also as ports.OutboxOperatorStore) named RelayOutboxName on a pool of its own with
-// asynchronous commit (see relayParams), and a Listener on OutboxChannel
-// that wakes the graph's Notifier, started and stopped with the app.
+// pgoutbox.Store as ports.OutboxStore and ports.OutboxOperatorStore, named
+// RelayOutboxName, on a pool of its own with asynchronous commit (see
+// relayParams), and a Listener on OutboxChannel that wakes the graph's
+// Notifier, started and stopped with the app.
 var RelayModule = fx.Module("postgres-relay",
 	fx.Provide(fx.Annotate(newFxRelayOutbox, fx.ResultTags(RelayOutboxName), fx.As(new(ports.OutboxStore)), fx.As(new(ports.OutboxOperatorStore)))),
 	fx.Invoke(startListener),
@@ -61,19 +64,19 @@ func newFxDB(lc fx.Lifecycle, cfg Config) (*bun.DB, error) {
 	return db, nil
 }
 
-func newFxOutboxStore(db *bun.DB) (*OutboxStore, error) {
-	return NewOutboxStore(db, OutboxConfig{})
+func newFxOutboxStore(db *bun.DB) (*pgoutbox.Store, error) {
+	return pgoutbox.NewStore(db, pgoutbox.Config{})
 }
 
-func newFxConfigStore(db *bun.DB) (*ConfigStore, error) {
-	return NewConfigStore(db, NewOutboxAuditWriter(AuditConfig{}))
+func newFxConfigStore(db *bun.DB) (*pgconfig.Store, error) {
+	return pgconfig.NewStore(db, pgoutbox.NewEventAuditWriter(pgoutbox.AuditConfig{}))
 }
 
 func newFxProbe(db *bun.DB) ports.Probe {
 	return ports.Probe{Name: "postgres", Check: func(ctx context.Context) error { return Health(ctx, db) }}
 }
 
-func newFxRelayOutbox(lc fx.Lifecycle, cfg Config) (*OutboxStore, error) {
+func newFxRelayOutbox(lc fx.Lifecycle, cfg Config) (*pgoutbox.Store, error) {
 	cfg.RuntimeParams = maps.Clone(cfg.RuntimeParams)
 	if cfg.RuntimeParams == nil {
 		cfg.RuntimeParams = map[string]string{}
@@ -84,7 +87,7 @@ func newFxRelayOutbox(lc fx.Lifecycle, cfg Config) (*OutboxStore, error) {
 		return nil, fmt.Errorf("open the relay's outbox pool: %w", err)
 	}
 	lc.Append(fx.StopHook(db.Close))
-	return NewOutboxStore(db, OutboxConfig{})
+	return pgoutbox.NewStore(db, pgoutbox.Config{})
 }
 
 func startListener(lc fx.Lifecycle, cfg Config, n Notifier, log *slog.Logger) {

@@ -2,16 +2,9 @@ package postgres_test
 
 import (
 	"context"
-	"database/sql"
-	"database/sql/driver"
-	"errors"
-	"fmt"
-	"net"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/stretchr/testify/require"
 	"github.com/uptrace/bun"
@@ -20,7 +13,6 @@ import (
 
 	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/contracttests/testinfra"
-	"github.com/july/template/core/ports"
 )
 
 func TestOpenAndHealth(t *testing.T) {
@@ -87,47 +79,4 @@ func TestOutboxInsertNotifies(t *testing.T) {
 		return err
 	}))
 	require.Equal(t, "outbox_event", channel, "an insert must wake LISTENing relays")
-}
-
-func TestTranslate(t *testing.T) {
-	t.Parallel()
-
-	tests := []struct {
-		in   error
-		want error
-	}{
-		{sql.ErrNoRows, ports.ErrNotFound},
-		{fmt.Errorf("scan: %w", sql.ErrNoRows), postgres.ErrNotFound},
-		{&pgconn.PgError{Code: "23505", ConstraintName: "uq_x"}, postgres.ErrConflict},
-	}
-	for _, tt := range tests {
-		require.ErrorIs(t, postgres.Translate(tt.in), tt.want, "input %v", tt.in)
-	}
-	other := errors.New("boom")
-	require.Equal(t, other, postgres.Translate(other))
-	require.NoError(t, postgres.Translate(nil))
-	require.Contains(t, postgres.Translate(&pgconn.PgError{Code: "23505", ConstraintName: "uq_x"}).Error(), "uq_x")
-}
-
-func TestTranslateConnectionFailuresAreUnavailable(t *testing.T) {
-	t.Parallel()
-
-	var real error
-	_, real = testinfra.UnreachableDB(t).ExecContext(t.Context(), "SELECT 1")
-	require.Error(t, real, "a query on an unreachable server")
-	for _, in := range []error{
-		real,
-		&net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED},
-		fmt.Errorf("begin: %w", driver.ErrBadConn),
-		&pgconn.PgError{Code: "08006"},
-		&pgconn.PgError{Code: "57P01"},
-		errors.New("dial tcp 10.0.0.1:5432: connect: connection refused"),
-	} {
-		got := postgres.Translate(in)
-		require.ErrorIs(t, got, ports.ErrUnavailable, "input %v", in)
-		require.ErrorIs(t, got, in, "the original error stays wrapped: %v", in)
-		require.NotErrorIs(t, got, ports.ErrNotFound, "input %v", in)
-		require.Equal(t, got, postgres.Translate(got), "translating twice changes nothing: %v", in)
-	}
-	require.NotErrorIs(t, postgres.Translate(&pgconn.PgError{Code: "23514"}), ports.ErrUnavailable, "a check violation is not an outage")
 }

@@ -9,7 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/july/template/adapters/http/apitest"
-	"github.com/july/template/adapters/postgres"
+	"github.com/july/template/adapters/postgres/pgconfig"
+	"github.com/july/template/adapters/postgres/pgoutbox"
 	"github.com/july/template/contracttests/testinfra"
 	"github.com/july/template/core/configsvc"
 	"github.com/july/template/core/ports"
@@ -23,7 +24,7 @@ func TestAccessLogBodyCapComesFromSystemConfig(t *testing.T) {
 	t.Parallel()
 
 	a := startAPI(t, appOpts{seed: func(t *testing.T, db *testinfra.DB) {
-		store, err := postgres.NewConfigStore(db.Bun, postgres.NewOutboxAuditWriter(postgres.AuditConfig{}))
+		store, err := pgconfig.NewStore(db.Bun, pgoutbox.NewEventAuditWriter(pgoutbox.AuditConfig{}))
 		require.NoError(t, err)
 		reg := sysconfig.NewRegistry()
 		require.NoError(t, configsvc.RegisterTemplateKeys(reg))

@@ -32,6 +32,7 @@ import (
 
 	"github.com/july/template/adapters/asynq/queue"
 	"github.com/july/template/adapters/postgres"
+	"github.com/july/template/adapters/postgres/pgoutbox"
 	"github.com/july/template/contracttests/testinfra"
 	"github.com/july/template/core/outbox"
 	"github.com/july/template/examples"
@@ -77,7 +78,7 @@ const orderCreatedType = "order.created"
 type world struct {
 	t        *testing.T
 	db       *testinfra.DB
-	store    *postgres.OutboxStore
+	store    *pgoutbox.Store
 	redisURL string
 	queue    string
 	cons     *consumer
@@ -101,7 +102,7 @@ func newWorld(t *testing.T, redisURL string) *world {
 		_, err := db.Bun.ExecContext(t.Context(), ddl)
 		require.NoError(t, err, "create business table: %s", ddl)
 	}
-	store, err := postgres.NewOutboxStore(db.Bun, postgres.OutboxConfig{})
+	store, err := pgoutbox.NewStore(db.Bun, pgoutbox.Config{})
 	require.NoError(t, err)
 	w := &world{t: t, db: db, store: store, redisURL: redisURL, queue: r.QueueName("e2e")}
 	t.Cleanup(func() { deleteQueue(t, redisURL, w.queue) })
@@ -160,7 +161,7 @@ func (w *world) placeOrders(ctx context.Context, db bun.IDB, reqID, corrID strin
 		}
 		ids[i], evs[i] = ev.EventID, ev
 	}
-	if err := postgres.AppendOutbox(ctx, db, evs...); err != nil {
+	if err := pgoutbox.Append(ctx, db, evs...); err != nil {
 		return nil, err
 	}
 	return ids, nil

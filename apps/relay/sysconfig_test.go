@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/july/template/adapters/postgres"
+	"github.com/july/template/adapters/postgres/pgconfig"
+	"github.com/july/template/adapters/postgres/pgoutbox"
 	"github.com/july/template/contracttests/testinfra"
 	"github.com/july/template/core/configsvc"
 	"github.com/july/template/core/ports"
@@ -20,7 +22,7 @@ func TestTuningComesFromSystemConfigUnlessPinned(t *testing.T) {
 	t.Parallel()
 
 	db := testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.Migrate})
-	store, err := postgres.NewConfigStore(db.Bun, postgres.NewOutboxAuditWriter(postgres.AuditConfig{}))
+	store, err := pgconfig.NewStore(db.Bun, pgoutbox.NewEventAuditWriter(pgoutbox.AuditConfig{}))
 	require.NoError(t, err)
 	log := slog.New(slog.DiscardHandler)
 	svc, err := newConfigService(store, ports.SystemClock, log)

@@ -5,7 +5,7 @@ import "time"
 // AuditRecord is one auditable action, in the shape the audit team's model
 // accepts. The durable audit model belongs to that team; this foundation
 // only guarantees the record is written in the same transaction as the
-// change it describes (see postgres.AuditWriter for the transaction seam).
+// change it describes (see pgoutbox.AuditWriter for the transaction seam).
 // Values in Before/After are already masked.
 type AuditRecord struct {
 	Action        string // e.g. "config.update", "outbox.replay"

@@ -8,7 +8,7 @@ import (
 )
 
 // OutboxWriter appends events. Business code does not use it: it calls the
-// adapter's transaction-bound function (postgres.AppendOutbox with its own
+// adapter's transaction-bound function (pgoutbox.Append with its own
 // bun.Tx) so the event commits with the business fact. OutboxWriter exists
 // for tools and tests that have no business transaction.
 type OutboxWriter interface {

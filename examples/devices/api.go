@@ -23,7 +23,9 @@ import (
 	"github.com/july/template/adapters/http/httpx"
 	"github.com/july/template/adapters/http/idemhttp"
 	"github.com/july/template/adapters/http/taskhttp"
-	"github.com/july/template/adapters/postgres"
+	"github.com/july/template/adapters/postgres/pgidem"
+	"github.com/july/template/adapters/postgres/pgoutbox"
+	"github.com/july/template/adapters/postgres/pgtasks"
 	"github.com/july/template/core/idempotency"
 	"github.com/july/template/core/outbox"
 	"github.com/july/template/core/ports"
@@ -84,7 +86,7 @@ type FailureItem struct {
 // API serves the device batch-assignment endpoints.
 type API struct {
 	db    *bun.DB
-	store *postgres.TaskStore
+	store *pgtasks.Store
 	clock ports.Clock
 	idem  echo.MiddlewareFunc
 }
@@ -95,7 +97,7 @@ func NewAPI(db *bun.DB, clock ports.Clock, guard ports.Guard, log *slog.Logger) 
 	if db == nil || clock == nil {
 		return nil, errors.New("devices: NewAPI needs a db and a clock")
 	}
-	store, err := postgres.NewTaskStore(db, TaskTable)
+	store, err := pgtasks.NewStore(db, TaskTable)
 	if err != nil {
 		return nil, err
 	}
@@ -148,17 +150,17 @@ func (a *API) create(c echo.Context) error {
 		return err
 	}
 	now := a.clock.Now().UTC()
-	cols, err := postgres.NewTaskColumns(0, now) // total is set by the worker once it parsed the file
+	cols, err := pgtasks.NewColumns(0, now) // total is set by the worker once it parsed the file
 	if err != nil {
 		return err
 	}
-	rec := &taskRecord{ID: uuid.NewString(), OwnerSubject: p.Subject, FileName: name, FileContent: data, TaskColumns: cols}
+	rec := &taskRecord{ID: uuid.NewString(), OwnerSubject: p.Subject, FileName: name, FileContent: data, Columns: cols}
 	var (
-		replay *postgres.StoredResult
+		replay *ports.StoredResponse
 		body   []byte
 	)
 	err = a.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		d, stored, err := postgres.InsertIdempotent(ctx, tx, rec, key)
+		d, stored, err := pgidem.Insert(ctx, tx, rec, key)
 		if err != nil {
 			return err
 		}
@@ -181,13 +183,13 @@ func (a *API) create(c echo.Context) error {
 		if err != nil {
 			return fmt.Errorf("build %s event: %w", EventAssignmentRequested, err)
 		}
-		if err := postgres.AppendOutbox(ctx, tx, ev); err != nil {
+		if err := pgoutbox.Append(ctx, tx, ev); err != nil {
 			return err
 		}
 		if body, err = json.Marshal(Created{TaskID: rec.ID}); err != nil {
 			return err
 		}
-		return postgres.SaveIdempotentResponse(ctx, tx, rec, postgres.StoredResult{
+		return pgidem.SaveResponse(ctx, tx, rec, ports.StoredResponse{
 			ResultRef: rec.ID, Status: http.StatusAccepted, Body: body,
 		})
 	})

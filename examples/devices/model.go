@@ -5,10 +5,11 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"github.com/july/template/adapters/postgres"
+	"github.com/july/template/adapters/postgres/pgidem"
+	"github.com/july/template/adapters/postgres/pgtasks"
 )
 
-// TaskTable is the task table's name, as NewTaskStore takes it.
+// TaskTable is the task table's name, as pgtasks.NewStore takes it.
 const TaskTable = "ex_devices_task"
 
 // taskRecord is the row the create handler inserts: the upload, its owner,
@@ -23,8 +24,8 @@ type taskRecord struct {
 	// FileContent is the uploaded CSV. A real service would upload it to
 	// object storage after the request and keep the object key here.
 	FileContent []byte `bun:"file_content,type:bytea,notnull"`
-	postgres.TaskColumns
-	postgres.IdempotencyColumns
+	pgtasks.Columns
+	pgidem.Record
 }
 
 // taskHead is a task without its file, for reads by the API.
@@ -33,7 +34,7 @@ type taskHead struct {
 
 	ID           string `bun:"id,pk"`
 	OwnerSubject string `bun:"owner_subject"`
-	postgres.TaskColumns
+	pgtasks.Columns
 }
 
 // failureRecord is one row that could not be applied.

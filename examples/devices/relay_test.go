@@ -10,7 +10,7 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/july/template/adapters/asynq/queue"
-	"github.com/july/template/adapters/postgres"
+	"github.com/july/template/adapters/postgres/pgoutbox"
 	"github.com/july/template/core/ports"
 	"github.com/july/template/core/relay"
 	"github.com/july/template/core/tasks"
@@ -34,7 +34,7 @@ func relayOptions(t *testing.T, v *env) fx.Option {
 		queue.RunWorker,
 		devices.RelayModule,
 		fx.Invoke(func(lc fx.Lifecycle, db *bun.DB, pub ports.Publisher, clock ports.Clock) error {
-			store, err := postgres.NewOutboxStore(db, postgres.OutboxConfig{})
+			store, err := pgoutbox.NewStore(db, pgoutbox.Config{})
 			if err != nil {
 				return err
 			}

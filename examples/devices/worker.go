@@ -14,7 +14,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/july/template/adapters/asynq/queue"
-	"github.com/july/template/adapters/postgres"
+	"github.com/july/template/adapters/postgres/pgtasks"
 	"github.com/july/template/core/lease"
 	"github.com/july/template/core/outbox"
 	"github.com/july/template/core/ports"
@@ -52,7 +52,7 @@ type WorkerConfig struct {
 // every row is decided exactly once.
 type Worker struct {
 	db    *bun.DB
-	store *postgres.TaskStore
+	store *pgtasks.Store
 	clock ports.Clock
 	cfg   WorkerConfig
 
@@ -66,7 +66,7 @@ func NewWorker(db *bun.DB, clock ports.Clock, cfg WorkerConfig) (*Worker, error)
 	if db == nil || clock == nil {
 		return nil, errors.New("devices: NewWorker needs a db and a clock")
 	}
-	store, err := postgres.NewTaskStore(db, TaskTable)
+	store, err := pgtasks.NewStore(db, TaskTable)
 	if err != nil {
 		return nil, err
 	}
@@ -208,7 +208,7 @@ func (r *run) setTotal(ctx context.Context, total int64) error {
 // the progress record (see Worker).
 func (r *run) applyChunk(ctx context.Context, rows []row) error {
 	return r.w.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		ts, err := postgres.NewTaskStore(tx, TaskTable)
+		ts, err := pgtasks.NewStore(tx, TaskTable)
 		if err != nil {
 			return err
 		}

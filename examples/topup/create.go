@@ -14,9 +14,11 @@ import (
 
 	"github.com/july/template/adapters/http/httpx"
 	"github.com/july/template/adapters/http/idemhttp"
-	"github.com/july/template/adapters/postgres"
+	"github.com/july/template/adapters/postgres/pgidem"
+	"github.com/july/template/adapters/postgres/pgoutbox"
 	"github.com/july/template/core/idempotency"
 	"github.com/july/template/core/outbox"
+	"github.com/july/template/core/ports"
 )
 
 // create is POST /api/v1/topups. The idempotency middleware has validated
@@ -45,11 +47,11 @@ func (a *API) create(c echo.Context) error {
 	}
 	order.PayURL = a.links.URL(order.ID)
 	var (
-		replay *postgres.StoredResult
+		replay *ports.StoredResponse
 		resp   []byte
 	)
 	err = a.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		d, stored, err := postgres.InsertIdempotent(ctx, tx, order, key)
+		d, stored, err := pgidem.Insert(ctx, tx, order, key)
 		if err != nil {
 			return err // ErrKeyReused 422, ErrInProgress 409 (idemhttp.MapError)
 		}
@@ -61,13 +63,13 @@ func (a *API) create(c echo.Context) error {
 		if err != nil {
 			return err
 		}
-		if err := postgres.AppendOutbox(ctx, tx, ev); err != nil {
+		if err := pgoutbox.Append(ctx, tx, ev); err != nil {
 			return err
 		}
 		if resp, err = json.Marshal(orderView(order)); err != nil {
 			return err
 		}
-		return postgres.SaveIdempotentResponse(ctx, tx, order, postgres.StoredResult{
+		return pgidem.SaveResponse(ctx, tx, order, ports.StoredResponse{
 			ResultRef: order.ID, Status: http.StatusCreated, Body: resp,
 		})
 	})

@@ -11,7 +11,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/july/template/adapters/asynq/queue"
-	"github.com/july/template/adapters/postgres"
+	"github.com/july/template/adapters/postgres/pgidem"
 	"github.com/july/template/core/idempotency"
 	"github.com/july/template/core/outbox"
 	"github.com/july/template/core/ports"
@@ -95,7 +95,7 @@ func (c *Crediter) Credit(ctx context.Context, env outbox.Envelope, p Created) e
 		if err != nil {
 			return err
 		}
-		err = postgres.Transition(ctx, tx, postgres.TransitionParams{
+		err = pgidem.Transition(ctx, tx, pgidem.TransitionParams{
 			Table: tableOrder, ID: o.ID, From: int16(StatusCreated), To: int16(StatusCredited),
 			Set: map[string]any{"updated_at": now}, Allowed: allowed,
 		})
@@ -129,7 +129,7 @@ func (c *Crediter) addToWallet(ctx context.Context, tx bun.Tx, log *slog.Logger,
 		if err != nil {
 			return 0, fmt.Errorf("topup: read wallet: %w", err)
 		}
-		next, err := postgres.UpdateVersioned(ctx, tx, postgres.VersionedParams{
+		next, err := pgidem.UpdateVersioned(ctx, tx, pgidem.VersionedParams{
 			Table: tableWallet, IDColumn: "agent_id", ID: agent, ExpectedVersion: w.Version,
 			Set: map[string]any{"balance_cents": w.BalanceCents + amount, "updated_at": now},
 		})

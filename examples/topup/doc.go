@@ -2,13 +2,13 @@
 // wallet. It shows a July service how to use the foundation end to end:
 //
 //   - POST /api/v1/topups is an idempotent create command (idemhttp +
-//     postgres.InsertIdempotent): in ONE bun transaction it reserves the
+//     pgidem.Insert): in ONE bun transaction it reserves the
 //     caller's key on the order row, inserts the order, appends the
 //     topup.created outbox event and stores the response for replays;
 //   - the relay delivers topup.created to Credit, which credits the wallet
 //     at most once per order: a unique ledger entry per order, the wallet's
-//     version lock (postgres.UpdateVersioned) and a conditional state move
-//     (postgres.Transition), all in one transaction, so duplicate
+//     version lock (pgidem.UpdateVersioned) and a conditional state move
+//     (pgidem.Transition), all in one transaction, so duplicate
 //     deliveries change nothing;
 //   - GET /api/v1/topups/{id} and GET /api/v1/wallets/me read the results;
 //   - the order's pay_url is a private payment link: the routes that carry

@@ -20,6 +20,7 @@ import (
 	"github.com/july/template/adapters/http/apitest"
 	"github.com/july/template/adapters/http/httpx"
 	"github.com/july/template/adapters/postgres"
+	"github.com/july/template/adapters/postgres/pgoutbox"
 	"github.com/july/template/adapters/redis"
 	"github.com/july/template/contracttests/testinfra"
 	"github.com/july/template/core/outbox"
@@ -157,7 +158,7 @@ func (e *env) envelopeOf(t *testing.T, topupID string) outbox.Envelope {
 	var eventID string
 	require.NoError(t, e.db.NewSelect().TableExpr("tb_outbox_event").ColumnExpr("event_id::text").
 		Where("aggregate_id = ? AND event_type = ?", topupID, topup.EventCreated).Scan(t.Context(), &eventID))
-	store, err := postgres.NewOutboxStore(e.db, postgres.OutboxConfig{})
+	store, err := pgoutbox.NewStore(e.db, pgoutbox.Config{})
 	require.NoError(t, err)
 	ev, err := store.Get(t.Context(), eventID)
 	require.NoError(t, err)
@@ -185,7 +186,7 @@ func (e *env) startRelay(t *testing.T) *worker {
 	})
 	enq, err := queue.NewEnqueuer(w.client, queue.Config{Queue: w.queue})
 	require.NoError(t, err)
-	store, err := postgres.NewOutboxStore(e.db, postgres.OutboxConfig{})
+	store, err := pgoutbox.NewStore(e.db, pgoutbox.Config{})
 	require.NoError(t, err)
 	log := slog.New(slog.NewJSONHandler(e.logs, nil))
 	rl, err := relay.New(store, enq, ports.ClockFunc(time.Now), relay.Config{Owner: "topup-test", PollInterval: 50 * time.Millisecond}, relay.Options{Logger: log})

@@ -5,7 +5,7 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"github.com/july/template/adapters/postgres"
+	"github.com/july/template/adapters/postgres/pgidem"
 )
 
 // Status is an order's state (ex_topup_order.status).
@@ -30,7 +30,7 @@ func (s Status) String() string {
 	return "unknown"
 }
 
-// allowed is the order state machine, for postgres.Transition.
+// allowed is the order state machine, for pgidem.Transition.
 func allowed(from, to int16) bool {
 	return Status(from) == StatusCreated && Status(to) == StatusCredited
 }
@@ -63,7 +63,7 @@ type Order struct {
 	PayURL      string    `bun:"pay_url,notnull"`
 	CreatedAt   time.Time `bun:"created_at,notnull"`
 	UpdatedAt   time.Time `bun:"updated_at,notnull"`
-	postgres.IdempotencyColumns
+	pgidem.Record
 }
 
 // Wallet is a row of ex_topup_wallet.

@@ -10,7 +10,7 @@
 //     parsed parts so a new boundary per send still matches, anything else
 //     by its bytes) and the Key handed to the handler
 //     (KeyFrom), which records it with its business row in its own
-//     transaction (postgres.InsertIdempotent) and answers a duplicate with
+//     transaction (pgidem.Insert) and answers a duplicate with
 //     Replay (same status and body, "Idempotent-Replayed: true");
 //   - MapError renders a reused key as 422 IDEMPOTENCY_KEY_REUSED and a
 //     first request still running as 409 IDEMPOTENCY_IN_PROGRESS

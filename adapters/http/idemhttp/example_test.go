@@ -31,7 +31,7 @@ func ExampleMiddleware() {
 	e.Pre(idemhttp.CaptureKey())
 	e.POST("/orders", func(c echo.Context) error {
 		key, _ := idemhttp.KeyFrom(c.Request().Context())
-		// ... postgres.InsertIdempotent(ctx, tx, order, key) in the business transaction ...
+		// ... pgidem.Insert(ctx, tx, order, key) in the business transaction ...
 		return c.String(http.StatusCreated, key.Scope.String()+" "+key.RequestID+"\n")
 	}, idem)
 

@@ -24,6 +24,7 @@ import (
 	"github.com/july/template/adapters/http/httpx"
 	"github.com/july/template/adapters/http/idemhttp"
 	"github.com/july/template/adapters/postgres"
+	"github.com/july/template/adapters/postgres/pgidem"
 	"github.com/july/template/adapters/redis"
 	"github.com/july/template/contracttests/testinfra"
 	"github.com/july/template/core/idempotency"
@@ -35,7 +36,7 @@ type order struct {
 	bun.BaseModel `bun:"table:orders"`
 	ID            int64 `bun:",pk,autoincrement"`
 	AmountCents   int64
-	postgres.IdempotencyColumns
+	pgidem.Record
 }
 
 type orderRequest struct {
@@ -71,8 +72,8 @@ func newApp(t *testing.T, o appOpts) *app {
 	_, err := db.ExecContext(t.Context(), `CREATE TABLE orders (
 		id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
 		amount_cents bigint NOT NULL,
-		`+postgres.IdempotencyColumnsSQL+`,
-		CONSTRAINT uq_orders_idem UNIQUE (`+postgres.IdempotencyUniqueColumns+`))`)
+		`+pgidem.ColumnsSQL+`,
+		CONSTRAINT uq_orders_idem UNIQUE (`+pgidem.UniqueColumns+`))`)
 	require.NoError(t, err)
 
 	a := &app{db: db}
@@ -123,12 +124,12 @@ func (a *app) create(c echo.Context) error {
 		return err
 	}
 	var (
-		replay *postgres.StoredResult
+		replay *ports.StoredResponse
 		body   []byte
 	)
 	err := a.db.RunInTx(c.Request().Context(), nil, func(ctx context.Context, tx bun.Tx) error {
 		o := &order{AmountCents: req.AmountCents}
-		d, stored, err := postgres.InsertIdempotent(ctx, tx, o, key)
+		d, stored, err := pgidem.Insert(ctx, tx, o, key)
 		if err != nil {
 			return err
 		}
@@ -139,7 +140,7 @@ func (a *app) create(c echo.Context) error {
 		if body, err = json.Marshal(map[string]any{"id": o.ID, "amount_cents": o.AmountCents}); err != nil {
 			return err
 		}
-		return postgres.SaveIdempotentResponse(ctx, tx, o, postgres.StoredResult{
+		return pgidem.SaveResponse(ctx, tx, o, ports.StoredResponse{
 			ResultRef: strconv.FormatInt(o.ID, 10), Status: http.StatusCreated, Body: body,
 		})
 	})

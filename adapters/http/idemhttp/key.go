@@ -15,7 +15,7 @@ func WithKey(ctx context.Context, k ports.IdempotencyKey) context.Context {
 }
 
 // KeyFrom returns the key that Middleware stored for the request (pass it
-// to the Postgres idempotent insert), and false when the route has no
+// to pgidem.Insert), and false when the route has no
 // idempotency middleware.
 func KeyFrom(ctx context.Context) (ports.IdempotencyKey, bool) {
 	k, ok := ctx.Value(keyCtxKey{}).(ports.IdempotencyKey)

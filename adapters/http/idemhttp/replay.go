@@ -14,7 +14,7 @@ const HeaderReplayed = "Idempotent-Replayed"
 // Replay answers c with a stored response: the first request's status,
 // Content-Type (application/json when none was stored) and body bytes,
 // written verbatim, plus "Idempotent-Replayed: true". The handler calls it
-// when postgres.InsertIdempotent returns DecisionReplay.
+// when pgidem.Insert returns DecisionReplay.
 func Replay(c echo.Context, r ports.StoredResponse) error {
 	c.Response().Header().Set(HeaderReplayed, "true")
 	if len(r.Body) == 0 {

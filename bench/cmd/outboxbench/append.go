@@ -12,7 +12,7 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"github.com/july/template/adapters/postgres"
+	"github.com/july/template/adapters/postgres/pgoutbox"
 	"github.com/july/template/core/outbox"
 )
 
@@ -52,7 +52,7 @@ func plainInsert(ctx context.Context, tx bun.IDB, ev outbox.Event) error {
 }
 
 func appendOne(ctx context.Context, tx bun.IDB, ev outbox.Event) error {
-	return postgres.AppendOutbox(ctx, tx, ev)
+	return pgoutbox.Append(ctx, tx, ev)
 }
 
 func appendBench(ctx context.Context, c common, out io.Writer, n int, workers []int) error {
@@ -102,7 +102,7 @@ func appendBench(ctx context.Context, c common, out io.Writer, n int, workers []
 	}
 
 	fmt.Fprintf(out, "### append: one event per business transaction, %d transactions per run, median of %d runs\n\n", n, c.runs)
-	fmt.Fprintln(out, "| writers | AppendOutbox tx/s | plain INSERT tx/s | ratio | ratio per run | target |")
+	fmt.Fprintln(out, "| writers | Append tx/s | plain INSERT tx/s | ratio | ratio per run | target |")
 	fmt.Fprintln(out, "|---:|---:|---:|---:|---|---|")
 	for _, w := range workers {
 		r := median(ratios[w])

@@ -11,6 +11,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/july/template/adapters/postgres"
+	"github.com/july/template/adapters/postgres/pgoutbox"
 	"github.com/july/template/core/ports"
 	"github.com/july/template/core/relay"
 )
@@ -128,7 +129,7 @@ func drainOnce(ctx context.Context, e *env, db *bun.DB, n, loops, batch int) (m 
 		return m, err
 	}
 	defer q.Close()
-	store, err := postgres.NewOutboxStore(db, postgres.OutboxConfig{})
+	store, err := pgoutbox.NewStore(db, pgoutbox.Config{})
 	if err != nil {
 		return m, err
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
-	"github.com/july/template/adapters/postgres"
+	"github.com/july/template/adapters/postgres/pgoutbox"
 	"github.com/july/template/core/outbox"
 )
 
@@ -43,11 +43,11 @@ func newEvents(n int, now time.Time) ([]outbox.Event, error) {
 	return evs, nil
 }
 
-// prefill appends evs through AppendOutbox, chunk events per statement,
+// prefill appends evs through pgoutbox.Append, chunk events per statement,
 // then refreshes the planner statistics as a steady table would have them.
 func prefill(ctx context.Context, db *bun.DB, evs []outbox.Event, chunk int) error {
 	for i := 0; i < len(evs); i += chunk {
-		if err := postgres.AppendOutbox(ctx, db, evs[i:min(i+chunk, len(evs))]...); err != nil {
+		if err := pgoutbox.Append(ctx, db, evs[i:min(i+chunk, len(evs))]...); err != nil {
 			return err
 		}
 	}

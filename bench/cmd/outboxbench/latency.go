@@ -14,6 +14,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/july/template/adapters/postgres"
+	"github.com/july/template/adapters/postgres/pgoutbox"
 	"github.com/july/template/core/outbox"
 	"github.com/july/template/core/ports"
 	"github.com/july/template/core/relay"
@@ -169,7 +170,7 @@ func latencyOnce(ctx context.Context, e *env, app, rdb *bun.DB, p latencyParams,
 	for i, ev := range evs {
 		pub.index[ev.EventID] = i
 	}
-	store, err := postgres.NewOutboxStore(rdb, postgres.OutboxConfig{})
+	store, err := pgoutbox.NewStore(rdb, pgoutbox.Config{})
 	if err != nil {
 		return latencyRun{}, err
 	}
@@ -240,7 +241,7 @@ func offer(ctx context.Context, db *bun.DB, evs []outbox.Event, p latencyParams)
 				}
 				time.Sleep(time.Until(start.Add(time.Duration(i) * interval)))
 				err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-					return postgres.AppendOutbox(ctx, tx, evs[i])
+					return pgoutbox.Append(ctx, tx, evs[i])
 				})
 				if err != nil {
 					once.Do(func() { firstErr = err })

@@ -1,6 +1,6 @@
 // Command outboxbench measures the outbox pipeline on a real Postgres and
 // Redis: how fast the relay drains a backlog (drain), how long a committed
-// event waits before it is in the queue (latency), and what AppendOutbox
+// event waits before it is in the queue (latency), and what pgoutbox.Append
 // costs a business transaction (append). Each subcommand creates a scratch
 // database and a scratch asynq queue, removes both when it ends, and prints
 // a Markdown table for docs/performance.md.
@@ -32,7 +32,7 @@ type subcommand struct {
 var subcommands = []subcommand{
 	{"drain", "delivered events/s draining a pre-filled table", drainFlags},
 	{"latency", "commit-to-enqueue latency at a steady offered load", latencyFlags},
-	{"append", "AppendOutbox in a business tx vs a plain single-row INSERT", appendFlags},
+	{"append", "pgoutbox.Append in a business tx vs a plain single-row INSERT", appendFlags},
 }
 
 func main() {

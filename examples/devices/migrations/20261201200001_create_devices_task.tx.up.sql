@@ -1,7 +1,7 @@
 -- ex_devices_task: one row per device batch-assignment upload. It carries
--- the five-state task contract columns (postgres.TaskColumnsSQL, with the
+-- the five-state task contract columns (pgtasks.ColumnsSQL, with the
 -- constraint names prefixed so this migration owns them alone), the
--- idempotency record of the create command (postgres.IdempotencyColumnsSQL)
+-- idempotency record of the create command (pgidem.ColumnsSQL)
 -- and the uploaded CSV itself. A real service would store an object-storage
 -- key here and keep the bytes out of Postgres; the example keeps them inline
 -- (at most 2 MiB) so it runs without object storage.
@@ -40,5 +40,5 @@ CREATE TABLE ex_devices_task (
     CONSTRAINT ex_devices_task_idem_uq UNIQUE (idem_principal, idem_operation, idem_request_id)
 );
 
--- The partial index the expired-lease sweep (TaskStore.RecoverExpired) scans.
+-- The partial index the expired-lease sweep (pgtasks.Store.RecoverExpired) scans.
 CREATE INDEX ex_devices_task_expiring_idx ON ex_devices_task (lease_expires_at) WHERE status = 2;

@@ -1,7 +1,7 @@
 -- ex_topup_order is one top-up order. status: 1 created (waiting for the
 -- credit), 2 credited; the relay's consumer moves 1 -> 2 exactly once. The
 -- idem_* columns are the idempotency record of the create command
--- (postgres.IdempotencyColumnsSQL); their unique constraint decides between
+-- (pgidem.ColumnsSQL); their unique constraint decides between
 -- concurrent first requests with the same key.
 CREATE TABLE ex_topup_order (
     id                   text         NOT NULL,

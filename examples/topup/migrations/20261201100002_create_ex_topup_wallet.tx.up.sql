@@ -1,5 +1,5 @@
 -- ex_topup_wallet is an agent's balance. Every write goes through the
--- version lock (postgres.UpdateVersioned): version counts the writes.
+-- version lock (pgidem.UpdateVersioned): version counts the writes.
 CREATE TABLE ex_topup_wallet (
     agent_id      varchar(128) NOT NULL,
     balance_cents bigint       NOT NULL DEFAULT 0,

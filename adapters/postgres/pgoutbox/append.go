@@ -1,4 +1,4 @@
-package postgres
+package pgoutbox
 
 import (
 	"context"
@@ -7,10 +7,11 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/july/template/adapters/postgres/internal/pgerr"
 	"github.com/july/template/core/outbox"
 )
 
-// appendColumns are the columns AppendOutbox writes; every other column
+// appendColumns are the columns Append writes; every other column
 // takes its default (lease_token 0, no lease, no error, not delivered).
 const appendColumns = `event_id, event_type, payload_version, aggregate_type, aggregate_id,
 	resource_type, resource_id, business_key, request_id, correlation_id, payload,
@@ -20,7 +21,7 @@ const appendColumns = `event_id, event_type, payload_version, aggregate_type, ag
 // inlines the arguments.
 const appendRow = `(?::uuid, ?, ?, ?, ?, ?, ?, NULLIF(?, ''), ?, ?, ?::jsonb, 1, ?, ?, ?, ?)`
 
-// AppendOutbox inserts events as Pending through db, which is normally the
+// Append inserts events as Pending through db, which is normally the
 // business code's own bun.Tx: the events then commit or roll back with the
 // business fact. All events go in one multi-row INSERT, so either all are
 // stored or none.
@@ -32,7 +33,7 @@ const appendRow = `(?::uuid, ?, ?, ?, ?, ?, ?, NULLIF(?, ''), ?, ?, ?::jsonb, 1,
 // error also aborts the transaction, so return it to roll back. Events are
 // values, so the assigned ids are not reported back: callers address events
 // by EventID. Appending no events does nothing.
-func AppendOutbox(ctx context.Context, db bun.IDB, events ...outbox.Event) error {
+func Append(ctx context.Context, db bun.IDB, events ...outbox.Event) error {
 	if len(events) == 0 {
 		return nil
 	}
@@ -54,7 +55,7 @@ func AppendOutbox(ctx context.Context, db bun.IDB, events ...outbox.Event) error
 			ev.RetryCount, ev.NextAttemptAt, ev.CreatedAt, ev.UpdatedAt)
 	}
 	if _, err := db.ExecContext(ctx, q.String(), args...); err != nil {
-		return fmt.Errorf("append %d outbox events: %w", len(events), translate(err))
+		return fmt.Errorf("append %d outbox events: %w", len(events), pgerr.Translate(err))
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package postgres_test
+package pgidem_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/july/template/adapters/postgres"
+	"github.com/july/template/adapters/postgres/pgidem"
 	"github.com/july/template/contracttests/testinfra"
 	"github.com/july/template/core/idempotency"
 )
@@ -30,8 +31,8 @@ func wallet(t *testing.T, db *bun.DB) (balance, version int64) {
 	return balance, version
 }
 
-func credit(expected, balance int64) postgres.VersionedParams {
-	return postgres.VersionedParams{Table: "wallets", ID: 1, ExpectedVersion: expected, Set: map[string]any{"balance": balance}}
+func credit(expected, balance int64) pgidem.VersionedParams {
+	return pgidem.VersionedParams{Table: "wallets", ID: 1, ExpectedVersion: expected, Set: map[string]any{"balance": balance}}
 }
 
 func TestUpdateVersionedOutcomes(t *testing.T) {
@@ -39,14 +40,14 @@ func TestUpdateVersionedOutcomes(t *testing.T) {
 	db := newWalletsDB(t)
 	ctx := t.Context()
 
-	v, err := postgres.UpdateVersioned(ctx, db, credit(1, 150))
+	v, err := pgidem.UpdateVersioned(ctx, db, credit(1, 150))
 	require.NoError(t, err)
 	require.EqualValues(t, 2, v, "rule: a write at the current version increments it")
 	balance, version := wallet(t, db)
 	require.EqualValues(t, 150, balance)
 	require.EqualValues(t, 2, version)
 
-	_, err = postgres.UpdateVersioned(ctx, db, credit(1, 999))
+	_, err = pgidem.UpdateVersioned(ctx, db, credit(1, 999))
 	var vce *idempotency.VersionConflictError
 	require.ErrorAs(t, err, &vce, "rule: a stale version is a conflict")
 	require.Equal(t, idempotency.VersionConflictError{Expected: 1, Actual: 2}, *vce)
@@ -55,16 +56,16 @@ func TestUpdateVersionedOutcomes(t *testing.T) {
 
 	p := credit(2, 0)
 	p.ID = 42
-	_, err = postgres.UpdateVersioned(ctx, db, p)
+	_, err = pgidem.UpdateVersioned(ctx, db, p)
 	require.ErrorIs(t, err, idempotency.ErrNotVisible, "rule: a missing row is not visible")
 
 	p = credit(2, 0)
 	p.Set = map[string]any{"version": 9}
-	_, err = postgres.UpdateVersioned(ctx, db, p)
+	_, err = pgidem.UpdateVersioned(ctx, db, p)
 	require.Error(t, err, "rule: Set may not write the version column")
 	p.Set = map[string]any{"balance; --": 9}
-	_, err = postgres.UpdateVersioned(ctx, db, p)
-	require.ErrorIs(t, err, postgres.ErrBadIdentifier)
+	_, err = pgidem.UpdateVersioned(ctx, db, p)
+	require.ErrorIs(t, err, pgidem.ErrBadIdentifier)
 }
 
 func TestUpdateVersionedExpression(t *testing.T) {
@@ -72,7 +73,7 @@ func TestUpdateVersionedExpression(t *testing.T) {
 	db := newWalletsDB(t)
 	p := credit(1, 0)
 	p.Set = map[string]any{"balance": bun.SafeQuery("balance + ?", 7)}
-	_, err := postgres.UpdateVersioned(t.Context(), db, p)
+	_, err := pgidem.UpdateVersioned(t.Context(), db, p)
 	require.NoError(t, err)
 	balance, _ := wallet(t, db)
 	require.EqualValues(t, 107, balance)
@@ -91,7 +92,7 @@ func TestUpdateVersionedConcurrentWritersOneWins(t *testing.T) {
 	for i := range n {
 		wg.Go(func() {
 			<-start
-			_, errs[i] = postgres.UpdateVersioned(context.WithoutCancel(t.Context()), db, credit(1, 100+int64(i)+1))
+			_, errs[i] = pgidem.UpdateVersioned(context.WithoutCancel(t.Context()), db, credit(1, 100+int64(i)+1))
 		})
 	}
 	close(start)

@@ -1,4 +1,4 @@
-package postgres_test
+package pgidem_test
 
 import (
 	"context"
@@ -15,8 +15,10 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/july/template/adapters/postgres"
+	"github.com/july/template/adapters/postgres/pgidem"
 	"github.com/july/template/contracttests/testinfra"
 	"github.com/july/template/core/idempotency"
+	"github.com/july/template/core/ports"
 )
 
 // idemOrder is a business row embedding the idempotency columns.
@@ -24,7 +26,7 @@ type idemOrder struct {
 	bun.BaseModel `bun:"table:orders"`
 	ID            int64 `bun:",pk,autoincrement"`
 	AmountCents   int64
-	postgres.IdempotencyColumns
+	pgidem.Record
 }
 
 // newOrdersDB returns a migrated database with an orders table that embeds
@@ -35,8 +37,8 @@ func newOrdersDB(t *testing.T) *bun.DB {
 	_, err := db.ExecContext(t.Context(), `CREATE TABLE orders (
 		id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
 		amount_cents bigint NOT NULL,
-		`+postgres.IdempotencyColumnsSQL+`,
-		CONSTRAINT uq_orders_idem UNIQUE (`+postgres.IdempotencyUniqueColumns+`))`)
+		`+pgidem.ColumnsSQL+`,
+		CONSTRAINT uq_orders_idem UNIQUE (`+pgidem.UniqueColumns+`))`)
 	require.NoError(t, err)
 	return db
 }
@@ -50,9 +52,9 @@ func fingerprint(t *testing.T, body string) idempotency.Fingerprint {
 	return f
 }
 
-func idemKey(t *testing.T, principal, requestID, body string) postgres.IdemKey {
+func idemKey(t *testing.T, principal, requestID, body string) ports.IdempotencyKey {
 	t.Helper()
-	return postgres.IdemKey{
+	return ports.IdempotencyKey{
 		Scope:       idempotency.Scope{Principal: principal, Operation: "order.create"},
 		RequestID:   requestID,
 		Fingerprint: fingerprint(t, body),
@@ -61,15 +63,15 @@ func idemKey(t *testing.T, principal, requestID, body string) postgres.IdemKey {
 
 // createOrder is the business flow: insert-or-detect, then store the
 // response, all in one transaction.
-func createOrder(ctx context.Context, db *bun.DB, key postgres.IdemKey, amount int64) (idempotency.Decision, *postgres.StoredResult, error) {
+func createOrder(ctx context.Context, db *bun.DB, key ports.IdempotencyKey, amount int64) (idempotency.Decision, *ports.StoredResponse, error) {
 	var (
 		d      idempotency.Decision
-		stored *postgres.StoredResult
+		stored *ports.StoredResponse
 	)
 	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		o := &idemOrder{AmountCents: amount}
 		var err error
-		d, stored, err = postgres.InsertIdempotent(ctx, tx, o, key)
+		d, stored, err = pgidem.Insert(ctx, tx, o, key)
 		if err != nil || d != idempotency.DecisionNew {
 			return err
 		}
@@ -77,8 +79,8 @@ func createOrder(ctx context.Context, db *bun.DB, key postgres.IdemKey, amount i
 		if err != nil {
 			return err
 		}
-		stored = &postgres.StoredResult{ResultRef: strconv.FormatInt(o.ID, 10), Status: http.StatusCreated, Body: body}
-		return postgres.SaveIdempotentResponse(ctx, tx, o, *stored)
+		stored = &ports.StoredResponse{ResultRef: strconv.FormatInt(o.ID, 10), Status: http.StatusCreated, Body: body}
+		return pgidem.SaveResponse(ctx, tx, o, *stored)
 	})
 	return d, stored, err
 }
@@ -90,7 +92,7 @@ func countOrders(t *testing.T, db *bun.DB) int64 {
 	return n
 }
 
-func TestInsertIdempotentDecisions(t *testing.T) {
+func TestInsertDecisions(t *testing.T) {
 	t.Parallel()
 	db := newOrdersDB(t)
 	ctx := t.Context()
@@ -118,63 +120,63 @@ func TestInsertIdempotentDecisions(t *testing.T) {
 	require.EqualValues(t, 2, countOrders(t, db))
 }
 
-func TestInsertIdempotentCommittedWithoutResponseIsInProgress(t *testing.T) {
+func TestInsertCommittedWithoutResponseIsInProgress(t *testing.T) {
 	t.Parallel()
 	db := newOrdersDB(t)
 	key := idemKey(t, "user-1", "req-00000002", `{"amount":1}`)
 
-	d, _, err := postgres.InsertIdempotent(t.Context(), db, &idemOrder{AmountCents: 1}, key)
+	d, _, err := pgidem.Insert(t.Context(), db, &idemOrder{AmountCents: 1}, key)
 	require.NoError(t, err)
 	require.Equal(t, idempotency.DecisionNew, d)
 
-	d, stored, err := postgres.InsertIdempotent(t.Context(), db, &idemOrder{AmountCents: 1}, key)
+	d, stored, err := pgidem.Insert(t.Context(), db, &idemOrder{AmountCents: 1}, key)
 	require.ErrorIs(t, err, idempotency.ErrInProgress, "rule: a row without a stored response is in progress")
 	require.Equal(t, idempotency.DecisionInProgress, d)
 	require.Nil(t, stored)
 
-	_, _, err = postgres.InsertIdempotent(t.Context(), db, &idemOrder{AmountCents: 1}, idemKey(t, "user-1", "req-00000002", `{"amount":2}`))
+	_, _, err = pgidem.Insert(t.Context(), db, &idemOrder{AmountCents: 1}, idemKey(t, "user-1", "req-00000002", `{"amount":2}`))
 	require.ErrorIs(t, err, idempotency.ErrKeyReused, "rule: a different fingerprint is reused even while in progress")
 }
 
-func TestInsertIdempotentRejectsBadInput(t *testing.T) {
+func TestInsertRejectsBadInput(t *testing.T) {
 	t.Parallel()
 	db := newOrdersDB(t)
 	good := idemKey(t, "user-1", "req-00000003", `{}`)
 
 	tests := []struct {
 		name string
-		key  func() postgres.IdemKey
+		key  func() ports.IdempotencyKey
 		want error
 	}{
-		{"bad scope", func() postgres.IdemKey { k := good; k.Scope.Operation = "create"; return k }, idempotency.ErrScopeInvalid},
-		{"missing key", func() postgres.IdemKey { k := good; k.RequestID = ""; return k }, idempotency.ErrKeyMissing},
-		{"malformed key", func() postgres.IdemKey { k := good; k.RequestID = "bad key!"; return k }, idempotency.ErrKeyMalformed},
-		{"zero fingerprint", func() postgres.IdemKey { k := good; k.Fingerprint = idempotency.Fingerprint{}; return k }, idempotency.ErrInvalidInput},
+		{"bad scope", func() ports.IdempotencyKey { k := good; k.Scope.Operation = "create"; return k }, idempotency.ErrScopeInvalid},
+		{"missing key", func() ports.IdempotencyKey { k := good; k.RequestID = ""; return k }, idempotency.ErrKeyMissing},
+		{"malformed key", func() ports.IdempotencyKey { k := good; k.RequestID = "bad key!"; return k }, idempotency.ErrKeyMalformed},
+		{"zero fingerprint", func() ports.IdempotencyKey { k := good; k.Fingerprint = idempotency.Fingerprint{}; return k }, idempotency.ErrInvalidInput},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			_, _, err := postgres.InsertIdempotent(t.Context(), db, &idemOrder{}, tt.key())
+			_, _, err := pgidem.Insert(t.Context(), db, &idemOrder{}, tt.key())
 			require.ErrorIs(t, err, tt.want, "key %+v", tt.key())
 		})
 	}
 	require.EqualValues(t, 0, countOrders(t, db))
 }
 
-func TestInsertIdempotentWithoutConstraintFailsLoudly(t *testing.T) {
+func TestInsertWithoutConstraintFailsLoudly(t *testing.T) {
 	t.Parallel()
 	db := testinfra.NewDB(t, testinfra.DBOpts{}).Bun
 	_, err := db.ExecContext(t.Context(), `CREATE TABLE orders (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-		amount_cents bigint NOT NULL, `+postgres.IdempotencyColumnsSQL+`)`)
+		amount_cents bigint NOT NULL, `+pgidem.ColumnsSQL+`)`)
 	require.NoError(t, err)
 
-	_, _, err = postgres.InsertIdempotent(t.Context(), db, &idemOrder{}, idemKey(t, "user-1", "req-00000004", `{}`))
-	require.ErrorIs(t, err, postgres.ErrNoIdempotencyConstraint)
+	_, _, err = pgidem.Insert(t.Context(), db, &idemOrder{}, idemKey(t, "user-1", "req-00000004", `{}`))
+	require.ErrorIs(t, err, pgidem.ErrNoConstraint)
 }
 
 // The unique constraint, not a check-then-insert, decides between
 // concurrent first requests: exactly one inserts, the others replay it.
-func TestInsertIdempotentConcurrentFirstRequestsCreateOneRow(t *testing.T) {
+func TestInsertConcurrentFirstRequestsCreateOneRow(t *testing.T) {
 	t.Parallel()
 	db := newOrdersDB(t)
 	key := idemKey(t, "user-1", "req-00000005", `{"amount":5}`)
@@ -208,32 +210,32 @@ func TestInsertIdempotentConcurrentFirstRequestsCreateOneRow(t *testing.T) {
 
 // The stored response is bytea: a replay gets the saved bytes and
 // Content-Type back unchanged, JSON or not.
-func TestSaveIdempotentResponseKeepsExactBytes(t *testing.T) {
+func TestSaveResponseKeepsExactBytes(t *testing.T) {
 	t.Parallel()
 	db := newOrdersDB(t)
 	tests := []struct {
 		name     string
-		resp     postgres.StoredResult
+		resp     ports.StoredResponse
 		wantType string
 	}{
 		{"json with spacing and key order jsonb would rewrite",
-			postgres.StoredResult{Status: http.StatusCreated, Body: []byte(`{"zeta": 1,  "id":"a",` + "\n" + `"n":1.50}` + "\n")}, "application/json"},
+			ports.StoredResponse{Status: http.StatusCreated, Body: []byte(`{"zeta": 1,  "id":"a",` + "\n" + `"n":1.50}` + "\n")}, "application/json"},
 		{"non-json body",
-			postgres.StoredResult{Status: http.StatusAccepted, Body: []byte("sku,qty\r\n\x00\xff"), ContentType: "text/csv; charset=utf-8"}, "text/csv; charset=utf-8"},
+			ports.StoredResponse{Status: http.StatusAccepted, Body: []byte("sku,qty\r\n\x00\xff"), ContentType: "text/csv; charset=utf-8"}, "text/csv; charset=utf-8"},
 		{"no body",
-			postgres.StoredResult{Status: http.StatusNoContent, ResultRef: "r-1"}, ""},
+			ports.StoredResponse{Status: http.StatusNoContent, ResultRef: "r-1"}, ""},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			key := idemKey(t, "user-1", fmt.Sprintf("req-bytes-%04d", i), `{"amount":1}`)
 			o := &idemOrder{AmountCents: 1}
-			d, _, err := postgres.InsertIdempotent(t.Context(), db, o, key)
+			d, _, err := pgidem.Insert(t.Context(), db, o, key)
 			require.NoError(t, err)
 			require.Equal(t, idempotency.DecisionNew, d)
-			require.NoError(t, postgres.SaveIdempotentResponse(t.Context(), db, o, tt.resp), "resp %+v", tt.resp)
+			require.NoError(t, pgidem.SaveResponse(t.Context(), db, o, tt.resp), "resp %+v", tt.resp)
 
-			d, got, err := postgres.InsertIdempotent(t.Context(), db, &idemOrder{AmountCents: 1}, key)
+			d, got, err := pgidem.Insert(t.Context(), db, &idemOrder{AmountCents: 1}, key)
 			require.NoError(t, err)
 			require.Equal(t, idempotency.DecisionReplay, d)
 			require.Equal(t, tt.resp.Status, got.Status, "resp %+v", tt.resp)
@@ -244,13 +246,13 @@ func TestSaveIdempotentResponseKeepsExactBytes(t *testing.T) {
 	}
 }
 
-func TestSaveIdempotentResponseRejectsLongContentType(t *testing.T) {
+func TestSaveResponseRejectsLongContentType(t *testing.T) {
 	t.Parallel()
 	db := newOrdersDB(t)
 	o := &idemOrder{AmountCents: 1}
-	_, _, err := postgres.InsertIdempotent(t.Context(), db, o, idemKey(t, "user-1", "req-ctype-0001", `{}`))
+	_, _, err := pgidem.Insert(t.Context(), db, o, idemKey(t, "user-1", "req-ctype-0001", `{}`))
 	require.NoError(t, err)
 	long := "application/" + strings.Repeat("x", 120)
-	err = postgres.SaveIdempotentResponse(t.Context(), db, o, postgres.StoredResult{Status: http.StatusOK, Body: []byte("x"), ContentType: long})
+	err = pgidem.SaveResponse(t.Context(), db, o, ports.StoredResponse{Status: http.StatusOK, Body: []byte("x"), ContentType: long})
 	require.ErrorContains(t, err, "content type", "content type of %d bytes", len(long))
 }

@@ -1,4 +1,4 @@
-package postgres
+package pgoutbox
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/july/template/adapters/postgres/internal/pgerr"
 	"github.com/july/template/core/outbox"
 	"github.com/july/template/core/ports"
 )
@@ -22,7 +23,7 @@ WHERE event_id = ?::uuid AND status = 3`
 // row of f.EventID becomes Failed with f's code (ConsumerFailedCode unless a
 // valid UPPER_SNAKE_CASE code) and message (made safe and cut to the
 // column). delivered_at stays as history.
-func (s *OutboxStore) MarkConsumerFailed(ctx context.Context, f ports.ConsumerFailure) (bool, error) {
+func (s *Store) MarkConsumerFailed(ctx context.Context, f ports.ConsumerFailure) (bool, error) {
 	eventID, now := f.EventID, f.At
 	if _, err := uuid.Parse(eventID); err != nil {
 		return false, nil // no row can have this id
@@ -35,8 +36,8 @@ func (s *OutboxStore) MarkConsumerFailed(ctx context.Context, f ports.ConsumerFa
 	}
 	res, err := s.db.ExecContext(ctx, consumerFailedSQL, ev.LastErrorCode, ev.LastErrorMessage, now, eventID)
 	if err != nil {
-		return false, fmt.Errorf("mark outbox event %s failed in its consumer: %w", eventID, translate(err))
+		return false, fmt.Errorf("mark outbox event %s failed in its consumer: %w", eventID, pgerr.Translate(err))
 	}
-	n, err := affected(res)
+	n, err := pgerr.Affected(res)
 	return n > 0, err
 }

@@ -1,4 +1,4 @@
-package postgres
+package pgtasks
 
 import (
 	"fmt"
@@ -9,20 +9,20 @@ import (
 	"github.com/july/template/core/tasks"
 )
 
-// TaskColumns are the five-state task contract columns. A business embeds
+// Columns are the five-state task contract columns. A business embeds
 // them in the bun model of its OWN task table (there is no universal task
-// table) and creates them with TaskColumnsSQL in its own migration:
+// table) and creates them with ColumnsSQL in its own migration:
 //
 //	type ExportTask struct {
 //		bun.BaseModel `bun:"table:tb_export_task"`
 //		ID            string `bun:"id,pk"`
-//		postgres.TaskColumns
+//		pgtasks.Columns
 //		FileName      string `bun:"file_name"` // business columns
 //	}
 //
-// Only a TaskStore changes them after insert, so the status, counts and
+// Only a Store changes them after insert, so the status, counts and
 // lease rules hold. Column names are part of the contract.
-type TaskColumns struct {
+type Columns struct {
 	Status         tasks.Status `bun:"status,notnull"`
 	TotalCount     int64        `bun:"total_count,notnull"`
 	SuccessCount   int64        `bun:"success_count,notnull"`
@@ -38,21 +38,21 @@ type TaskColumns struct {
 	ErrorMessage   string       `bun:"error_message,nullzero"`
 }
 
-// NewTaskColumns returns the columns of a new Pending task with total
+// NewColumns returns the columns of a new Pending task with total
 // items, for a business that inserts its task row (with its own columns) in
-// its own transaction instead of calling TaskStore.Create. It applies
+// its own transaction instead of calling Store.Create. It applies
 // tasks.NewTask's rules and returns tasks.ErrInvalidTask for a negative total.
-func NewTaskColumns(total int64, now time.Time) (TaskColumns, error) {
+func NewColumns(total int64, now time.Time) (Columns, error) {
 	t, err := tasks.NewTask("new", total, now)
 	if err != nil {
-		return TaskColumns{}, err
+		return Columns{}, err
 	}
-	return TaskColumns{Status: t.Status, TotalCount: total, UpdatedAt: now, CreatedAt: now}, nil
+	return Columns{Status: t.Status, TotalCount: total, UpdatedAt: now, CreatedAt: now}, nil
 }
 
 // Task converts the columns of the row with id to the core task, times in
 // UTC, so business code can apply core rules or render Task.View.
-func (c *TaskColumns) Task(id string) tasks.Task {
+func (c *Columns) Task(id string) tasks.Task {
 	t := tasks.Task{
 		ID:     id,
 		Status: c.Status,
@@ -76,13 +76,13 @@ func (c *TaskColumns) Task(id string) tasks.Task {
 	return t
 }
 
-// TaskColumnsSQL is the column and constraint list a business pastes into
+// ColumnsSQL is the column and constraint list a business pastes into
 // the CREATE TABLE of its task table, after its id column. The CHECKs keep
 // every writer honest: status 1..5, non-negative counts, success+failed <=
 // total, success+failed = total once Completed (3), and a lease exactly
 // while Processing (2). Failure details stay in the business's own item
 // table.
-const TaskColumnsSQL = `status            smallint     NOT NULL DEFAULT 1,
+const ColumnsSQL = `status            smallint     NOT NULL DEFAULT 1,
     total_count       bigint       NOT NULL DEFAULT 0,
     success_count     bigint       NOT NULL DEFAULT 0,
     failed_count      bigint       NOT NULL DEFAULT 0,
@@ -101,25 +101,25 @@ const TaskColumnsSQL = `status            smallint     NOT NULL DEFAULT 1,
     CONSTRAINT ck_task_completed_counts CHECK (status <> 3 OR success_count + failed_count = total_count),
     CONSTRAINT ck_task_lease_when_processing CHECK ((status = 2) = (lease_owner IS NOT NULL AND lease_expires_at IS NOT NULL))`
 
-// taskTableName is what NewTaskStore and TaskTableDDL accept: a plain lowercase
+// taskTableName is what NewStore and TableDDL accept: a plain lowercase
 // identifier short enough that "<table>_expiring_idx" fits Postgres's 63
 // bytes.
 var taskTableName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,49}$`)
 
 func checkTaskTable(table string) error {
 	if !taskTableName.MatchString(table) {
-		return fmt.Errorf("postgres: task table %q must match %s", table, taskTableName)
+		return fmt.Errorf("pgtasks: task table %q must match %s", table, taskTableName)
 	}
 	return nil
 }
 
-// TaskTableDDL returns a complete CREATE TABLE for a task table with a text
+// TableDDL returns a complete CREATE TABLE for a task table with a text
 // id and only the contract columns, plus the partial index RecoverExpired
 // scans. It is what the tests use and a starting point for a business
 // migration, which copies it and adds its own columns; the business owns
-// that table and migration. It returns an error for a name NewTaskStore
+// that table and migration. It returns an error for a name NewStore
 // would refuse.
-func TaskTableDDL(table string) (string, error) {
+func TableDDL(table string) (string, error) {
 	if err := checkTaskTable(table); err != nil {
 		return "", err
 	}
@@ -127,5 +127,12 @@ func TaskTableDDL(table string) (string, error) {
     id                text         PRIMARY KEY,
     %[2]s
 );
-CREATE INDEX %[3]q ON %[1]q (lease_expires_at) WHERE status = 2;`, table, TaskColumnsSQL, table+"_expiring_idx"), nil
+CREATE INDEX %[3]q ON %[1]q (lease_expires_at) WHERE status = 2;`, table, ColumnsSQL, table+"_expiring_idx"), nil
+}
+
+func utcOrZero(t time.Time) time.Time {
+	if t.IsZero() {
+		return time.Time{}
+	}
+	return t.UTC()
 }

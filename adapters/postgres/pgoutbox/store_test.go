@@ -1,4 +1,4 @@
-package postgres_test
+package pgoutbox_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/july/template/adapters/postgres"
+	"github.com/july/template/adapters/postgres/pgoutbox"
 	"github.com/july/template/contracttests"
 	"github.com/july/template/contracttests/testinfra"
 	"github.com/july/template/core/outbox"
@@ -24,53 +25,53 @@ func TestOutboxStore(t *testing.T) {
 
 	caps := contracttests.OutboxCaps{
 		Outage: func(t *testing.T, _ ports.OutboxStore) (ports.OutboxStore, func()) {
-			down, err := postgres.NewOutboxStore(testinfra.UnreachableDB(t), postgres.OutboxConfig{})
+			down, err := pgoutbox.NewStore(testinfra.UnreachableDB(t), pgoutbox.Config{})
 			require.NoError(t, err)
 			return down, func() {}
 		},
 	}
 	contracttests.RunOutboxStore(t, caps, func(t *testing.T) ports.OutboxStore {
 		t.Helper()
-		store, err := postgres.NewOutboxStore(testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.Migrate}).Bun, postgres.OutboxConfig{})
+		store, err := pgoutbox.NewStore(testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.Migrate}).Bun, pgoutbox.Config{})
 		require.NoError(t, err)
 		return store
 	})
 }
 
-func TestNewOutboxStoreConfig(t *testing.T) {
+func TestNewStoreConfig(t *testing.T) {
 	t.Parallel()
 
 	db := bun.IDB(&bun.DB{})
 	for _, tc := range []struct {
 		name string
-		cfg  postgres.OutboxConfig
+		cfg  pgoutbox.Config
 		ok   bool
 	}{
-		{"ZeroIsValid", postgres.OutboxConfig{}, true},
-		{"NegativeClaimLimit", postgres.OutboxConfig{ClaimLimit: -1}, false},
-		{"HugeClaimLimit", postgres.OutboxConfig{ClaimLimit: postgres.MaxOutboxLimit + 1}, false},
-		{"NegativeSweepLimit", postgres.OutboxConfig{SweepLimit: -5}, false},
+		{"ZeroIsValid", pgoutbox.Config{}, true},
+		{"NegativeClaimLimit", pgoutbox.Config{ClaimLimit: -1}, false},
+		{"HugeClaimLimit", pgoutbox.Config{ClaimLimit: pgoutbox.MaxLimit + 1}, false},
+		{"NegativeSweepLimit", pgoutbox.Config{SweepLimit: -5}, false},
 	} {
-		_, err := postgres.NewOutboxStore(db, tc.cfg)
-		require.Equal(t, tc.ok, err == nil, "%s: NewOutboxStore(%+v) err=%v", tc.name, tc.cfg, err)
+		_, err := pgoutbox.NewStore(db, tc.cfg)
+		require.Equal(t, tc.ok, err == nil, "%s: NewStore(%+v) err=%v", tc.name, tc.cfg, err)
 	}
-	_, err := postgres.NewOutboxStore(nil, postgres.OutboxConfig{})
+	_, err := pgoutbox.NewStore(nil, pgoutbox.Config{})
 	require.Error(t, err, "a nil db must be refused")
 }
 
-func TestAppendOutboxInBusinessTx(t *testing.T) {
+func TestAppendInBusinessTx(t *testing.T) {
 	t.Parallel()
 
 	type testBundle struct {
 		db    *bun.DB
-		store *postgres.OutboxStore
+		store *pgoutbox.Store
 	}
 	setup := func(t *testing.T) *testBundle {
 		t.Helper()
 		db := testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.Migrate}).Bun
 		_, err := db.ExecContext(t.Context(), "CREATE TABLE tb_test_order (id bigint PRIMARY KEY, note text NOT NULL)")
 		require.NoError(t, err)
-		store, err := postgres.NewOutboxStore(db, postgres.OutboxConfig{})
+		store, err := pgoutbox.NewStore(db, pgoutbox.Config{})
 		require.NoError(t, err)
 		return &testBundle{db: db, store: store}
 	}
@@ -79,7 +80,7 @@ func TestAppendOutboxInBusinessTx(t *testing.T) {
 		if _, err := tx.ExecContext(ctx, "INSERT INTO tb_test_order (id, note) VALUES (?, 'placed')", id); err != nil {
 			return err
 		}
-		return postgres.AppendOutbox(ctx, tx, events...)
+		return pgoutbox.Append(ctx, tx, events...)
 	}
 	orderExists := func(t *testing.T, db *bun.DB, id int64) bool {
 		t.Helper()
@@ -87,7 +88,7 @@ func TestAppendOutboxInBusinessTx(t *testing.T) {
 		require.NoError(t, db.QueryRowContext(t.Context(), "SELECT count(*) FROM tb_test_order WHERE id = ?", id).Scan(&n))
 		return n == 1
 	}
-	eventExists := func(t *testing.T, s *postgres.OutboxStore, eventID string) bool {
+	eventExists := func(t *testing.T, s *pgoutbox.Store, eventID string) bool {
 		t.Helper()
 		_, err := s.Get(t.Context(), eventID)
 		if errors.Is(err, ports.ErrNotFound) {
@@ -163,7 +164,7 @@ func TestAppendOutboxInBusinessTx(t *testing.T) {
 		ev := newOutboxEvent(t)
 		ev.Payload = nil
 		var verr *outbox.ValidationError
-		require.ErrorAs(t, postgres.AppendOutbox(t.Context(), b.db, ev), &verr)
+		require.ErrorAs(t, pgoutbox.Append(t.Context(), b.db, ev), &verr)
 		require.Equal(t, "payload", verr.Field)
 	})
 }
@@ -172,7 +173,7 @@ func TestOutboxReplayRecordsAudit(t *testing.T) {
 	t.Parallel()
 
 	db := testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.Migrate}).Bun
-	store, err := postgres.NewOutboxStore(db, postgres.OutboxConfig{})
+	store, err := pgoutbox.NewStore(db, pgoutbox.Config{})
 	require.NoError(t, err)
 	ctx := t.Context()
 	ev := newOutboxEvent(t)

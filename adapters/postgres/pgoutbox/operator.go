@@ -1,4 +1,4 @@
-package postgres
+package pgoutbox
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
 
+	"github.com/july/template/adapters/postgres/internal/pgerr"
 	"github.com/july/template/core/outbox"
 	"github.com/july/template/core/ports"
 )
@@ -61,7 +62,7 @@ GROUP BY status, event_type, retry_count`
 // rows outbox.CanReplay refuses (delivered, live leases, not yet stuck)
 // are listed in Skipped and not touched. An invalid request changes
 // nothing and returns its *outbox.ValidationError.
-func (s *OutboxStore) Replay(ctx context.Context, p ports.ReplayParams) (ports.ReplayResult, error) {
+func (s *Store) Replay(ctx context.Context, p ports.ReplayParams) (ports.ReplayResult, error) {
 	req := p.Request
 	if err := req.Validate(); err != nil {
 		return ports.ReplayResult{}, fmt.Errorf("replay outbox events: %w", err)
@@ -124,7 +125,7 @@ func (s *OutboxStore) Replay(ctx context.Context, p ports.ReplayParams) (ports.R
 		return s.audit(ctx, tx, p.Audit, res.Replayed)
 	})
 	if err != nil {
-		return ports.ReplayResult{}, fmt.Errorf("replay %d outbox events: %w", len(wanted), translate(err))
+		return ports.ReplayResult{}, fmt.Errorf("replay %d outbox events: %w", len(wanted), pgerr.Translate(err))
 	}
 	return res, nil
 }
@@ -132,7 +133,7 @@ func (s *OutboxStore) Replay(ctx context.Context, p ports.ReplayParams) (ports.R
 // ReleaseLeases returns Delivering rows held by p.Owner (every owner when
 // empty) to Pending due at p.Now, live leases included, keeping retry_count
 // and the tokens, in one transaction with p.Audit.
-func (s *OutboxStore) ReleaseLeases(ctx context.Context, p ports.ReleaseParams) ([]string, error) {
+func (s *Store) ReleaseLeases(ctx context.Context, p ports.ReleaseParams) ([]string, error) {
 	var ids []string
 	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		if err := tx.NewRaw(releaseLeasesSQL, p.Now, p.Now, p.Owner, p.Owner).Scan(ctx, &ids); err != nil {
@@ -141,13 +142,13 @@ func (s *OutboxStore) ReleaseLeases(ctx context.Context, p ports.ReleaseParams) 
 		return s.audit(ctx, tx, p.Audit, ids)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("release outbox leases of %q: %w", p.Owner, translate(err))
+		return nil, fmt.Errorf("release outbox leases of %q: %w", p.Owner, pgerr.Translate(err))
 	}
 	return ids, nil
 }
 
 // audit writes rec, when it is set, with After listing the changed ids.
-func (s *OutboxStore) audit(ctx context.Context, tx bun.Tx, rec ports.AuditRecord, ids []string) error {
+func (s *Store) audit(ctx context.Context, tx bun.Tx, rec ports.AuditRecord, ids []string) error {
 	if rec.Action == "" {
 		return nil
 	}
@@ -158,11 +159,11 @@ func (s *OutboxStore) audit(ctx context.Context, tx bun.Tx, rec ports.AuditRecor
 // Stats returns the backlog at now in one query (one consistent
 // snapshot). OldestPendingAge is how long the most overdue Pending row has
 // been due (0 when none is due).
-func (s *OutboxStore) Stats(ctx context.Context, now time.Time) (ports.OutboxStats, error) {
+func (s *Store) Stats(ctx context.Context, now time.Time) (ports.OutboxStats, error) {
 	st := ports.OutboxStats{BacklogByType: map[string]int64{}, RetryHistogram: map[int]int64{}}
 	rows, err := s.db.QueryContext(ctx, statsSQL, now)
 	if err != nil {
-		return st, fmt.Errorf("count outbox events: %w", translate(err))
+		return st, fmt.Errorf("count outbox events: %w", pgerr.Translate(err))
 	}
 	defer rows.Close()
 	var oldest time.Time
@@ -194,7 +195,7 @@ func (s *OutboxStore) Stats(ctx context.Context, now time.Time) (ports.OutboxSta
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return st, fmt.Errorf("count outbox events: %w", translate(err))
+		return st, fmt.Errorf("count outbox events: %w", pgerr.Translate(err))
 	}
 	if !oldest.IsZero() {
 		st.OldestPendingAge = max(now.Sub(oldest), 0)
@@ -202,21 +203,16 @@ func (s *OutboxStore) Stats(ctx context.Context, now time.Time) (ports.OutboxSta
 	return st, nil
 }
 
-// PurgeDelivered deletes up to limit (lowered to OutboxConfig.SweepLimit)
+// PurgeDelivered deletes up to limit (lowered to Config.SweepLimit)
 // rows delivered before cutoff, oldest first. Other statuses are never
 // deleted.
-func (s *OutboxStore) PurgeDelivered(ctx context.Context, cutoff time.Time, limit int) (int, error) {
+func (s *Store) PurgeDelivered(ctx context.Context, cutoff time.Time, limit int) (int, error) {
 	if limit < 1 {
 		return 0, fmt.Errorf("purge delivered outbox events: limit %d; pass 1 or more", limit)
 	}
 	res, err := s.db.ExecContext(ctx, purgeSQL, cutoff, min(limit, s.cfg.SweepLimit))
 	if err != nil {
-		return 0, fmt.Errorf("purge delivered outbox events: %w", translate(err))
+		return 0, fmt.Errorf("purge delivered outbox events: %w", pgerr.Translate(err))
 	}
-	return affected(res)
-}
-
-func affected(res interface{ RowsAffected() (int64, error) }) (int, error) {
-	n, err := res.RowsAffected()
-	return int(n), err
+	return pgerr.Affected(res)
 }

@@ -1,4 +1,8 @@
-package postgres
+// Package pgerr is the Postgres adapter's one error translation: the root
+// package and every store sub-package pass driver errors through Translate,
+// so callers branch on the port sentinels (ports.ErrNotFound,
+// ports.ErrConflict, ports.ErrUnavailable) without knowing pgx.
+package pgerr
 
 import (
 	"database/sql"
@@ -13,29 +17,15 @@ import (
 	"github.com/july/template/core/ports"
 )
 
-// Sentinels that adapter functions in this package return (wrapped) so
-// callers can branch with errors.Is without knowing pgx. They are the port
-// errors, so errors.Is(err, ports.ErrNotFound) holds as well.
-var (
-	// ErrNotFound is returned when a lookup by key matches no row.
-	ErrNotFound = ports.ErrNotFound
-	// ErrConflict is returned when a write violates a unique constraint; the
-	// wrapped message names the constraint.
-	ErrConflict = ports.ErrConflict
-	// ErrUnavailable is returned when Postgres cannot be reached (refused
-	// or timed-out connection, dropped connection, server shutting down).
-	// Nothing was changed; callers may retry later.
-	ErrUnavailable = ports.ErrUnavailable
-)
-
 // sqlstateUniqueViolation is SQLSTATE 23505 (unique_violation).
 const sqlstateUniqueViolation = "23505"
 
-// translate maps driver errors to this package's sentinels, keeping the
-// original wrapped. Every adapter function passes its database error
-// through here; an error already carrying a port sentinel passes unchanged,
-// so translating twice is harmless.
-func translate(err error) error {
+// Translate maps driver errors to the port sentinels, keeping the original
+// wrapped: sql.ErrNoRows is ports.ErrNotFound, a unique violation is
+// ports.ErrConflict (the message names the constraint), and a refused or
+// broken connection is ports.ErrUnavailable. An error already carrying a
+// port sentinel passes unchanged, so translating twice is harmless.
+func Translate(err error) error {
 	var pgErr *pgconn.PgError
 	switch {
 	case err == nil:
@@ -43,11 +33,11 @@ func translate(err error) error {
 	case errors.Is(err, ports.ErrUnavailable), errors.Is(err, ports.ErrNotFound), errors.Is(err, ports.ErrConflict):
 		return err
 	case unreachable(err):
-		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+		return fmt.Errorf("%w: %w", ports.ErrUnavailable, err)
 	case errors.Is(err, sql.ErrNoRows):
-		return fmt.Errorf("%w: %w", ErrNotFound, err)
+		return fmt.Errorf("%w: %w", ports.ErrNotFound, err)
 	case errors.As(err, &pgErr) && pgErr.Code == sqlstateUniqueViolation:
-		return fmt.Errorf("%w: %s", ErrConflict, pgErr.ConstraintName)
+		return fmt.Errorf("%w: %s", ports.ErrConflict, pgErr.ConstraintName)
 	default:
 		return err
 	}
@@ -71,4 +61,10 @@ func unreachable(err error) bool {
 	default:
 		return strings.Contains(err.Error(), "connection refused")
 	}
+}
+
+// Affected returns the rows a statement changed.
+func Affected(res interface{ RowsAffected() (int64, error) }) (int, error) {
+	n, err := res.RowsAffected()
+	return int(n), err
 }

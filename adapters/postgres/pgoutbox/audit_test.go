@@ -1,4 +1,4 @@
-package postgres_test
+package pgoutbox_test
 
 import (
 	"context"
@@ -11,12 +11,13 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/july/template/adapters/postgres"
+	"github.com/july/template/adapters/postgres/pgoutbox"
 	"github.com/july/template/contracttests/testinfra"
 	"github.com/july/template/core/outbox"
 	"github.com/july/template/core/ports"
 )
 
-func TestOutboxAuditWriter(t *testing.T) {
+func TestEventAuditWriter(t *testing.T) {
 	t.Parallel()
 
 	now := time.Date(2030, 5, 6, 7, 8, 9, 0, time.UTC)
@@ -36,12 +37,12 @@ func TestOutboxAuditWriter(t *testing.T) {
 
 	type testBundle struct {
 		db *bun.DB
-		w  *postgres.OutboxAuditWriter
+		w  *pgoutbox.EventAuditWriter
 	}
 	setup := func(t *testing.T) *testBundle {
 		t.Helper()
 		next := 0
-		w := postgres.NewOutboxAuditWriter(postgres.AuditConfig{
+		w := pgoutbox.NewEventAuditWriter(pgoutbox.AuditConfig{
 			NewIDFunc: func() string { next++; return ids[next-1] },
 			NowFunc:   func() time.Time { return now },
 		})

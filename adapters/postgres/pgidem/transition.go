@@ -1,4 +1,4 @@
-package postgres
+package pgidem
 
 import (
 	"cmp"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/july/template/adapters/postgres/internal/pgerr"
 	"github.com/july/template/core/idempotency"
 )
 
@@ -85,7 +86,7 @@ func Transition(ctx context.Context, db bun.IDB, p TransitionParams) error {
 	}
 	res, err := q.Exec(ctx)
 	if err != nil {
-		return fmt.Errorf("transition %s %v from %d to %d: %w", p.Table, p.ID, p.From, p.To, translate(err))
+		return fmt.Errorf("transition %s %v from %d to %d: %w", p.Table, p.ID, p.From, p.To, pgerr.Translate(err))
 	}
 	if n, err := res.RowsAffected(); err != nil {
 		return fmt.Errorf("transition %s: rows affected: %w", p.Table, err)
@@ -105,7 +106,7 @@ func Transition(ctx context.Context, db bun.IDB, p TransitionParams) error {
 	case err == nil:
 		current = &status
 	case !errors.Is(err, sql.ErrNoRows):
-		return fmt.Errorf("transition %s: re-read status: %w", p.Table, translate(err))
+		return fmt.Errorf("transition %s: re-read status: %w", p.Table, pgerr.Translate(err))
 	}
 	_, err = idempotency.ResolveNoRow(current, p.From, p.To, p.Allowed)
 	return err

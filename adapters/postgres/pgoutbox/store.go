@@ -1,4 +1,4 @@
-package postgres
+package pgoutbox
 
 import (
 	"cmp"
@@ -9,19 +9,20 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
+	"github.com/july/template/adapters/postgres/internal/pgerr"
 	"github.com/july/template/core/outbox"
 	"github.com/july/template/core/ports"
 )
 
-// OutboxStore defaults and bounds.
+// Store defaults and bounds.
 const (
-	// DefaultOutboxClaimLimit is the default OutboxConfig.ClaimLimit.
-	DefaultOutboxClaimLimit = 1000
-	// DefaultOutboxSweepLimit is the default OutboxConfig.SweepLimit.
-	DefaultOutboxSweepLimit = 10_000
-	// MaxOutboxLimit bounds ClaimLimit and SweepLimit: larger batches hold
+	// DefaultClaimLimit is the default Config.ClaimLimit.
+	DefaultClaimLimit = 1000
+	// DefaultSweepLimit is the default Config.SweepLimit.
+	DefaultSweepLimit = 10_000
+	// MaxLimit bounds ClaimLimit and SweepLimit: larger batches hold
 	// row locks and WAL for too long in one statement.
-	MaxOutboxLimit = 100_000
+	MaxLimit = 100_000
 )
 
 // List limits, fixed by ports.OutboxFilter.
@@ -30,76 +31,76 @@ const (
 	maxListLimit     = 500
 )
 
-// OutboxConfig configures an OutboxStore. The zero value is valid.
-type OutboxConfig struct {
+// Config configures a Store. The zero value is valid.
+type Config struct {
 	// ClaimLimit caps the rows one Claim takes; a larger ClaimParams.Limit
-	// is lowered to it. Default: DefaultOutboxClaimLimit. Range 1..MaxOutboxLimit.
+	// is lowered to it. Default: DefaultClaimLimit. Range 1..MaxLimit.
 	ClaimLimit int
 	// SweepLimit caps the rows one RecoverExpired or PurgeDelivered call
 	// touches; a larger limit is lowered to it, and callers loop until
 	// the call returns less than they asked for. Default:
-	// DefaultOutboxSweepLimit. Range 1..MaxOutboxLimit.
+	// DefaultSweepLimit. Range 1..MaxLimit.
 	SweepLimit int
 	// Audit writes the audit records of Replay and ReleaseLeases in their
-	// transaction. Default: an OutboxAuditWriter.
+	// transaction. Default: an EventAuditWriter.
 	Audit AuditWriter
 }
 
-func (c OutboxConfig) withDefaults() (OutboxConfig, error) {
-	c.ClaimLimit = cmp.Or(c.ClaimLimit, DefaultOutboxClaimLimit)
-	c.SweepLimit = cmp.Or(c.SweepLimit, DefaultOutboxSweepLimit)
+func (c Config) withDefaults() (Config, error) {
+	c.ClaimLimit = cmp.Or(c.ClaimLimit, DefaultClaimLimit)
+	c.SweepLimit = cmp.Or(c.SweepLimit, DefaultSweepLimit)
 	if c.Audit == nil {
-		c.Audit = NewOutboxAuditWriter(AuditConfig{})
+		c.Audit = NewEventAuditWriter(AuditConfig{})
 	}
-	if c.ClaimLimit < 1 || c.ClaimLimit > MaxOutboxLimit {
-		return c, fmt.Errorf("postgres: OutboxConfig.ClaimLimit %d out of range 1..%d", c.ClaimLimit, MaxOutboxLimit)
+	if c.ClaimLimit < 1 || c.ClaimLimit > MaxLimit {
+		return c, fmt.Errorf("pgoutbox: Config.ClaimLimit %d out of range 1..%d", c.ClaimLimit, MaxLimit)
 	}
-	if c.SweepLimit < 1 || c.SweepLimit > MaxOutboxLimit {
-		return c, fmt.Errorf("postgres: OutboxConfig.SweepLimit %d out of range 1..%d", c.SweepLimit, MaxOutboxLimit)
+	if c.SweepLimit < 1 || c.SweepLimit > MaxLimit {
+		return c, fmt.Errorf("pgoutbox: Config.SweepLimit %d out of range 1..%d", c.SweepLimit, MaxLimit)
 	}
 	return c, nil
 }
 
-// OutboxStore is ports.OutboxStore on tb_outbox_event. Every relay method
+// Store is ports.OutboxStore on tb_outbox_event. Every relay method
 // is a single SQL statement, so it is atomic on its own and safe for any
 // number of concurrent relays: claims use FOR UPDATE SKIP LOCKED and every
 // later write repeats the owner and fencing token in its WHERE clause.
-type OutboxStore struct {
+type Store struct {
 	db  bun.IDB
-	cfg OutboxConfig
+	cfg Config
 }
 
-var _ ports.OutboxStore = (*OutboxStore)(nil)
+var _ ports.OutboxStore = (*Store)(nil)
 
-// NewOutboxStore returns an OutboxStore that reads and writes through db
+// NewStore returns a Store that reads and writes through db
 // (a *bun.DB pool, or a bun.Tx to run every call inside one transaction).
 // It returns an error for an out-of-range config.
-func NewOutboxStore(db bun.IDB, cfg OutboxConfig) (*OutboxStore, error) {
+func NewStore(db bun.IDB, cfg Config) (*Store, error) {
 	if db == nil {
-		return nil, errors.New("postgres: NewOutboxStore needs a db; pass the *bun.DB from Open")
+		return nil, errors.New("pgoutbox: NewStore needs a db; pass the *bun.DB from postgres.Open")
 	}
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	return &OutboxStore{db: db, cfg: cfg}, nil
+	return &Store{db: db, cfg: cfg}, nil
 }
 
-// Append stores events as Pending in one INSERT; see AppendOutbox. Business
-// code calls AppendOutbox with its own transaction instead.
-func (s *OutboxStore) Append(ctx context.Context, events ...outbox.Event) error {
-	return AppendOutbox(ctx, s.db, events...)
+// Append stores events as Pending in one INSERT; see Append. Business
+// code calls Append with its own transaction instead.
+func (s *Store) Append(ctx context.Context, events ...outbox.Event) error {
+	return Append(ctx, s.db, events...)
 }
 
 // Get returns the event with eventID, or an error wrapping ports.ErrNotFound
 // (also for an id that is not a uuid, since no such row can exist).
-func (s *OutboxStore) Get(ctx context.Context, eventID string) (outbox.Event, error) {
+func (s *Store) Get(ctx context.Context, eventID string) (outbox.Event, error) {
 	if _, err := uuid.Parse(eventID); err != nil {
 		return outbox.Event{}, fmt.Errorf("get outbox event %q: %w", eventID, ports.ErrNotFound)
 	}
 	var row outboxRow
 	if err := s.db.NewSelect().Model(&row).Where("event_id = ?::uuid", eventID).Scan(ctx); err != nil {
-		return outbox.Event{}, fmt.Errorf("get outbox event %s: %w", eventID, translate(err)) // no row: ErrNotFound
+		return outbox.Event{}, fmt.Errorf("get outbox event %s: %w", eventID, pgerr.Translate(err)) // no row: ports.ErrNotFound
 	}
 	return row.toEvent(), nil
 }
@@ -107,7 +108,7 @@ func (s *OutboxStore) Get(ctx context.Context, eventID string) (outbox.Event, er
 // List returns events matching f, newest (highest id) first. A zero Limit
 // means 50; a Limit above 500 is lowered to 500. An invalid non-zero
 // Status is an error.
-func (s *OutboxStore) List(ctx context.Context, f ports.OutboxFilter) ([]outbox.Event, error) {
+func (s *Store) List(ctx context.Context, f ports.OutboxFilter) ([]outbox.Event, error) {
 	if f.Status != 0 && !f.Status.Valid() {
 		return nil, fmt.Errorf("list outbox events: status %d is not 1..4", f.Status)
 	}
@@ -131,7 +132,7 @@ func (s *OutboxStore) List(ctx context.Context, f ports.OutboxFilter) ([]outbox.
 		}
 	}
 	if err := q.Scan(ctx); err != nil {
-		return nil, fmt.Errorf("list outbox events: %w", translate(err))
+		return nil, fmt.Errorf("list outbox events: %w", pgerr.Translate(err))
 	}
 	return toEvents(rows), nil
 }

@@ -1,4 +1,4 @@
-package postgres
+package pgconfig
 
 import (
 	"context"
@@ -9,31 +9,33 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/july/template/adapters/postgres/internal/pgerr"
+	"github.com/july/template/adapters/postgres/pgoutbox"
 	"github.com/july/template/core/ports"
 	"github.com/july/template/core/sysconfig"
 )
 
-// ConfigStore is ports.ConfigStore on tb_system_config. Apply is a
+// Store is ports.ConfigStore on tb_system_config. Apply is a
 // compare-and-set on the version column, so any number of replicas may
 // update concurrently: per base version exactly one wins.
-type ConfigStore struct {
+type Store struct {
 	db    *bun.DB
-	audit AuditWriter
+	audit pgoutbox.AuditWriter
 }
 
-var _ ports.ConfigStore = (*ConfigStore)(nil)
+var _ ports.ConfigStore = (*Store)(nil)
 
-// NewConfigStore returns a ConfigStore on db that writes audit records
-// through audit (NewOutboxAuditWriter(AuditConfig{}) by default in the
+// NewStore returns a Store on db that writes audit records through audit
+// (pgoutbox.NewEventAuditWriter(pgoutbox.AuditConfig{}) in the default
 // wiring; the audit team's writer once it exists).
-func NewConfigStore(db *bun.DB, audit AuditWriter) (*ConfigStore, error) {
+func NewStore(db *bun.DB, audit pgoutbox.AuditWriter) (*Store, error) {
 	switch {
 	case db == nil:
-		return nil, errors.New("postgres: NewConfigStore needs a db; pass the *bun.DB from Open")
+		return nil, errors.New("pgconfig: NewStore needs a db; pass the *bun.DB from postgres.Open")
 	case audit == nil:
-		return nil, errors.New("postgres: NewConfigStore needs an AuditWriter; pass NewOutboxAuditWriter(AuditConfig{})")
+		return nil, errors.New("pgconfig: NewStore needs a pgoutbox.AuditWriter; pass pgoutbox.NewEventAuditWriter(pgoutbox.AuditConfig{})")
 	}
-	return &ConfigStore{db: db, audit: audit}, nil
+	return &Store{db: db, audit: audit}, nil
 }
 
 // configColumns are the columns every read returns, in configRow order.
@@ -62,22 +64,22 @@ func (r configRow) stored() sysconfig.Stored {
 
 // Get implements ports.ConfigStore. It returns an error wrapping
 // ports.ErrNotFound when key has no row.
-func (s *ConfigStore) Get(ctx context.Context, key string) (sysconfig.Stored, error) {
+func (s *Store) Get(ctx context.Context, key string) (sysconfig.Stored, error) {
 	var row configRow
 	err := s.db.NewRaw(`SELECT `+configColumns+` FROM tb_system_config WHERE config_key = ?`, key).Scan(ctx, &row)
 	if err != nil {
-		return sysconfig.Stored{}, fmt.Errorf("get config %q: %w", key, translate(err))
+		return sysconfig.Stored{}, fmt.Errorf("get config %q: %w", key, pgerr.Translate(err))
 	}
 	return row.stored(), nil
 }
 
 // List implements ports.ConfigStore.
-func (s *ConfigStore) List(ctx context.Context, module string) ([]sysconfig.Stored, error) {
+func (s *Store) List(ctx context.Context, module string) ([]sysconfig.Stored, error) {
 	var rows []configRow
 	err := s.db.NewRaw(`SELECT `+configColumns+` FROM tb_system_config
 		WHERE ? = '' OR module = ? ORDER BY config_key`, module, module).Scan(ctx, &rows)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("list config of module %q: %w", module, translate(err))
+		return nil, fmt.Errorf("list config of module %q: %w", module, pgerr.Translate(err))
 	}
 	out := make([]sysconfig.Stored, len(rows))
 	for i, r := range rows {
@@ -91,7 +93,7 @@ func (s *ConfigStore) List(ctx context.Context, module string) ([]sysconfig.Stor
 // *sysconfig.VersionConflictError (unwrapped) carrying the version read
 // back in the same transaction; an audit error rolls the row back.
 // audit.At defaults to now.
-func (s *ConfigStore) Apply(ctx context.Context, plan sysconfig.Plan, audit ports.AuditRecord, now time.Time) (sysconfig.Stored, error) {
+func (s *Store) Apply(ctx context.Context, plan sysconfig.Plan, audit ports.AuditRecord, now time.Time) (sysconfig.Stored, error) {
 	if plan.NewVersion != plan.BaseVersion+1 {
 		return sysconfig.Stored{}, fmt.Errorf("apply config %q: plan goes from version %d to %d; build plans with sysconfig.PlanUpdate",
 			plan.Spec.Key, plan.BaseVersion, plan.NewVersion)
@@ -113,7 +115,7 @@ func (s *ConfigStore) Apply(ctx context.Context, plan sysconfig.Plan, audit port
 		return nil
 	})
 	if err != nil {
-		return sysconfig.Stored{}, translate(err) // BEGIN/COMMIT failures; a conflict stays unwrapped
+		return sysconfig.Stored{}, pgerr.Translate(err) // BEGIN/COMMIT failures; a conflict stays unwrapped
 	}
 	return out, nil
 }
@@ -144,7 +146,7 @@ func writeConfig(ctx context.Context, tx bun.Tx, r sysconfig.Stored, base int64)
 	case err == nil:
 		return row.stored(), nil
 	case !errors.Is(err, sql.ErrNoRows):
-		return sysconfig.Stored{}, fmt.Errorf("write config %q at version %d: %w", r.Key, base, translate(err))
+		return sysconfig.Stored{}, fmt.Errorf("write config %q at version %d: %w", r.Key, base, pgerr.Translate(err))
 	}
 	actual, err := currentVersion(ctx, tx, r.Key)
 	if err != nil {
@@ -161,19 +163,19 @@ func currentVersion(ctx context.Context, tx bun.Tx, key string) (int64, error) {
 	case errors.Is(err, sql.ErrNoRows):
 		return 0, nil
 	case err != nil:
-		return 0, fmt.Errorf("read version of config %q: %w", key, translate(err))
+		return 0, fmt.Errorf("read version of config %q: %w", key, pgerr.Translate(err))
 	}
 	return v, nil
 }
 
 // RecordRejected implements ports.ConfigStore: the record is written in its
 // own short transaction through the AuditWriter.
-func (s *ConfigStore) RecordRejected(ctx context.Context, audit ports.AuditRecord) error {
+func (s *Store) RecordRejected(ctx context.Context, audit ports.AuditRecord) error {
 	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		return s.audit.WriteAudit(ctx, tx, audit)
 	})
 	if err != nil {
-		return fmt.Errorf("record rejected %s of %s %s: %w", audit.Action, audit.ResourceType, audit.ResourceID, translate(err))
+		return fmt.Errorf("record rejected %s of %s %s: %w", audit.Action, audit.ResourceType, audit.ResourceID, pgerr.Translate(err))
 	}
 	return nil
 }

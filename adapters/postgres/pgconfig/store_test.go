@@ -1,4 +1,4 @@
-package postgres_test
+package pgconfig_test
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/july/template/adapters/postgres"
+	"github.com/july/template/adapters/postgres/pgconfig"
+	"github.com/july/template/adapters/postgres/pgoutbox"
 	"github.com/july/template/contracttests"
 	"github.com/july/template/contracttests/testinfra"
 	"github.com/july/template/core/outbox"
@@ -22,15 +24,15 @@ func TestConfigStore(t *testing.T) {
 
 	contracttests.RunConfigStore(t, func(t *testing.T) contracttests.ConfigStoreFixture {
 		db := testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.Migrate}).Bun
-		audit := &failingAudit{next: postgres.NewOutboxAuditWriter(postgres.AuditConfig{})}
-		store, err := postgres.NewConfigStore(db, audit)
+		audit := &failingAudit{next: pgoutbox.NewEventAuditWriter(pgoutbox.AuditConfig{})}
+		store, err := pgconfig.NewStore(db, audit)
 		require.NoError(t, err)
 		return contracttests.ConfigStoreFixture{
 			Store:         store,
 			Audits:        func(t *testing.T) []ports.AuditRecord { return auditEvents(t, db) },
 			FailNextAudit: func() { audit.failNext.Store(true) },
 			Outage: func(t *testing.T, _ ports.ConfigStore) (ports.ConfigStore, func()) {
-				down, err := postgres.NewConfigStore(testinfra.UnreachableDB(t), audit)
+				down, err := pgconfig.NewStore(testinfra.UnreachableDB(t), audit)
 				require.NoError(t, err)
 				return down, func() {}
 			},
@@ -38,12 +40,12 @@ func TestConfigStore(t *testing.T) {
 	})
 }
 
-func TestNewConfigStoreValidates(t *testing.T) {
+func TestNewStoreValidates(t *testing.T) {
 	t.Parallel()
 
-	_, err := postgres.NewConfigStore(nil, postgres.NewOutboxAuditWriter(postgres.AuditConfig{}))
+	_, err := pgconfig.NewStore(nil, pgoutbox.NewEventAuditWriter(pgoutbox.AuditConfig{}))
 	require.Error(t, err, "a nil db is refused")
-	_, err = postgres.NewConfigStore(&bun.DB{}, nil)
+	_, err = pgconfig.NewStore(&bun.DB{}, nil)
 	require.Error(t, err, "a nil AuditWriter is refused")
 }
 
@@ -53,7 +55,7 @@ var errAuditDown = errors.New("audit writer down (test)")
 // failingAudit wraps an AuditWriter and fails its next write once armed,
 // as a broken audit team writer would.
 type failingAudit struct {
-	next     postgres.AuditWriter
+	next     pgoutbox.AuditWriter
 	failNext atomic.Bool
 }
 

@@ -1,4 +1,4 @@
-package postgres_test
+package pgtasks_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/uptrace/bun"
 
-	"github.com/july/template/adapters/postgres"
+	"github.com/july/template/adapters/postgres/pgtasks"
 	"github.com/july/template/contracttests"
 	"github.com/july/template/contracttests/testinfra"
 	"github.com/july/template/core/ports"
@@ -20,44 +20,44 @@ import (
 func newTaskTable(t *testing.T, table string) *bun.DB {
 	t.Helper()
 	db := testinfra.NewDB(t, testinfra.DBOpts{}).Bun
-	ddl, err := postgres.TaskTableDDL(table)
+	ddl, err := pgtasks.TableDDL(table)
 	require.NoError(t, err, "ddl for %s", table)
 	_, err = db.ExecContext(t.Context(), ddl)
 	require.NoError(t, err, "create %s", table)
 	return db
 }
 
-func TestTaskStoreContract(t *testing.T) {
+func TestStoreContract(t *testing.T) {
 	t.Parallel()
 
 	caps := contracttests.TaskCaps{
 		Outage: func(t *testing.T, _ ports.TaskStore) (ports.TaskStore, func()) {
-			down, err := postgres.NewTaskStore(testinfra.UnreachableDB(t), "tb_export_task")
+			down, err := pgtasks.NewStore(testinfra.UnreachableDB(t), "tb_export_task")
 			require.NoError(t, err)
 			return down, func() {}
 		},
 	}
 	contracttests.RunTaskStore(t, caps, func(t *testing.T) ports.TaskStore {
 		t.Helper()
-		store, err := postgres.NewTaskStore(newTaskTable(t, "tb_export_task"), "tb_export_task")
+		store, err := pgtasks.NewStore(newTaskTable(t, "tb_export_task"), "tb_export_task")
 		require.NoError(t, err)
 		return store
 	})
 }
 
-func TestTaskStoreRefusesBadTableNames(t *testing.T) {
+func TestStoreRefusesBadTableNames(t *testing.T) {
 	t.Parallel()
 
 	db := bun.IDB(&bun.DB{})
 	for _, name := range []string{"", "Tb_task", "tb-task", "tb_task; DROP TABLE x", "public.tb_task", "1task", string(make([]byte, 51))} {
-		_, err := postgres.NewTaskStore(db, name)
-		require.Error(t, err, "NewTaskStore(%q) must be refused", name)
-		_, err = postgres.TaskTableDDL(name)
-		require.Error(t, err, "TaskTableDDL(%q) must be refused", name)
+		_, err := pgtasks.NewStore(db, name)
+		require.Error(t, err, "NewStore(%q) must be refused", name)
+		_, err = pgtasks.TableDDL(name)
+		require.Error(t, err, "TableDDL(%q) must be refused", name)
 	}
-	_, err := postgres.NewTaskStore(db, "order") // a reserved word works: the name is quoted
+	_, err := pgtasks.NewStore(db, "order") // a reserved word works: the name is quoted
 	require.NoError(t, err)
-	_, err = postgres.NewTaskStore(nil, "tb_task")
+	_, err = pgtasks.NewStore(nil, "tb_task")
 	require.Error(t, err, "a nil db must be refused")
 }
 
@@ -84,15 +84,15 @@ func TestTaskTableChecksRejectInvalidRows(t *testing.T) {
 	require.NoError(t, err, "completed with every item decided is valid")
 }
 
-// TestTaskColumnsEmbed shows the business path: its own model embeds
+// TestColumnsEmbed shows the business path: its own model embeds
 // TaskColumns, inserts the row in its transaction, and the store takes over.
-func TestTaskColumnsEmbed(t *testing.T) {
+func TestColumnsEmbed(t *testing.T) {
 	t.Parallel()
 
 	type exportTask struct {
 		bun.BaseModel `bun:"table:tb_export_task"`
 		ID            string `bun:"id,pk"`
-		postgres.TaskColumns
+		pgtasks.Columns
 		FileName string `bun:"file_name"`
 	}
 	db := newTaskTable(t, "tb_export_task")
@@ -101,17 +101,17 @@ func TestTaskColumnsEmbed(t *testing.T) {
 	require.NoError(t, err)
 	now := time.Date(2030, 3, 4, 5, 6, 7, 0, time.UTC)
 
-	cols, err := postgres.NewTaskColumns(2, now)
+	cols, err := pgtasks.NewColumns(2, now)
 	require.NoError(t, err)
-	_, err = postgres.NewTaskColumns(-1, now)
+	_, err = pgtasks.NewColumns(-1, now)
 	require.ErrorIs(t, err, tasks.ErrInvalidTask, "a negative total is refused")
-	row := exportTask{ID: "exp-1", TaskColumns: cols, FileName: "orders.csv"}
+	row := exportTask{ID: "exp-1", Columns: cols, FileName: "orders.csv"}
 	require.NoError(t, db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		_, err := tx.NewInsert().Model(&row).Exec(ctx)
 		return err
 	}))
 
-	store, err := postgres.NewTaskStore(db, "tb_export_task")
+	store, err := pgtasks.NewStore(db, "tb_export_task")
 	require.NoError(t, err)
 	claimed, err := store.Claim(ctx, "exp-1", "worker-a", time.Minute, now)
 	require.NoError(t, err)

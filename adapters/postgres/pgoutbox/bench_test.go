@@ -1,4 +1,4 @@
-package postgres_test
+package pgoutbox_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/july/template/adapters/postgres"
+	"github.com/july/template/adapters/postgres/pgoutbox"
 	"github.com/july/template/contracttests/testinfra"
 	"github.com/july/template/core/outbox"
 	"github.com/july/template/core/ports"
@@ -27,14 +28,14 @@ func benchEvents(b *testing.B, n int) []outbox.Event {
 }
 
 // BenchmarkAppendOutbox is one business transaction appending one event.
-func BenchmarkAppendOutbox(b *testing.B) {
+func BenchmarkAppend(b *testing.B) {
 	db := testinfra.NewDB(b, testinfra.DBOpts{Migrate: postgres.Migrate}).Bun
 	evs := benchEvents(b, b.N)
 	ctx := context.Background()
 	b.ResetTimer()
 	for i := range b.N {
 		err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-			return postgres.AppendOutbox(ctx, tx, evs[i])
+			return pgoutbox.Append(ctx, tx, evs[i])
 		})
 		require.NoError(b, err)
 	}
@@ -93,7 +94,7 @@ const benchBatch = 100
 // complete the 100. The events/s metric is the relay's store-side ceiling.
 func BenchmarkClaimComplete(b *testing.B) {
 	db := testinfra.NewDB(b, testinfra.DBOpts{Migrate: postgres.Migrate}).Bun
-	store, err := postgres.NewOutboxStore(db, postgres.OutboxConfig{})
+	store, err := pgoutbox.NewStore(db, pgoutbox.Config{})
 	require.NoError(b, err)
 	seedDue(b, db, b.N*benchBatch)
 	ctx := context.Background()
@@ -108,7 +109,7 @@ func BenchmarkClaimComplete(b *testing.B) {
 // relays at once, which is how SKIP LOCKED is meant to scale.
 func BenchmarkClaimCompleteParallel(b *testing.B) {
 	db := testinfra.NewDB(b, testinfra.DBOpts{Migrate: postgres.Migrate}).Bun
-	store, err := postgres.NewOutboxStore(db, postgres.OutboxConfig{})
+	store, err := pgoutbox.NewStore(db, pgoutbox.Config{})
 	require.NoError(b, err)
 	seedDue(b, db, b.N*benchBatch)
 	ctx := context.Background()
@@ -123,7 +124,7 @@ func BenchmarkClaimCompleteParallel(b *testing.B) {
 	b.ReportMetric(float64(b.N*benchBatch)/b.Elapsed().Seconds(), "events/s")
 }
 
-func claimComplete(b *testing.B, ctx context.Context, store *postgres.OutboxStore, owner string) {
+func claimComplete(b *testing.B, ctx context.Context, store *pgoutbox.Store, owner string) {
 	now := outboxT0.Add(time.Hour)
 	evs, err := store.Claim(ctx, ports.ClaimParams{Owner: owner, Limit: benchBatch, LeaseFor: time.Minute, Now: now})
 	if err != nil || len(evs) != benchBatch {

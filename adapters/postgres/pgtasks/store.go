@@ -1,4 +1,4 @@
-package postgres
+package pgtasks
 
 import (
 	"context"
@@ -10,15 +10,16 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/july/template/adapters/postgres/internal/pgerr"
 	"github.com/july/template/core/lease"
 	"github.com/july/template/core/ports"
 	"github.com/july/template/core/tasks"
 )
 
-// taskRow is the scan target of every TaskStore statement.
+// taskRow is the scan target of every Store statement.
 type taskRow struct {
 	ID string `bun:"id"`
-	TaskColumns
+	Columns
 }
 
 // taskColumns lists the columns every statement returns explicitly: a
@@ -77,68 +78,68 @@ const (
 	FROM expired WHERE t.id = expired.id`
 )
 
-// TaskStore is ports.TaskStore over one business task table that embeds
-// TaskColumns. Every write is one conditional UPDATE whose WHERE clause is
+// Store is ports.TaskStore over one business task table that embeds
+// Columns. Every write is one conditional UPDATE whose WHERE clause is
 // the core rule's precondition (status, lease owner, fencing token, live
 // expiry, counts); when it touches no row the store re-reads the task and
 // returns the error the core/tasks rule gives for it, so callers get the
 // precise reason (terminal, lease lost, counts) and nothing was written.
-type TaskStore struct {
+type Store struct {
 	db    bun.IDB
 	table bun.Ident
 }
 
-var _ ports.TaskStore = (*TaskStore)(nil)
+var _ ports.TaskStore = (*Store)(nil)
 
-// NewTaskStore returns a TaskStore on table through db (a *bun.DB pool, or
+// NewStore returns a Store on table through db (a *bun.DB pool, or
 // a bun.Tx so the task write commits with the business's own writes). The
 // table name must match ^[a-z_][a-z0-9_]{0,49}$; it is always quoted.
-func NewTaskStore(db bun.IDB, table string) (*TaskStore, error) {
+func NewStore(db bun.IDB, table string) (*Store, error) {
 	if db == nil {
-		return nil, errors.New("postgres: NewTaskStore needs a db; pass the *bun.DB from Open or a bun.Tx")
+		return nil, errors.New("pgtasks: NewStore needs a db; pass the *bun.DB from postgres.Open or a bun.Tx")
 	}
 	if err := checkTaskTable(table); err != nil {
 		return nil, err
 	}
-	return &TaskStore{db: db, table: bun.Ident(table)}, nil
+	return &Store{db: db, table: bun.Ident(table)}, nil
 }
 
 // Create inserts a Pending task with only the contract columns set: the
 // business's own columns need defaults, or the business inserts the row
-// itself with NewTaskColumns.
-func (s *TaskStore) Create(ctx context.Context, id string, total int64, now time.Time) (tasks.Task, error) {
+// itself with NewColumns.
+func (s *Store) Create(ctx context.Context, id string, total int64, now time.Time) (tasks.Task, error) {
 	if _, err := tasks.NewTask(id, total, now); err != nil {
 		return tasks.Task{}, fmt.Errorf("create task: %w", err)
 	}
 	var row taskRow
 	if err := s.db.NewRaw(taskCreateSQL, s.table, id, total, now, now).Scan(ctx, &row); err != nil {
-		return tasks.Task{}, fmt.Errorf("create task %q: %w", id, translate(err)) // duplicate id: ErrConflict
+		return tasks.Task{}, fmt.Errorf("create task %q: %w", id, pgerr.Translate(err)) // duplicate id: ErrConflict
 	}
 	return row.Task(row.ID), nil
 }
 
 // Get implements ports.TaskStore.
-func (s *TaskStore) Get(ctx context.Context, id string) (tasks.Task, error) {
+func (s *Store) Get(ctx context.Context, id string) (tasks.Task, error) {
 	var row taskRow
 	if err := s.db.NewRaw(taskSelectSQL, s.table, id).Scan(ctx, &row); err != nil {
-		return tasks.Task{}, fmt.Errorf("get task %q: %w", id, translate(err)) // no row: ErrNotFound
+		return tasks.Task{}, fmt.Errorf("get task %q: %w", id, pgerr.Translate(err)) // no row: ports.ErrNotFound
 	}
 	return row.Task(row.ID), nil
 }
 
 // Claim implements ports.TaskStore.
-func (s *TaskStore) Claim(ctx context.Context, id, owner string, leaseFor time.Duration, now time.Time) (tasks.Task, error) {
+func (s *Store) Claim(ctx context.Context, id, owner string, leaseFor time.Duration, now time.Time) (tasks.Task, error) {
 	rule := func(t tasks.Task) (tasks.Task, error) { return t.Claim(owner, now, leaseFor) }
-	if checkLease(owner, leaseFor) != nil {
+	if badLease(owner, leaseFor) {
 		return tasks.Task{}, s.explain(ctx, id, rule) // the rule names the bad argument
 	}
 	return s.write(ctx, "claim", id, rule, taskClaimSQL, s.table, owner, now.Add(leaseFor), now, now, id, now)
 }
 
 // Renew implements ports.TaskStore.
-func (s *TaskStore) Renew(ctx context.Context, id, owner string, token int64, leaseFor time.Duration, now time.Time) error {
+func (s *Store) Renew(ctx context.Context, id, owner string, token int64, leaseFor time.Duration, now time.Time) error {
 	rule := taskHolder(owner, token, now, func(t tasks.Task) (tasks.Task, error) { return t.Renew(owner, token, now, leaseFor) })
-	if checkLease(owner, leaseFor) != nil {
+	if badLease(owner, leaseFor) {
 		return s.explain(ctx, id, rule)
 	}
 	_, err := s.write(ctx, "renew", id, rule, taskRenewSQL, s.table, now.Add(leaseFor), now, id, owner, token, now)
@@ -146,7 +147,7 @@ func (s *TaskStore) Renew(ctx context.Context, id, owner string, token int64, le
 }
 
 // RecordProgress implements ports.TaskStore.
-func (s *TaskStore) RecordProgress(ctx context.Context, id, owner string, token int64, success, failed int64, now time.Time) (tasks.Task, error) {
+func (s *Store) RecordProgress(ctx context.Context, id, owner string, token int64, success, failed int64, now time.Time) (tasks.Task, error) {
 	rule := taskHolder(owner, token, now, func(t tasks.Task) (tasks.Task, error) {
 		return t.RecordProgress(owner, token, success, failed, now)
 	})
@@ -158,7 +159,7 @@ func (s *TaskStore) RecordProgress(ctx context.Context, id, owner string, token 
 }
 
 // SetTotal implements ports.TaskStore.
-func (s *TaskStore) SetTotal(ctx context.Context, id, owner string, token int64, total int64, now time.Time) (tasks.Task, error) {
+func (s *Store) SetTotal(ctx context.Context, id, owner string, token int64, total int64, now time.Time) (tasks.Task, error) {
 	rule := taskHolder(owner, token, now, func(t tasks.Task) (tasks.Task, error) {
 		return t.SetTotal(owner, token, total, now)
 	})
@@ -169,13 +170,13 @@ func (s *TaskStore) SetTotal(ctx context.Context, id, owner string, token int64,
 }
 
 // Complete implements ports.TaskStore.
-func (s *TaskStore) Complete(ctx context.Context, id, owner string, token int64, now time.Time) (tasks.Task, error) {
+func (s *Store) Complete(ctx context.Context, id, owner string, token int64, now time.Time) (tasks.Task, error) {
 	rule := taskHolder(owner, token, now, func(t tasks.Task) (tasks.Task, error) { return t.Complete(owner, token, now) })
 	return s.write(ctx, "complete", id, rule, taskCompleteSQL, s.table, now, now, id, owner, token, now)
 }
 
 // Fail implements ports.TaskStore.
-func (s *TaskStore) Fail(ctx context.Context, id, owner string, token int64, summary tasks.Summary, now time.Time) (tasks.Task, error) {
+func (s *Store) Fail(ctx context.Context, id, owner string, token int64, summary tasks.Summary, now time.Time) (tasks.Task, error) {
 	rule := taskHolder(owner, token, now, func(t tasks.Task) (tasks.Task, error) { return t.Fail(owner, token, summary, now) })
 	if summary.Validate() != nil {
 		return tasks.Task{}, s.explain(ctx, id, rule)
@@ -184,7 +185,7 @@ func (s *TaskStore) Fail(ctx context.Context, id, owner string, token int64, sum
 }
 
 // Cancel implements ports.TaskStore.
-func (s *TaskStore) Cancel(ctx context.Context, id string, now time.Time, cancellable bool) (tasks.Task, error) {
+func (s *Store) Cancel(ctx context.Context, id string, now time.Time, cancellable bool) (tasks.Task, error) {
 	rule := func(t tasks.Task) (tasks.Task, error) { return t.Cancel(cancellable, now) }
 	if !cancellable {
 		return tasks.Task{}, s.explain(ctx, id, rule)
@@ -194,20 +195,20 @@ func (s *TaskStore) Cancel(ctx context.Context, id string, now time.Time, cancel
 }
 
 // RecoverExpired implements ports.TaskStore, longest expired first.
-func (s *TaskStore) RecoverExpired(ctx context.Context, now time.Time, limit int) (int, error) {
+func (s *Store) RecoverExpired(ctx context.Context, now time.Time, limit int) (int, error) {
 	if limit < 1 {
 		return 0, fmt.Errorf("recover expired tasks: limit %d; pass 1 or more", limit)
 	}
 	res, err := s.db.ExecContext(ctx, taskRecoverSQL, s.table, now, limit, s.table, now)
 	if err != nil {
-		return 0, fmt.Errorf("recover expired tasks in %s: %w", s.table, translate(err))
+		return 0, fmt.Errorf("recover expired tasks in %s: %w", s.table, pgerr.Translate(err))
 	}
-	return affected(res)
+	return pgerr.Affected(res)
 }
 
 // write runs one conditional UPDATE ... RETURNING. No row means the
 // precondition did not hold: explain says which.
-func (s *TaskStore) write(ctx context.Context, op, id string, rule func(tasks.Task) (tasks.Task, error), query string, args ...any) (tasks.Task, error) {
+func (s *Store) write(ctx context.Context, op, id string, rule func(tasks.Task) (tasks.Task, error), query string, args ...any) (tasks.Task, error) {
 	var row taskRow
 	err := s.db.NewRaw(query, args...).Scan(ctx, &row)
 	switch {
@@ -216,13 +217,13 @@ func (s *TaskStore) write(ctx context.Context, op, id string, rule func(tasks.Ta
 	case errors.Is(err, sql.ErrNoRows):
 		return tasks.Task{}, s.explain(ctx, id, rule)
 	default:
-		return tasks.Task{}, fmt.Errorf("%s task %q: %w", op, id, translate(err))
+		return tasks.Task{}, fmt.Errorf("%s task %q: %w", op, id, pgerr.Translate(err))
 	}
 }
 
 // explain re-reads the task and returns the rule's error for it. If the
 // rule now passes, the task changed between the UPDATE and the read.
-func (s *TaskStore) explain(ctx context.Context, id string, rule func(tasks.Task) (tasks.Task, error)) error {
+func (s *Store) explain(ctx context.Context, id string, rule func(tasks.Task) (tasks.Task, error)) error {
 	cur, err := s.Get(ctx, id)
 	if err != nil {
 		return err
@@ -247,4 +248,10 @@ func taskHolder(owner string, token int64, now time.Time, rule func(tasks.Task) 
 		}
 		return next, err
 	}
+}
+
+// badLease reports an owner or lease length the core rule refuses with
+// lease.ErrInvalid; explain then returns the rule's error, which names it.
+func badLease(owner string, ttl time.Duration) bool {
+	return owner == "" || ttl <= 0 || ttl > lease.MaxTTL
 }

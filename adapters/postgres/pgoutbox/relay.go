@@ -1,4 +1,4 @@
-package postgres
+package pgoutbox
 
 import (
 	"cmp"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/uptrace/bun/dialect/pgdialect"
 
+	"github.com/july/template/adapters/postgres/internal/pgerr"
 	"github.com/july/template/core/lease"
 	"github.com/july/template/core/outbox"
 	"github.com/july/template/core/ports"
@@ -89,10 +90,10 @@ SET status = 1, next_attempt_at = ?, updated_at = ?, lease_owner = NULL, lease_e
 FROM expired WHERE e.id = expired.id`
 
 // Claim leases up to p.Limit due Pending rows (lowered to
-// OutboxConfig.ClaimLimit) to p.Owner, oldest due first. It returns an
+// Config.ClaimLimit) to p.Owner, oldest due first. It returns an
 // error wrapping lease.ErrInvalid for an empty owner or a lease length
 // outside (0, lease.MaxTTL], and for a Limit below 1.
-func (s *OutboxStore) Claim(ctx context.Context, p ports.ClaimParams) ([]outbox.Event, error) {
+func (s *Store) Claim(ctx context.Context, p ports.ClaimParams) ([]outbox.Event, error) {
 	if err := checkLease(p.Owner, p.LeaseFor); err != nil {
 		return nil, fmt.Errorf("claim outbox events: %w", err)
 	}
@@ -102,7 +103,7 @@ func (s *OutboxStore) Claim(ctx context.Context, p ports.ClaimParams) ([]outbox.
 	var rows []outboxRow
 	err := s.db.NewRaw(claimSQL, p.Now, min(p.Limit, s.cfg.ClaimLimit), p.Owner, p.Now.Add(p.LeaseFor), p.Now).Scan(ctx, &rows)
 	if err != nil {
-		return nil, fmt.Errorf("claim outbox events: %w", translate(err))
+		return nil, fmt.Errorf("claim outbox events: %w", pgerr.Translate(err))
 	}
 	// UPDATE ... RETURNING does not keep the CTE's order.
 	slices.SortFunc(rows, func(a, b outboxRow) int {
@@ -113,7 +114,7 @@ func (s *OutboxStore) Claim(ctx context.Context, p ports.ClaimParams) ([]outbox.
 
 // Complete marks the rows Delivered in one UPDATE; see
 // ports.OutboxRelayStore.Complete.
-func (s *OutboxStore) Complete(ctx context.Context, owner string, now time.Time, refs []ports.LeaseRef) ([]int64, error) {
+func (s *Store) Complete(ctx context.Context, owner string, now time.Time, refs []ports.LeaseRef) ([]int64, error) {
 	if len(refs) == 0 {
 		return nil, nil
 	}
@@ -128,7 +129,7 @@ func (s *OutboxStore) Complete(ctx context.Context, owner string, now time.Time,
 // ports.OutboxRelayStore.Fail. A decision whose Status is neither Pending
 // nor Failed fails the whole call before any write. Error codes and
 // messages longer than their columns are cut.
-func (s *OutboxStore) Fail(ctx context.Context, owner string, now time.Time, items []ports.FailItem) ([]int64, error) {
+func (s *Store) Fail(ctx context.Context, owner string, now time.Time, items []ports.FailItem) ([]int64, error) {
 	if len(items) == 0 {
 		return nil, nil
 	}
@@ -158,7 +159,7 @@ func (s *OutboxStore) Fail(ctx context.Context, owner string, now time.Time, ite
 
 // Renew extends live leases to now+leaseFor; see
 // ports.OutboxRelayStore.Renew.
-func (s *OutboxStore) Renew(ctx context.Context, owner string, now time.Time, leaseFor time.Duration, refs []ports.LeaseRef) ([]int64, error) {
+func (s *Store) Renew(ctx context.Context, owner string, now time.Time, leaseFor time.Duration, refs []ports.LeaseRef) ([]int64, error) {
 	if len(refs) == 0 {
 		return nil, nil
 	}
@@ -171,7 +172,7 @@ func (s *OutboxStore) Renew(ctx context.Context, owner string, now time.Time, le
 
 // Release hands rows back as Pending due at now, keeping retry_count and
 // the token; an expired lease may still be released if nobody took over.
-func (s *OutboxStore) Release(ctx context.Context, owner string, now time.Time, refs []ports.LeaseRef) ([]int64, error) {
+func (s *Store) Release(ctx context.Context, owner string, now time.Time, refs []ports.LeaseRef) ([]int64, error) {
 	if len(refs) == 0 {
 		return nil, nil
 	}
@@ -182,24 +183,24 @@ func (s *OutboxStore) Release(ctx context.Context, owner string, now time.Time, 
 	return s.held(ctx, "release", refs, releaseSQL, now, now, ids, tokens, owner)
 }
 
-// RecoverExpired returns up to limit (lowered to OutboxConfig.SweepLimit)
+// RecoverExpired returns up to limit (lowered to Config.SweepLimit)
 // expired Delivering rows to Pending, longest expired first.
-func (s *OutboxStore) RecoverExpired(ctx context.Context, now time.Time, limit int) (int, error) {
+func (s *Store) RecoverExpired(ctx context.Context, now time.Time, limit int) (int, error) {
 	if limit < 1 {
 		return 0, fmt.Errorf("recover expired outbox leases: limit %d; pass 1 or more", limit)
 	}
 	res, err := s.db.ExecContext(ctx, recoverSQL, now, min(limit, s.cfg.SweepLimit), now, now)
 	if err != nil {
-		return 0, fmt.Errorf("recover expired outbox leases: %w", translate(err))
+		return 0, fmt.Errorf("recover expired outbox leases: %w", pgerr.Translate(err))
 	}
-	return affected(res)
+	return pgerr.Affected(res)
 }
 
 // held runs one holder write and returns the refs it did not change.
-func (s *OutboxStore) held(ctx context.Context, op string, refs []ports.LeaseRef, query string, args ...any) ([]int64, error) {
+func (s *Store) held(ctx context.Context, op string, refs []ports.LeaseRef, query string, args ...any) ([]int64, error) {
 	var done []int64
 	if err := s.db.NewRaw(query, args...).Scan(ctx, &done); err != nil {
-		return nil, fmt.Errorf("%s %d outbox events: %w", op, len(refs), translate(err))
+		return nil, fmt.Errorf("%s %d outbox events: %w", op, len(refs), pgerr.Translate(err))
 	}
 	return lostIDs(refs, done), nil
 }

@@ -1,4 +1,4 @@
-package postgres
+package pgoutbox
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package postgres_test
+package pgidem_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/july/template/adapters/postgres"
+	"github.com/july/template/adapters/postgres/pgidem"
 	"github.com/july/template/contracttests/testinfra"
 	"github.com/july/template/core/idempotency"
 )
@@ -43,8 +44,8 @@ func jobStatus(t *testing.T, db *bun.DB, id int64) (status int16, note *string) 
 	return status, note
 }
 
-func moveJob(id int64, from, to int16) postgres.TransitionParams {
-	return postgres.TransitionParams{Table: "jobs", ID: id, From: from, To: to, Allowed: jobAllowed,
+func moveJob(id int64, from, to int16) pgidem.TransitionParams {
+	return pgidem.TransitionParams{Table: "jobs", ID: id, From: from, To: to, Allowed: jobAllowed,
 		VisibleWhere: "tenant = ?", VisibleArgs: []any{"a"}}
 }
 
@@ -55,21 +56,21 @@ func TestTransitionOutcomes(t *testing.T) {
 
 	p := moveJob(1, jobPending, jobRunning)
 	p.Set = map[string]any{"note": "started"}
-	require.NoError(t, postgres.Transition(ctx, db, p), "rule: a matching row moves")
+	require.NoError(t, pgidem.Transition(ctx, db, p), "rule: a matching row moves")
 	status, note := jobStatus(t, db, 1)
 	require.Equal(t, jobRunning, status)
 	require.Equal(t, "started", *note, "rule: Set columns are written with the move")
 
-	err := postgres.Transition(ctx, db, moveJob(1, jobPending, jobRunning))
+	err := pgidem.Transition(ctx, db, moveJob(1, jobPending, jobRunning))
 	require.ErrorIs(t, err, idempotency.ErrAlreadyDone, "rule: a repeated move is already done")
 
-	err = postgres.Transition(ctx, db, moveJob(2, jobPending, jobRunning))
+	err = pgidem.Transition(ctx, db, moveJob(2, jobPending, jobRunning))
 	var ite *idempotency.IllegalTransitionError
 	require.ErrorAs(t, err, &ite, "rule: a row in another status is an illegal transition")
 	require.Equal(t, idempotency.IllegalTransitionError{Expected: jobPending, Current: jobDone, Target: jobRunning, Stale: false}, *ite)
 
-	missing := postgres.Transition(ctx, db, moveJob(99, jobPending, jobRunning))
-	hidden := postgres.Transition(ctx, db, moveJob(3, jobPending, jobRunning))
+	missing := pgidem.Transition(ctx, db, moveJob(99, jobPending, jobRunning))
+	hidden := pgidem.Transition(ctx, db, moveJob(3, jobPending, jobRunning))
 	require.ErrorIs(t, missing, idempotency.ErrNotVisible, "rule: a missing row is not visible")
 	require.ErrorIs(t, hidden, idempotency.ErrNotVisible, "rule: a row outside the visibility predicate is not visible")
 	require.Equal(t, missing.Error(), hidden.Error(), "rule: missing and hidden rows answer alike")
@@ -80,11 +81,11 @@ func TestTransitionOutcomes(t *testing.T) {
 func TestTransitionStaleReadIsMarkedStale(t *testing.T) {
 	t.Parallel()
 	db := newJobsDB(t)
-	require.NoError(t, postgres.Transition(t.Context(), db, moveJob(1, jobPending, jobRunning)))
+	require.NoError(t, pgidem.Transition(t.Context(), db, moveJob(1, jobPending, jobRunning)))
 
 	// The caller read "pending" and wants "done"; the row is now running,
 	// from where done is allowed: a stale read, not a forbidden move.
-	err := postgres.Transition(t.Context(), db, moveJob(1, jobPending, jobDone))
+	err := pgidem.Transition(t.Context(), db, moveJob(1, jobPending, jobDone))
 	var ite *idempotency.IllegalTransitionError
 	require.ErrorAs(t, err, &ite)
 	require.True(t, ite.Stale, "error %v", err)
@@ -96,17 +97,17 @@ func TestTransitionRejectsBadIdentifiers(t *testing.T) {
 
 	tests := []struct {
 		name string
-		p    postgres.TransitionParams
+		p    pgidem.TransitionParams
 	}{
-		{"table", postgres.TransitionParams{Table: "jobs; DROP TABLE jobs", ID: 1, From: 1, To: 2}},
-		{"status column", postgres.TransitionParams{Table: "jobs", StatusColumn: `status"`, ID: 1, From: 1, To: 2}},
-		{"set column", postgres.TransitionParams{Table: "jobs", ID: 1, From: 1, To: 2, Set: map[string]any{"note = 'x', status": 1}}},
+		{"table", pgidem.TransitionParams{Table: "jobs; DROP TABLE jobs", ID: 1, From: 1, To: 2}},
+		{"status column", pgidem.TransitionParams{Table: "jobs", StatusColumn: `status"`, ID: 1, From: 1, To: 2}},
+		{"set column", pgidem.TransitionParams{Table: "jobs", ID: 1, From: 1, To: 2, Set: map[string]any{"note = 'x', status": 1}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			err := postgres.Transition(t.Context(), db, tt.p)
-			require.ErrorIs(t, err, postgres.ErrBadIdentifier, "params %+v", tt.p)
+			err := pgidem.Transition(t.Context(), db, tt.p)
+			require.ErrorIs(t, err, pgidem.ErrBadIdentifier, "params %+v", tt.p)
 		})
 	}
 	status, _ := jobStatus(t, db, 1)
@@ -126,7 +127,7 @@ func TestTransitionConcurrentMoversOneWins(t *testing.T) {
 	for i := range n {
 		wg.Go(func() {
 			<-start
-			errs[i] = postgres.Transition(context.WithoutCancel(t.Context()), db, moveJob(1, jobPending, jobRunning))
+			errs[i] = pgidem.Transition(context.WithoutCancel(t.Context()), db, moveJob(1, jobPending, jobRunning))
 		})
 	}
 	close(start)

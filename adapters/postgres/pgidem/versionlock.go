@@ -1,4 +1,4 @@
-package postgres
+package pgidem
 
 import (
 	"cmp"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/july/template/adapters/postgres/internal/pgerr"
 	"github.com/july/template/core/idempotency"
 )
 
@@ -64,7 +65,7 @@ func UpdateVersioned(ctx context.Context, db bun.IDB, p VersionedParams) (int64,
 	case err == nil:
 		return next, nil
 	case !errors.Is(err, sql.ErrNoRows):
-		return 0, fmt.Errorf("update versioned %s %v: %w", p.Table, p.ID, translate(err))
+		return 0, fmt.Errorf("update versioned %s %v: %w", p.Table, p.ID, pgerr.Translate(err))
 	}
 
 	var actual int64
@@ -74,7 +75,7 @@ func UpdateVersioned(ctx context.Context, db bun.IDB, p VersionedParams) (int64,
 	case errors.Is(err, sql.ErrNoRows):
 		return 0, idempotency.ErrNotVisible
 	case err != nil:
-		return 0, fmt.Errorf("update versioned %s: re-read version: %w", p.Table, translate(err))
+		return 0, fmt.Errorf("update versioned %s: re-read version: %w", p.Table, pgerr.Translate(err))
 	}
 	// actual == expected cannot follow a miss under READ COMMITTED; still
 	// report a conflict rather than claim a write that did not happen.

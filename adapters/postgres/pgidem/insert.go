@@ -1,4 +1,4 @@
-package postgres
+package pgidem
 
 import (
 	"cmp"
@@ -12,13 +12,15 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/uptrace/bun"
 
+	"github.com/july/template/adapters/postgres/internal/pgerr"
 	"github.com/july/template/core/idempotency"
+	"github.com/july/template/core/ports"
 )
 
-// ErrNoIdempotencyConstraint is returned by InsertIdempotent when the
-// business table lacks the unique constraint on IdempotencyUniqueColumns.
-var ErrNoIdempotencyConstraint = errors.New("insert idempotent: table has no UNIQUE (" +
-	IdempotencyUniqueColumns + "): add it as shown on IdempotencyColumnsSQL")
+// ErrNoConstraint is returned by Insert when the
+// business table lacks the unique constraint on UniqueColumns.
+var ErrNoConstraint = errors.New("insert idempotent: table has no UNIQUE (" +
+	UniqueColumns + "): add it as shown on ColumnsSQL")
 
 // defaultContentType is stored for a body saved without a Content-Type.
 const defaultContentType = "application/json"
@@ -30,15 +32,15 @@ const maxContentTypeLen = 128
 // when no unique index matches an ON CONFLICT target.
 const sqlstateNoArbiter = "42P10"
 
-// InsertIdempotent inserts model, a pointer to a bun model embedding
-// IdempotencyColumns, with its idempotency columns set from key, inside the
+// Insert inserts model, a pointer to a bun model embedding
+// Record, with its idempotency columns set from key, inside the
 // caller's transaction db. The business table's unique constraint decides
 // between concurrent first requests (INSERT ... ON CONFLICT DO NOTHING),
 // never a check-then-insert:
 //
 //   - DecisionNew, nil, nil: the row was inserted (model's returned columns,
 //     such as an identity id, are filled). Do the rest of the work, then
-//     call SaveIdempotentResponse before commit.
+//     call SaveResponse before commit.
 //   - DecisionReplay, stored, nil: the command completed before with the
 //     same fingerprint. Insert nothing more; answer with stored.
 //   - DecisionReused, nil, idempotency.ErrKeyReused: the key was used with
@@ -60,7 +62,7 @@ const sqlstateNoArbiter = "42P10"
 //
 //	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 //		order := &Order{AmountCents: req.AmountCents}
-//		d, stored, err := postgres.InsertIdempotent(ctx, tx, order, key)
+//		d, stored, err := pgidem.Insert(ctx, tx, order, key)
 //		if err != nil {
 //			return err // ErrKeyReused (422), ErrInProgress (409) or a failure
 //		}
@@ -70,30 +72,30 @@ const sqlstateNoArbiter = "42P10"
 //		}
 //		// ... the rest of the business work, outbox events ...
 //		body, _ = json.Marshal(toDTO(order))
-//		return postgres.SaveIdempotentResponse(ctx, tx, order, postgres.StoredResult{
+//		return pgidem.SaveResponse(ctx, tx, order, ports.StoredResponse{
 //			ResultRef: strconv.FormatInt(order.ID, 10), Status: http.StatusCreated, Body: body,
 //		})
 //	})
-func InsertIdempotent(ctx context.Context, db bun.IDB, model IdempotentModel, key IdemKey) (idempotency.Decision, *StoredResult, error) {
+func Insert(ctx context.Context, db bun.IDB, model Model, key ports.IdempotencyKey) (idempotency.Decision, *ports.StoredResponse, error) {
 	if err := validateIdemKey(key); err != nil {
 		return 0, nil, err
 	}
 	cols := model.IdempotencyRecord()
-	*cols = IdempotencyColumns{
+	*cols = Record{
 		IdemPrincipal:   key.Scope.Principal,
 		IdemOperation:   key.Scope.Operation,
 		IdemRequestID:   key.RequestID,
 		IdemFingerprint: key.Fingerprint.String(),
 	}
 	res, err := db.NewInsert().Model(model).
-		On("CONFLICT (" + IdempotencyUniqueColumns + ") DO NOTHING").
+		On("CONFLICT (" + UniqueColumns + ") DO NOTHING").
 		Exec(ctx)
 	if err != nil {
 		var pgErr *pgconn.PgError
 		if errors.As(err, &pgErr) && pgErr.Code == sqlstateNoArbiter {
-			return 0, nil, ErrNoIdempotencyConstraint
+			return 0, nil, ErrNoConstraint
 		}
-		return 0, nil, fmt.Errorf("insert idempotent %s: %w", key.Scope.Operation, translate(err))
+		return 0, nil, fmt.Errorf("insert idempotent %s: %w", key.Scope.Operation, pgerr.Translate(err))
 	}
 	if n, err := res.RowsAffected(); err != nil {
 		return 0, nil, fmt.Errorf("insert idempotent %s: rows affected: %w", key.Scope.Operation, err)
@@ -105,7 +107,7 @@ func InsertIdempotent(ctx context.Context, db bun.IDB, model IdempotentModel, ke
 
 // decideExisting reads the committed row that won the unique constraint and
 // turns it into the core decision.
-func decideExisting(ctx context.Context, db bun.IDB, table bun.Ident, key IdemKey) (idempotency.Decision, *StoredResult, error) {
+func decideExisting(ctx context.Context, db bun.IDB, table bun.Ident, key ports.IdempotencyKey) (idempotency.Decision, *ports.StoredResponse, error) {
 	var (
 		fp, ref, ctype sql.NullString
 		status         sql.NullInt64
@@ -123,7 +125,7 @@ func decideExisting(ctx context.Context, db bun.IDB, table bun.Ident, key IdemKe
 		return idempotency.DecisionInProgress, nil, idempotency.ErrInProgress
 	}
 	if err != nil {
-		return 0, nil, fmt.Errorf("read idempotency record %s: %w", key.Scope.Operation, translate(err))
+		return 0, nil, fmt.Errorf("read idempotency record %s: %w", key.Scope.Operation, pgerr.Translate(err))
 	}
 	rec := &idempotency.Record{Scope: key.Scope, Key: key.RequestID, State: idempotency.StateInProgress}
 	// An unparsable or other-version fingerprint stays zero, which equals
@@ -135,25 +137,25 @@ func decideExisting(ctx context.Context, db bun.IDB, table bun.Ident, key IdemKe
 	d := idempotency.Decide(rec, key.Fingerprint, time.Time{})
 	switch d {
 	case idempotency.DecisionReplay:
-		return d, &StoredResult{ResultRef: ref.String, Status: int(status.Int64), Body: body, ContentType: ctype.String}, nil
+		return d, &ports.StoredResponse{ResultRef: ref.String, Status: int(status.Int64), Body: body, ContentType: ctype.String}, nil
 	case idempotency.DecisionTakeover:
 		// These columns carry no lease: a committed row without a response
-		// stays in progress until SaveIdempotentResponse completes it.
+		// stays in progress until SaveResponse completes it.
 		d = idempotency.DecisionInProgress
 	}
 	return d, nil, d.Err()
 }
 
-// SaveIdempotentResponse stores resp on the row InsertIdempotent inserted
+// SaveResponse stores resp on the row Insert inserted
 // for model, in the same transaction, so the response commits with the
 // business fact and every retry replays it. Call it once, before commit.
 // resp.Body is stored byte for byte: pass exactly the bytes the first
 // response writes. An empty resp.ContentType with a body is stored as
 // application/json.
-func SaveIdempotentResponse(ctx context.Context, db bun.IDB, model IdempotentModel, resp StoredResult) error {
+func SaveResponse(ctx context.Context, db bun.IDB, model Model, resp ports.StoredResponse) error {
 	cols := model.IdempotencyRecord()
 	if cols.IdemRequestID == "" {
-		return errors.New("save idempotent response: model has no idempotency key: call InsertIdempotent first")
+		return errors.New("save idempotent response: model has no idempotency key: call Insert first")
 	}
 	if resp.Status < 100 || resp.Status > 599 {
 		return fmt.Errorf("save idempotent response: status %d is not an HTTP status", resp.Status)
@@ -175,10 +177,10 @@ func SaveIdempotentResponse(ctx context.Context, db bun.IDB, model IdempotentMod
 			cols.IdemPrincipal, cols.IdemOperation, cols.IdemRequestID).
 		Exec(ctx)
 	if err != nil {
-		return fmt.Errorf("save idempotent response %s: %w", cols.IdemOperation, translate(err))
+		return fmt.Errorf("save idempotent response %s: %w", cols.IdemOperation, pgerr.Translate(err))
 	}
 	if n, err := res.RowsAffected(); err != nil || n != 1 {
-		return fmt.Errorf("save idempotent response %s: %w: no row with this key (rows %d, err %v)", cols.IdemOperation, ErrNotFound, n, err)
+		return fmt.Errorf("save idempotent response %s: %w: no row with this key (rows %d, err %v)", cols.IdemOperation, ports.ErrNotFound, n, err)
 	}
 	cols.IdemResultRef, cols.IdemResponseStatus = resp.ResultRef, resp.Status
 	cols.IdemResponseBody, cols.IdemResponseContentType = resp.Body, resp.ContentType
@@ -190,7 +192,7 @@ func modelTable(db bun.IDB, model any) bun.Ident {
 	return bun.Ident(db.Dialect().Tables().Get(reflect.TypeOf(model)).Name)
 }
 
-func validateIdemKey(key IdemKey) error {
+func validateIdemKey(key ports.IdempotencyKey) error {
 	if err := key.Scope.Validate(); err != nil {
 		return fmt.Errorf("insert idempotent: %w", err)
 	}

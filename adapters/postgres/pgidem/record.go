@@ -1,27 +1,25 @@
-package postgres
+package pgidem
 
-import "github.com/july/template/core/ports"
-
-// IdempotencyColumns is the idempotency record a business table embeds:
+// Record is the idempotency record a business table embeds:
 // there is no shared idempotency table (PRD section 5), each table that an
 // idempotent create command writes carries these columns on the row it
 // creates, so the record commits or rolls back with the business fact.
 //
 // Embed it in the bun model and add the columns and the unique constraint
-// to the table's migration (IdempotencyColumnsSQL):
+// to the table's migration (ColumnsSQL):
 //
 //	type Order struct {
 //		bun.BaseModel `bun:"table:orders"`
 //		ID            int64 `bun:",pk,autoincrement"`
 //		AmountCents   int64
-//		postgres.IdempotencyColumns
+//		pgidem.Record
 //	}
 //
 // The columns are nullable: rows created by other paths (imports, admin
 // tools) leave them NULL, and NULLs never collide in a unique constraint.
-// Business code sets none of the fields; InsertIdempotent and
-// SaveIdempotentResponse do.
-type IdempotencyColumns struct {
+// Business code sets none of the fields; Insert and
+// SaveResponse do.
+type Record struct {
 	// IdemPrincipal and IdemOperation are the idempotency.Scope.
 	IdemPrincipal string `bun:"idem_principal,nullzero"`
 	IdemOperation string `bun:"idem_operation,nullzero"`
@@ -40,9 +38,9 @@ type IdempotencyColumns struct {
 	IdemResponseContentType string `bun:"idem_response_content_type,nullzero"`
 }
 
-// IdempotencyColumnsSQL is the DDL a business table's migration adds for
-// IdempotencyColumns. The unique constraint is what decides between
-// concurrent first requests; InsertIdempotent names its columns in ON
+// ColumnsSQL is the DDL a business table's migration adds for
+// Record. The unique constraint is what decides between
+// concurrent first requests; Insert names its columns in ON
 // CONFLICT, so it must exist with exactly these columns (in a CREATE TABLE,
 // drop the "ADD COLUMN" words):
 //
@@ -60,7 +58,7 @@ type IdempotencyColumns struct {
 // The response body is bytea, so a replay returns the first response's
 // status, Content-Type and body byte for byte (DESIGN.md, IETF
 // Idempotency-Key draft), whatever the media type.
-const IdempotencyColumnsSQL = `idem_principal varchar(128),
+const ColumnsSQL = `idem_principal varchar(128),
 idem_operation varchar(64),
 idem_request_id varchar(128),
 idem_fingerprint varchar(80),
@@ -69,23 +67,16 @@ idem_response_status int,
 idem_response_body bytea,
 idem_response_content_type varchar(128)`
 
-// IdempotencyUniqueColumns is the column list of the business table's
-// unique constraint and of InsertIdempotent's ON CONFLICT target.
-const IdempotencyUniqueColumns = "idem_principal, idem_operation, idem_request_id"
+// UniqueColumns is the column list of the business table's
+// unique constraint and of Insert's ON CONFLICT target.
+const UniqueColumns = "idem_principal, idem_operation, idem_request_id"
 
-// IdempotentModel is a bun model that embeds IdempotencyColumns; the
+// Model is a bun model that embeds Record; the
 // embedding provides the method.
-type IdempotentModel interface {
-	IdempotencyRecord() *IdempotencyColumns
+type Model interface {
+	IdempotencyRecord() *Record
 }
 
 // IdempotencyRecord returns c itself, so a model embedding
-// IdempotencyColumns satisfies IdempotentModel.
-func (c *IdempotencyColumns) IdempotencyRecord() *IdempotencyColumns { return c }
-
-// IdemKey identifies one idempotent command; see ports.IdempotencyKey.
-type IdemKey = ports.IdempotencyKey
-
-// StoredResult is a completed command's stored response; see
-// ports.StoredResponse.
-type StoredResult = ports.StoredResponse
+// Record satisfies Model.
+func (c *Record) IdempotencyRecord() *Record { return c }

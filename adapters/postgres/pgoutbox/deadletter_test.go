@@ -1,4 +1,4 @@
-package postgres_test
+package pgoutbox_test
 
 import (
 	"strings"
@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/july/template/adapters/postgres"
+	"github.com/july/template/adapters/postgres/pgoutbox"
 	"github.com/july/template/contracttests/testinfra"
 	"github.com/july/template/core/outbox"
 	"github.com/july/template/core/ports"
@@ -18,7 +19,7 @@ func TestMarkConsumerFailed(t *testing.T) {
 	t.Parallel()
 
 	db := testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.Migrate}).Bun
-	store, err := postgres.NewOutboxStore(db, postgres.OutboxConfig{})
+	store, err := pgoutbox.NewStore(db, pgoutbox.Config{})
 	require.NoError(t, err)
 	ctx := t.Context()
 	deliveredEv, pendingEv := newOutboxEvent(t), newOutboxEvent(t)

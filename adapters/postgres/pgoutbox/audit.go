@@ -1,4 +1,4 @@
-package postgres
+package pgoutbox
 
 import (
 	"context"
@@ -18,15 +18,15 @@ import (
 // returned, never swallowed: it rolls the change back.
 //
 // The durable audit model belongs to the audit team. Until their writer is
-// wired in, OutboxAuditWriter publishes each record as an
+// wired in, EventAuditWriter publishes each record as an
 // outbox.AuditEventType event. To swap it, implement AuditWriter on top of
 // the audit team's writer (insert through db, not through a pool of your
-// own) and pass it to NewConfigStore and OutboxConfig in place of the default.
+// own) and pass it to pgconfig.NewStore and Config.Audit in place of the default.
 type AuditWriter interface {
 	WriteAudit(ctx context.Context, db bun.IDB, rec ports.AuditRecord) error
 }
 
-// AuditConfig configures an OutboxAuditWriter. The zero value is valid.
+// AuditConfig configures an EventAuditWriter. The zero value is valid.
 type AuditConfig struct {
 	// NewIDFunc returns event ids and, when a record has none, request ids.
 	// Default: uuid.NewString.
@@ -35,19 +35,19 @@ type AuditConfig struct {
 	NowFunc func() time.Time
 }
 
-// OutboxAuditWriter is the default AuditWriter: it appends one
+// EventAuditWriter is the default AuditWriter: it appends one
 // outbox.AuditEventType event per record, with aggregate and resource set
-// to the record's resource, through AppendOutbox on the caller's db.
-type OutboxAuditWriter struct {
+// to the record's resource, through Append on the caller's db.
+type EventAuditWriter struct {
 	newID func() string
 	now   func() time.Time
 }
 
-var _ AuditWriter = (*OutboxAuditWriter)(nil)
+var _ AuditWriter = (*EventAuditWriter)(nil)
 
-// NewOutboxAuditWriter returns an OutboxAuditWriter with cfg's defaults applied.
-func NewOutboxAuditWriter(cfg AuditConfig) *OutboxAuditWriter {
-	w := &OutboxAuditWriter{newID: cfg.NewIDFunc, now: cfg.NowFunc}
+// NewEventAuditWriter returns an EventAuditWriter with cfg's defaults applied.
+func NewEventAuditWriter(cfg AuditConfig) *EventAuditWriter {
+	w := &EventAuditWriter{newID: cfg.NewIDFunc, now: cfg.NowFunc}
 	if w.newID == nil {
 		w.newID = uuid.NewString
 	}
@@ -61,7 +61,7 @@ func NewOutboxAuditWriter(cfg AuditConfig) *OutboxAuditWriter {
 // generated one (the outbox requires it); CorrelationID then defaults to
 // RequestID. It returns an *outbox.ValidationError when the record cannot
 // form an event (empty ResourceType or ResourceID, non-ASCII ids).
-func (w *OutboxAuditWriter) WriteAudit(ctx context.Context, db bun.IDB, rec ports.AuditRecord) error {
+func (w *EventAuditWriter) WriteAudit(ctx context.Context, db bun.IDB, rec ports.AuditRecord) error {
 	if rec.RequestID == "" {
 		rec.RequestID = w.newID()
 	}
@@ -69,7 +69,7 @@ func (w *OutboxAuditWriter) WriteAudit(ctx context.Context, db bun.IDB, rec port
 	if err != nil {
 		return fmt.Errorf("build audit event for %s %s: %w", rec.ResourceType, rec.ResourceID, err)
 	}
-	if err := AppendOutbox(ctx, db, ev); err != nil {
+	if err := Append(ctx, db, ev); err != nil {
 		return fmt.Errorf("write audit record: %w", err)
 	}
 	return nil

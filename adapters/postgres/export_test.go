@@ -1,4 +1,0 @@
-package postgres
-
-// Translate exposes translate to the external tests.
-var Translate = translate
