@@ -7,7 +7,7 @@ import (
 	"github.com/july/template/adapters/postgres/release"
 )
 
-//go:embed migrations/*.sql
+//go:embed migrations/*.sql migrations/schema.json
 var migrationFiles embed.FS
 
 // MigrationsFS holds this domain's bun migrations (versions
@@ -19,7 +19,7 @@ var MigrationsFS fs.FS = mustSub(migrationFiles, "migrations")
 // foundation set. Every object it creates is prefixed ex_devices_, so the
 // ownership manifest never sees two owners.
 func Migrations() release.Set {
-	return release.Set{Name: "examples/devices", FS: MigrationsFS}
+	return release.Set{Name: "examples/devices", FS: MigrationsFS, TaskTables: []string{"ex_devices_task"}}
 }
 
 func mustSub(f fs.FS, dir string) fs.FS {

@@ -19,7 +19,7 @@ func TestMigrationsReleaseUpAndDown(t *testing.T) {
 	db := testinfra.NewDB(t, testinfra.DBOpts{}).Bun
 	sets := []release.Set{release.Foundation(), devices.Migrations()}
 
-	man, err := release.BuildManifest(sets)
+	man, err := release.BuildManifest(t.Context(), db, sets)
 	require.NoError(t, err)
 	for _, obj := range man.Created("20261201200001") {
 		require.Contains(t, obj, "ex_devices_", "rule: every object is prefixed")

@@ -7,7 +7,7 @@ import (
 	"github.com/july/template/adapters/postgres/release"
 )
 
-//go:embed migrations/*.sql
+//go:embed migrations/*.sql migrations/schema.json
 var migrationFiles embed.FS
 
 // MigrationsFS holds this domain's bun migrations

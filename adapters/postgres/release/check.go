@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/uptrace/bun"
 )
@@ -12,31 +13,43 @@ import (
 // MinServerVersion is the oldest Postgres (server_version_num) supported.
 const MinServerVersion = 130000
 
-// Check is the pre-flight check. It passes on an empty database; otherwise
-// it verifies that objects of applied migrations still match the snapshot,
-// that no two migrations own the same object, that no object of a pending
-// migration exists already, and that every invariant and every precondition
-// of a pending migration counts zero offending rows. Undelivered outbox work
-// is reported as warnings. It runs in a READ ONLY transaction and writes
-// nothing. The error is for infrastructure failures only; violations are in
-// the report.
+// Check is the pre-flight check. It rehearses every migration on an empty
+// scratch schema (Rehearse) to learn what each one owns, then, in a READ
+// ONLY transaction, verifies that the live schema matches what the applied
+// migrations produce (nothing missing, changed or extra on an owned table),
+// that no index or constraint on an owned table is invalid, that no object
+// of a pending migration exists already, that pending migrations pass the
+// lint, and that every invariant and every precondition of a pending
+// migration counts zero offending rows. Undelivered outbox work and
+// unfinished tasks are reported as warnings. It writes nothing. The error
+// is for infrastructure failures only; violations are in the report.
 func Check(ctx context.Context, db *bun.DB, sets []Set) (*Report, error) {
 	r := &Report{Phase: "check", Findings: []Finding{}}
-	err := db.RunInTx(ctx, &sql.TxOptions{ReadOnly: true}, func(ctx context.Context, tx bun.Tx) error {
-		st, err := inspect(ctx, tx, sets, r)
+	reh, err := Rehearse(ctx, db, sets)
+	if err != nil {
+		return nil, fmt.Errorf("pre-flight check: %w", err)
+	}
+	err = db.RunInTx(ctx, &sql.TxOptions{ReadOnly: true}, func(ctx context.Context, tx bun.Tx) error {
+		st, err := inspect(ctx, tx, sets, reh, r)
 		if err != nil {
 			return err
 		}
+		expected := reh.Expected(st.applied)
 		for _, v := range r.Pending {
-			for _, obj := range st.man.Created(v) {
-				def, err := Definition(ctx, tx, obj)
-				if err != nil {
-					return err
+			step := reh.Step(v)
+			if step == nil {
+				continue
+			}
+			for _, obj := range sortedKeys(step.Created) {
+				if _, stray := st.live[obj]; stray {
+					if _, ok := expected[obj]; !ok {
+						r.add(SeverityViolation, "object_exists", obj, 1,
+							fmt.Sprintf("pending migration %s creates it but it exists already; drop the stray object or record the migration", v))
+					}
 				}
-				if def != "" {
-					r.add(SeverityViolation, "object_exists", obj, 1,
-						fmt.Sprintf("pending migration %s creates it but it exists already; drop the stray object or record the migration", v))
-				}
+			}
+			for _, f := range step.findings {
+				r.Findings = append(r.Findings, f)
 			}
 		}
 		return runRules(ctx, tx, sets, r, st, false)
@@ -51,26 +64,23 @@ func Check(ctx context.Context, db *bun.DB, sets []Set) (*Report, error) {
 type state struct {
 	man     Manifest
 	applied map[string]bool
+	live    Catalog
 }
 
 // inspect fills the version, applied/pending lists, ownership conflicts,
-// unknown applied migrations and schema drift of applied migrations.
-func inspect(ctx context.Context, db bun.IDB, sets []Set, r *Report) (state, error) {
+// unknown applied migrations, rehearsal failures of applied migrations,
+// schema drift and invalid objects of owned tables.
+func inspect(ctx context.Context, db bun.IDB, sets []Set, reh *Rehearsal, r *Report) (state, error) {
 	var st state
 	if err := db.QueryRowContext(ctx, `SELECT current_setting('server_version_num')::int`).Scan(&r.ServerVersion); err != nil {
 		return st, fmt.Errorf("read server version: %w", err)
 	}
-	if r.ServerVersion < MinServerVersion {
-		r.add(SeverityViolation, "server_version", "server_version_num", int64(r.ServerVersion),
-			fmt.Sprintf("Postgres %d or newer is required", MinServerVersion/10000))
-	}
+	checkServerVersion(r)
 	migs, err := listMigrations(sets)
 	if err != nil {
 		return st, err
 	}
-	if st.man, err = BuildManifest(sets); err != nil {
-		return st, err
-	}
+	st.man = reh.Manifest()
 	st.man.conflicts(r)
 	if st.applied, err = appliedVersions(ctx, db); err != nil {
 		return st, err
@@ -81,6 +91,13 @@ func inspect(ctx context.Context, db bun.IDB, sets []Set, r *Report) (state, err
 		known[m.Version] = true
 		if st.applied[m.Version] {
 			r.Applied = append(r.Applied, m.Version)
+			if step := reh.Step(m.Version); step != nil {
+				for _, f := range step.findings {
+					if f.Code != "lint_suppressed" && !strings.HasPrefix(f.Code, "lint_") {
+						r.Findings = append(r.Findings, f) // a released migration that no longer replays
+					}
+				}
+			}
 		} else {
 			r.Pending = append(r.Pending, m.Version)
 		}
@@ -96,47 +113,66 @@ func inspect(ctx context.Context, db bun.IDB, sets []Set, r *Report) (state, err
 		r.add(SeverityViolation, "unknown_applied_migration", v, 1,
 			"the database has a migration this binary does not know; run the migrate binary of the newer release")
 	}
-	return st, drift(ctx, db, sets, st.applied, r)
-}
-
-// drift compares every object of an applied migration with its snapshot.
-func drift(ctx context.Context, db bun.IDB, sets []Set, applied map[string]bool, r *Report) error {
+	if st.live, err = ReadCatalog(ctx, db); err != nil {
+		return st, err
+	}
+	drift(reh.Expected(st.applied), st.live, r)
 	for _, s := range sets {
-		snap, err := loadSnapshot(s)
-		if err != nil {
-			return err
-		}
-		versions := make([]string, 0, len(snap))
-		for v := range snap {
-			versions = append(versions, v)
-		}
-		sort.Strings(versions)
-		for _, v := range versions {
-			if !applied[v] {
-				continue
-			}
-			objs := make([]string, 0, len(snap[v]))
-			for o := range snap[v] {
-				objs = append(objs, o)
-			}
-			sort.Strings(objs)
-			for _, obj := range objs {
-				got, err := Definition(ctx, db, obj)
-				if err != nil {
-					return err
-				}
-				switch {
-				case got == "":
-					r.add(SeverityViolation, "schema_missing", obj, 1,
-						fmt.Sprintf("created by applied migration %s but missing; restore it with the migration's definition", v))
-				case got != snap[v][obj]:
-					r.add(SeverityViolation, "schema_drift", obj, 1,
-						fmt.Sprintf("differs from the definition of applied migration %s; restore it before releasing", v))
-				}
-			}
+		if err := staleSnapshot(s, reh, r); err != nil {
+			return st, err
 		}
 	}
-	return nil
+	return st, nil
+}
+
+// checkServerVersion reports a server older than MinServerVersion.
+func checkServerVersion(r *Report) {
+	if r.ServerVersion < MinServerVersion {
+		r.add(SeverityViolation, "server_version", "server_version_num", int64(r.ServerVersion),
+			fmt.Sprintf("Postgres %d or newer is required", MinServerVersion/10000))
+	}
+}
+
+// drift compares the live catalog with what the applied migrations
+// produce. An owned table is one an applied migration created; every
+// object on it must be expected, with the same definition.
+func drift(expected, live Catalog, r *Report) {
+	owned := map[string]bool{}
+	for k := range expected {
+		if t, ok := strings.CutPrefix(k, KindTable+":"); ok {
+			owned[t] = true
+		}
+	}
+	for _, k := range expected.Keys() {
+		got, ok := live[k]
+		switch {
+		case !ok:
+			r.add(SeverityViolation, "schema_missing", k, 1, "created by an applied migration but missing; restore it with the migration's definition")
+		case got.Def != expected[k].Def:
+			r.add(SeverityViolation, "schema_drift", k, 1, "differs from the definition the applied migrations produce; restore it before releasing")
+		}
+	}
+	for _, k := range live.Keys() {
+		got := live[k]
+		if _, ok := expected[k]; ok || !owned[tableOf(k, got)] {
+			continue
+		}
+		r.add(SeverityViolation, "schema_extra", k, 1,
+			"on an owned table but created by no migration; drop it, or add it in a migration of the set that owns the table")
+	}
+	for _, k := range live.Keys() {
+		got := live[k]
+		if !got.Invalid || !owned[tableOf(k, got)] {
+			continue
+		}
+		if strings.HasPrefix(k, KindIndex+":") {
+			r.add(SeverityViolation, "index_invalid", k, 1,
+				"index is INVALID or not ready (a failed CREATE INDEX CONCURRENTLY leaves one); drop it and create it again")
+		} else {
+			r.add(SeverityViolation, "constraint_not_validated", k, 1,
+				"constraint is NOT VALID; validate it (ALTER TABLE ... VALIDATE CONSTRAINT) in a migration")
+		}
+	}
 }
 
 // runRules counts offending rows for invariants and, unless postFlight, for
@@ -145,7 +181,7 @@ func drift(ctx context.Context, db bun.IDB, sets []Set, applied map[string]bool,
 // is reported by Check as object_exists instead).
 func runRules(ctx context.Context, db bun.IDB, sets []Set, r *Report, st state, postFlight bool) error {
 	for _, s := range sets {
-		for _, rule := range s.Rules {
+		for _, rule := range append(append([]Rule(nil), s.Rules...), taskRules(s.TaskTables)...) {
 			if rule.Before != "" && (postFlight || st.applied[rule.Before]) {
 				continue
 			}
@@ -178,3 +214,23 @@ func runRules(ctx context.Context, db bun.IDB, sets []Set, r *Report, st state, 
 	}
 	return nil
 }
+
+// taskRules are the pre-checks of a set's task tables (PRD: 待处理/处理中任务).
+func taskRules(tables []string) []Rule {
+	var out []Rule
+	for _, t := range tables {
+		q := pgIdent(t)
+		out = append(out,
+			Rule{Name: "task_unfinished", Table: t, Warn: true,
+				SQL:     `SELECT count(*) FROM ` + q + ` WHERE status IN (1, 2)`,
+				Message: "tasks pending or processing; keep the workers running across the release, they resume from their leases"},
+			Rule{Name: "task_lease_expired", Table: t, Warn: true,
+				SQL:     `SELECT count(*) FROM ` + q + ` WHERE status = 2 AND lease_expires_at < now()`,
+				Message: "processing tasks whose lease expired (a worker died); the recovery sweep or a redelivery resumes them"},
+		)
+	}
+	return out
+}
+
+// pgIdent quotes a table name for SQL.
+func pgIdent(name string) string { return `"` + strings.ReplaceAll(name, `"`, `""`) + `"` }

@@ -53,7 +53,7 @@ func down(ctx context.Context, db *bun.DB, sets []Set, migs []migration, to stri
 	if err != nil {
 		return err
 	}
-	man, err := BuildManifest(sets)
+	man, err := BuildManifest(ctx, db, sets)
 	if err != nil {
 		return err
 	}
@@ -74,7 +74,7 @@ func down(ctx context.Context, db *bun.DB, sets []Set, migs []migration, to stri
 		}
 		for _, st := range statements(sql) {
 			if mm := reDownTable.FindStringSubmatch(st); mm != nil {
-				tables[unqualify(mm[1])] = true
+				tables[strings.TrimPrefix(mm[1], "public.")] = true
 			}
 		}
 		for _, obj := range man.Created(m.Version) {

@@ -17,11 +17,11 @@ func emptyDB(t *testing.T) *testinfra.DB {
 func TestFoundationOwnsEachObjectOnce(t *testing.T) {
 	t.Parallel()
 
-	man, err := release.BuildManifest([]release.Set{release.Foundation()})
+	man, err := release.BuildManifest(t.Context(), emptyDB(t).Bun, []release.Set{release.Foundation()})
 	require.NoError(t, err)
-	for _, obj := range []string{"table:tb_outbox_event", "column:tb_outbox_event.lease_token", "constraint:uq_outbox_event_event_id",
-		"index:ix_outbox_event_pending_due", "trigger:tg_outbox_event_notify", "function:fn_outbox_event_notify",
-		"table:tb_system_config", "constraint:uq_system_config_config_key", "index:ix_system_config_module", "table:tb_backfill_checkpoint"} {
+	for _, obj := range []string{"table:tb_outbox_event", "column:tb_outbox_event.lease_token", "constraint:tb_outbox_event.uq_outbox_event_event_id",
+		"index:ix_outbox_event_pending_due", "trigger:tb_outbox_event.tg_outbox_event_notify", "function:fn_outbox_event_notify()",
+		"table:tb_system_config", "constraint:tb_system_config.uq_system_config_config_key", "index:ix_system_config_module", "table:tb_backfill_checkpoint"} {
 		require.Len(t, man.Owners(obj), 1, "object %s must have exactly one owner", obj)
 	}
 	require.ElementsMatch(t, []string{"tb_outbox_event", "tb_system_config", "tb_backfill_checkpoint"}, man.Tables())
@@ -35,7 +35,7 @@ func TestOwnershipConflictsAreViolations(t *testing.T) {
 	}{
 		{"index created twice", `CREATE INDEX ix_outbox_event_failed ON tb_outbox_event (id)`, "index:ix_outbox_event_failed"},
 		{"foreign column altered", `ALTER TABLE tb_system_config ALTER COLUMN module TYPE text`, "column:tb_system_config.module"},
-		{"foreign constraint dropped", `ALTER TABLE tb_outbox_event DROP CONSTRAINT ck_outbox_event_status`, "constraint:ck_outbox_event_status"},
+		{"foreign constraint dropped", `ALTER TABLE tb_outbox_event DROP CONSTRAINT ck_outbox_event_status`, "constraint:tb_outbox_event.ck_outbox_event_status"},
 		{"foreign table dropped", `DROP TABLE IF EXISTS tb_system_config`, "table:tb_system_config"},
 	}
 	db := emptyDB(t)

@@ -2,8 +2,6 @@ package release
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io/fs"
 	"regexp"
@@ -14,20 +12,12 @@ import (
 	"github.com/uptrace/bun/migrate"
 )
 
-// SnapshotFile is the file name, at the root of a Set's FS, of its expected
-// schema snapshot.
-const SnapshotFile = "schema.json"
-
-// Snapshot maps a migration version to the catalog definition of every
-// object that migration creates, keyed "kind:name" (see ObjectKey).
-type Snapshot map[string]map[string]string
-
 // Set is one owner's migrations with the rules that guard them.
 type Set struct {
 	// Name identifies the owner in reports ("foundation", "examples/topup").
 	Name string
 	// FS holds <version>_<name>.tx.up.sql and .tx.down.sql files at its root
-	// and, optionally, SnapshotFile.
+	// and, optionally, SnapshotFile (written by `migrate snapshot`).
 	FS fs.FS
 	// Rules are data checks: invariants on existing tables and
 	// preconditions of pending migrations.
@@ -35,6 +25,9 @@ type Set struct {
 	// Smoke, when set, exercises the set's tables inside a transaction that
 	// Verify always rolls back.
 	Smoke func(ctx context.Context, tx bun.Tx) error
+	// TaskTables are the set's five-state task tables (pgtasks columns:
+	// status, lease_expires_at); Check warns about unfinished tasks in them.
+	TaskTables []string
 }
 
 // Rule counts offending rows; a non-zero count is a finding.
@@ -116,22 +109,6 @@ func newMigrations(sets []Set) (*migrate.Migrations, error) {
 		}
 	}
 	return ms, nil
-}
-
-// loadSnapshot reads a set's SnapshotFile; a set without one has no drift check.
-func loadSnapshot(s Set) (Snapshot, error) {
-	b, err := fs.ReadFile(s.FS, SnapshotFile)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read %s of set %s: %w", SnapshotFile, s.Name, err)
-	}
-	var snap Snapshot
-	if err := json.Unmarshal(b, &snap); err != nil {
-		return nil, fmt.Errorf("parse %s of set %s: %w", SnapshotFile, s.Name, err)
-	}
-	return snap, nil
 }
 
 func readSQL(m migration, file string) (string, error) {

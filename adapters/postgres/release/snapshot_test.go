@@ -1,44 +1,48 @@
 package release_test
 
 import (
-	"bytes"
-	"encoding/json"
 	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/july/template/adapters/postgres/release"
+	"github.com/july/template/examples"
 )
 
-// TestSnapshotMatchesSQL fails when migrations/schema.json no longer
-// describes what the foundation SQL creates. Regenerate it with
-// UPDATE_SCHEMA_SNAPSHOT=1 go test ./adapters/postgres/release -run TestSnapshotMatchesSQL
-func TestSnapshotMatchesSQL(t *testing.T) {
+// TestSnapshotsMatchSQL fails when a set's schema.json no longer describes
+// what its SQL does. Regenerate with `migrate snapshot` or
+// UPDATE_SCHEMA_SNAPSHOT=1 go test ./adapters/postgres/release -run TestSnapshotsMatchSQL
+func TestSnapshotsMatchSQL(t *testing.T) {
 	t.Parallel()
 
-	db := migrated(t)
-	set := release.Foundation()
-	man, err := release.BuildManifest([]release.Set{set})
+	db := emptyDB(t)
+	sets := append([]release.Set{release.Foundation()}, examples.MigrationSets()...)
+	paths := map[string]string{
+		release.FoundationName: "../migrations/",
+		"examples/topup":       "../../../examples/topup/migrations/",
+		"examples/devices":     "../../../examples/devices/migrations/",
+	}
+	snaps, err := release.TakeSnapshot(t.Context(), db.Bun, sets)
 	require.NoError(t, err)
-	got, err := release.TakeSnapshot(t.Context(), db.Bun, man, set)
-	require.NoError(t, err)
-	for v, objs := range got {
-		for obj, def := range objs {
-			require.NotEmpty(t, def, "migration %s claims %s but the catalog has no such object", v, obj)
+	for _, s := range sets {
+		dir, ok := paths[s.Name]
+		require.True(t, ok, "no directory known for set %s", s.Name)
+		snap := snaps[s.Name]
+		require.NotEmpty(t, snap, "set %s", s.Name)
+		for v, step := range snap {
+			for obj, o := range step.Created {
+				require.NotEmpty(t, o.Def, "migration %s creates %s with an empty definition", v, obj)
+			}
 		}
+		b, err := snap.Encode()
+		require.NoError(t, err)
+		path := dir + release.SnapshotFile
+		if os.Getenv("UPDATE_SCHEMA_SNAPSHOT") == "1" {
+			require.NoError(t, os.WriteFile(path, b, 0o644))
+		}
+		want, err := os.ReadFile(path)
+		require.NoError(t, err, "set %s has no %s; run `migrate snapshot`", s.Name, path)
+		require.JSONEq(t, string(want), string(b), "schema snapshot of %s is stale; rerun with UPDATE_SCHEMA_SNAPSHOT=1 or `migrate snapshot`", s.Name)
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false) // keep <> readable in CHECK definitions
-	enc.SetIndent("", "  ")
-	require.NoError(t, enc.Encode(got))
-	b := buf.Bytes()
-	const path = "../migrations/" + release.SnapshotFile
-	if os.Getenv("UPDATE_SCHEMA_SNAPSHOT") == "1" {
-		require.NoError(t, os.WriteFile(path, b, 0o644))
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err)
-	require.JSONEq(t, string(want), string(b), "schema snapshot is stale; rerun with UPDATE_SCHEMA_SNAPSHOT=1")
 }

@@ -38,7 +38,7 @@ func up(ctx context.Context, db *bun.DB, sets []Set, res *UpResult) error {
 	if !res.Check.OK() {
 		return fmt.Errorf("%w (%d violations)", ErrCheckFailed, res.Check.Violations())
 	}
-	man, err := BuildManifest(sets)
+	man, err := BuildManifest(ctx, db, sets)
 	if err != nil {
 		return err
 	}
