@@ -41,6 +41,8 @@ Commands:
   verify                 post-flight verification (smoke test is rolled back)
   down --to VERSION      structure-only rollback to VERSION (0 = all); refuses if data would be lost
   backfill NAME          run a resumable backfill (names: %s)
+  snapshot SET           print SET's schema.json (what each migration creates, alters,
+                         drops); commit it next to the set's migrations; writes nothing
 
 Run 'migrate <command> -h' for the command's flags. Every command accepts --json.
 
@@ -115,6 +117,8 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 			func(fs *flag.FlagSet) {
 				fs.IntVar(&size, "batch-size", release.DefaultBatchSize, "rows per batch (each batch is one transaction)")
 			}, func(ctx context.Context, db *bun.DB, pos []string) int { return c.backfill(ctx, db, pos, size) })
+	case "snapshot":
+		return c.cmd(ctx, "snapshot", args[1:], "print a set's schema.json from a rehearsal on a scratch schema (writes nothing)", nil, c.snapshot)
 	default:
 		fmt.Fprintf(stderr, "migrate: unknown command %q\n\n", args[0])
 		fmt.Fprintf(stderr, usage, c.backfillNames())

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"io/fs"
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -34,4 +36,26 @@ func TestMigrationSetsApplyOnEmptyDatabase(t *testing.T) {
 	r = migrateCLI(t, db, sets, "up")
 	require.Equal(t, exitOK, r.code, r.stderr)
 	require.Contains(t, r.stdout, "nothing to apply")
+}
+
+// `migrate snapshot SET` prints exactly the committed schema.json of each
+// set, so regenerating it is one command and a stale file fails this test.
+func TestSnapshotCommandPrintsCommittedFiles(t *testing.T) {
+	t.Parallel()
+
+	db := testinfra.NewDB(t, testinfra.DBOpts{})
+	for set, path := range map[string]string{
+		"foundation":       "../../adapters/postgres/migrations/schema.json",
+		"examples/topup":   "../../examples/topup/migrations/schema.json",
+		"examples/devices": "../../examples/devices/migrations/schema.json",
+	} {
+		var out, errb bytes.Buffer
+		code := run(t.Context(), []string{"snapshot", set}, func(k string) string {
+			return map[string]string{"DATABASE_URL": db.URL}[k]
+		}, &out, &errb)
+		require.Equal(t, exitOK, code, "snapshot %s: %s", set, errb.String())
+		want, err := os.ReadFile(path)
+		require.NoError(t, err)
+		require.JSONEq(t, string(want), out.String(), "set %s", set)
+	}
 }
