@@ -39,6 +39,9 @@ func Check(ctx context.Context, db *bun.DB, sets []Set) (*Report, error) {
 				}
 			}
 		}
+		if err := checkPending(ctx, tx, sets, r.Pending, r); err != nil {
+			return err
+		}
 		return runRules(ctx, tx, sets, r, st, false)
 	})
 	if err != nil {
