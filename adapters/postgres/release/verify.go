@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/uptrace/bun"
 )
 
@@ -73,17 +72,4 @@ func verifyTable(ctx context.Context, db bun.IDB, table string, r *Report) error
 		r.add(SeverityViolation, "index_invalid", n, 1, "index on "+table+" is not valid or not ready; drop and recreate it")
 	}
 	return nil
-}
-
-// safeError keeps only what cannot carry row values: the SQLSTATE code of
-// a Postgres error, or our own message otherwise.
-func safeError(err error) string {
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
-		return "SQLSTATE " + pgErr.Code + " (" + pgErr.ConstraintName + ")"
-	}
-	if err == nil {
-		return "transaction committed unexpectedly"
-	}
-	return err.Error()
 }
