@@ -160,7 +160,7 @@ func (c *cli) backfill(ctx context.Context, db *bun.DB, pos []string, size int) 
 	p, err := release.RunBackfill(ctx, db, *bf, size, func(p release.Progress) {
 		steps = append(steps, p)
 		if !c.json {
-			fmt.Fprintf(c.stdout, "backfill %s: batch %d last_id=%d rows_done=%d\n", p.Name, p.Batches, p.LastID, p.RowsDone)
+			fmt.Fprintf(c.stdout, "backfill %s: batch %d cursor=%s rows_done=%d\n", p.Name, p.Batches, p.Cursor, p.RowsDone)
 		}
 	})
 	if c.json {

@@ -123,14 +123,14 @@ const plantedCard = "card-4111111111111111"
 // cardBackfill copies tb_test_card into a bigint column: it fails on the
 // planted value, as a backfill meeting unexpected data does.
 func cardBackfill() release.Backfill {
-	return release.Backfill{Name: "copy-card", Batch: func(ctx context.Context, tx bun.Tx, after int64, limit int) (int64, int, error) {
+	return release.Backfill{Name: "copy-card", Batch: release.ByID(func(ctx context.Context, tx bun.Tx, after int64, limit int) (int64, int, error) {
 		res, err := tx.ExecContext(ctx, `INSERT INTO tb_test_card_num SELECT id, card::bigint FROM tb_test_card WHERE id > ? ORDER BY id LIMIT ?`, after, limit)
 		if err != nil {
 			return 0, 0, err
 		}
 		n, _ := res.RowsAffected()
 		return after + n, int(n), nil
-	}}
+	})}
 }
 
 // A failing migration or backfill reports the SQLSTATE, safe names and the
