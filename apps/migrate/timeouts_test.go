@@ -161,3 +161,26 @@ func TestFailuresPrintNoRowValues(t *testing.T) {
 		}
 	}
 }
+
+// down runs under the same lock_timeout: a rollback blocked by a long
+// transaction fails fast (exit 3, SQLSTATE 55P03) instead of queueing every
+// writer of the table behind it, and stays recorded as applied.
+func TestDownHonoursLockTimeout(t *testing.T) {
+	t.Parallel()
+
+	db := testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.Migrate})
+	exec(t, db.Bun, `CREATE TABLE tb_test_busy (id int PRIMARY KEY)`)
+	set := busySet()
+	set.FS.(fstest.MapFS)["20990105000001_add_busy_note.tx.down.sql"] = &fstest.MapFile{
+		Data: []byte("-- migrate:lock_timeout=100ms\nALTER TABLE tb_test_busy DROP COLUMN note;\n")}
+	sets := append(foundation(), set)
+	require.Equal(t, exitOK, migrateCLIWith(t, db, sets, backfills(), "up").code)
+	blockTable(t, db.Bun, "tb_test_busy")
+
+	start := time.Now()
+	r := migrateCLIWith(t, db, sets, backfills(), "down", "--to", "20261201000004")
+	require.Equal(t, exitApplyFailed, r.code, r.stdout+r.stderr)
+	require.Less(t, time.Since(start), 10*time.Second)
+	require.Contains(t, r.stderr, "SQLSTATE 55P03 lock_not_available")
+	require.EqualValues(t, 1, count(t, db.Bun, `SELECT count(*) FROM bun_migrations WHERE name = '20990105000001'`))
+}
