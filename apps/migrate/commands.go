@@ -54,8 +54,11 @@ func (c *cli) verify(ctx context.Context, db *bun.DB, _ []string) int {
 	return exitOK
 }
 
-func (c *cli) up(ctx context.Context, db *bun.DB, timeout time.Duration) int {
-	res, err := release.Up(ctx, db, c.sets, timeout)
+func (c *cli) up(ctx context.Context, db *bun.DB, opts release.UpOptions) int {
+	opts.OnRetry = func(version string, try int, pause time.Duration) {
+		c.log.Warn("migration lock timeout, retrying", "migration", version, "try", try, "pause", pause)
+	}
+	res, err := release.UpWith(ctx, db, c.sets, opts)
 	code := exitOK
 	switch {
 	case err == nil:
@@ -72,7 +75,7 @@ func (c *cli) up(ctx context.Context, db *bun.DB, timeout time.Duration) int {
 	}
 	out := map[string]any{"command": "up", "ok": err == nil, "exit_code": code, "result": res}
 	if err != nil {
-		out["error"] = err.Error()
+		out["error"] = release.SafeError(err).Error()
 	}
 	c.emit(out, func(w io.Writer) {
 		fmt.Fprintf(w, "lock acquired after %s\n", res.Waited.Round(time.Millisecond))
@@ -80,10 +83,14 @@ func (c *cli) up(ctx context.Context, db *bun.DB, timeout time.Duration) int {
 			printReport(w, res.Check)
 		}
 		if res.Check != nil && res.Check.OK() {
-			if len(res.Applied) == 0 {
-				fmt.Fprintln(w, "applied: nothing to apply")
-			} else {
+			switch {
+			case len(res.Applied) > 0:
 				fmt.Fprintf(w, "applied: %s\n", strings.Join(res.Applied, ", "))
+			case res.Failed == nil:
+				fmt.Fprintln(w, "applied: nothing to apply")
+			}
+			if res.Failed != nil {
+				fmt.Fprintf(w, "failed: %s (%s, tries=%d)\n", res.Failed.Version, res.Failed.Code, res.Failed.Tries)
 			}
 		}
 		if res.Verify != nil {
@@ -116,7 +123,7 @@ func (c *cli) down(ctx context.Context, db *bun.DB, to string, timeout time.Dura
 	}
 	out := map[string]any{"command": "down", "ok": err == nil, "exit_code": code, "result": res}
 	if err != nil {
-		out["error"] = err.Error()
+		out["error"] = release.SafeError(err).Error()
 	}
 	c.emit(out, func(w io.Writer) {
 		switch {
@@ -153,13 +160,13 @@ func (c *cli) backfill(ctx context.Context, db *bun.DB, pos []string, size int) 
 	p, err := release.RunBackfill(ctx, db, *bf, size, func(p release.Progress) {
 		steps = append(steps, p)
 		if !c.json {
-			fmt.Fprintf(c.stdout, "backfill %s: batch %d last_id=%d rows_done=%d\n", p.Name, p.Batches, p.LastID, p.RowsDone)
+			fmt.Fprintf(c.stdout, "backfill %s: batch %d cursor=%s rows_done=%d\n", p.Name, p.Batches, p.Cursor, p.RowsDone)
 		}
 	})
 	if c.json {
 		out := map[string]any{"command": "backfill", "ok": err == nil, "progress": p, "batches": steps}
 		if err != nil {
-			out["error"] = err.Error()
+			out["error"] = release.SafeError(err).Error()
 		}
 		c.emit(out, nil)
 	} else if err == nil {

@@ -37,7 +37,8 @@ Usage:
 Commands:
   status                 list applied and pending migrations
   check                  pre-flight check; writes nothing (READ ONLY transaction)
-  up                     lock, check, apply pending migrations, verify
+  up                     lock, check, apply pending migrations (bounded lock and statement timeouts,
+                         lock timeouts retried with backoff), verify
   verify                 post-flight verification (smoke test is rolled back)
   down --to VERSION      structure-only rollback to VERSION (0 = all); refuses if data would be lost
   backfill NAME          run a resumable backfill (names: %s)
@@ -98,11 +99,17 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 	case "verify":
 		return c.cmd(ctx, "verify", args[1:], "post-flight verification; exits 4 on any violation", nil, c.verify)
 	case "up":
-		var timeout time.Duration
-		return c.cmd(ctx, "up", args[1:], "take the migration lock, check, apply, verify; exits 2/3/4/5 on failure",
+		var opts release.UpOptions
+		return c.cmd(ctx, "up", args[1:], "take the migration lock, check, apply, verify; exits 2/3/4/5 on failure.\n"+
+			"Each migration runs under SET LOCAL lock_timeout (default "+release.DefaultMigrationLockTimeout.String()+
+			") and statement_timeout (default "+release.DefaultStatementTimeout.String()+");\n"+
+			"a file overrides them with a line -- migrate:lock_timeout=2s or -- migrate:statement_timeout=1h.",
 			func(fs *flag.FlagSet) {
-				fs.DurationVar(&timeout, "lock-timeout", release.DefaultLockTimeout, "give up (exit 5) if another run holds the lock this long")
-			}, func(ctx context.Context, db *bun.DB, _ []string) int { return c.up(ctx, db, timeout) })
+				fs.DurationVar(&opts.LockTimeout, "lock-timeout", release.DefaultLockTimeout, "give up (exit 5) if another run holds the migration lock this long")
+				fs.IntVar(&opts.LockTries, "lock-tries", release.DefaultLockTries, "tries of a migration whose lock_timeout expired before it fails (exit 3, code lock_timeout)")
+				fs.DurationVar(&opts.LockBackoff, "lock-backoff", release.DefaultLockBackoff,
+					"pause after a migration's first lock timeout, doubled after each further one (at most "+release.MaxLockBackoff.String()+")")
+			}, func(ctx context.Context, db *bun.DB, _ []string) int { return c.up(ctx, db, opts) })
 	case "down":
 		var to string
 		var timeout time.Duration
@@ -195,7 +202,9 @@ func (c *cli) emit(v any, text func(w io.Writer)) {
 }
 
 // fail reports an error that is not a report (infrastructure, apply).
+// Its message passes through release.SafeError: no row values.
 func (c *cli) fail(code int, command string, err error) int {
+	err = release.SafeError(err)
 	c.log.Error("command failed", "command", command, "exit_code", code, "err", err)
 	fmt.Fprintf(c.stderr, "migrate %s: %v\n", command, err)
 	return code

@@ -16,7 +16,7 @@ import (
 // makes that call fail after it has written its rows.
 func copyBackfill(failAt int) (release.Backfill, *int) {
 	calls := 0
-	return release.Backfill{Name: "copy-src", Batch: func(ctx context.Context, tx bun.Tx, afterID int64, limit int) (int64, int, error) {
+	return release.Backfill{Name: "copy-src", Batch: release.ByID(func(ctx context.Context, tx bun.Tx, afterID int64, limit int) (int64, int, error) {
 		calls++
 		var ids []int64
 		if err := tx.NewRaw(`INSERT INTO tb_test_dst (src_id) SELECT id FROM tb_test_src WHERE id > ? ORDER BY id LIMIT ? RETURNING src_id`,
@@ -31,7 +31,7 @@ func copyBackfill(failAt int) (release.Backfill, *int) {
 			last = max(last, id)
 		}
 		return last, len(ids), nil
-	}}, &calls
+	})}, &calls
 }
 
 func TestBackfillResumesAfterInterruption(t *testing.T) {
@@ -48,7 +48,7 @@ func TestBackfillResumesAfterInterruption(t *testing.T) {
 	p, err := release.RunBackfill(ctx, db.Bun, bf, 5, func(p release.Progress) { seen = append(seen, p) })
 	require.ErrorContains(t, err, "injected interruption")
 	require.Len(t, seen, 2, "two batches committed before the failure")
-	require.EqualValues(t, 10, p.LastID)
+	require.Equal(t, "10", p.Cursor)
 	var dst, done int64
 	require.NoError(t, db.Bun.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM tb_test_dst), (SELECT rows_done FROM tb_backfill_checkpoint WHERE name = 'copy-src')`).Scan(&dst, &done))
 	require.EqualValues(t, 10, dst, "the failed batch rolled back with its checkpoint")

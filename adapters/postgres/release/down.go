@@ -1,17 +1,16 @@
 package release
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"io/fs"
 	"regexp"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/migrate"
-
-	"github.com/july/template/adapters/postgres"
 )
 
 // DownResult is what Down did or would have done.
@@ -45,7 +44,7 @@ func Down(ctx context.Context, db *bun.DB, sets []Set, to string, lockTimeout ti
 		return res, fmt.Errorf("%w: %q", ErrUnknownVersion, to)
 	}
 	_, err = withLock(ctx, db, lockTimeout, func() error { return down(ctx, db, sets, migs, to, res) })
-	return res, err
+	return res, SafeError(err)
 }
 
 func down(ctx context.Context, db *bun.DB, sets []Set, migs []migration, to string, res *DownResult) error {
@@ -103,31 +102,52 @@ func down(ctx context.Context, db *bun.DB, sets []Set, migs []migration, to stri
 		sort.Strings(res.Blocking)
 		return ErrRefused
 	}
-	ms, err := newMigrations(sets)
-	if err != nil {
-		return err
-	}
-	m := postgres.NewMigrator(db, ms)
-	withStatus, err := m.MigrationsWithStatus(ctx)
-	if err != nil {
-		return fmt.Errorf("read migration status: %w", err)
-	}
-	byName := map[string]*migrate.Migration{}
-	for i := range withStatus {
-		byName[withStatus[i].Name] = &withStatus[i]
-	}
 	for _, t := range targets {
-		mg := byName[t.Version]
-		if mg == nil || mg.Down == nil {
-			return fmt.Errorf("migration %s has no down step", t.Version)
-		}
-		if err := mg.Down(ctx, m, mg); err != nil {
+		if err := rollBack(ctx, db, t); err != nil {
 			return fmt.Errorf("%w: %s down: %w", ErrApplyFailed, t.Version, err)
-		}
-		if err := m.MarkUnapplied(ctx, mg); err != nil {
-			return fmt.Errorf("record rollback of %s: %w", t.Version, err)
 		}
 		res.RolledBack = append(res.RolledBack, t.Version)
 	}
 	return nil
+}
+
+// rollBack runs m's down file under the same SET LOCAL lock_timeout and
+// statement_timeout as up (defaults, or the file's -- migrate: lines) and
+// removes m from bun_migrations in the same transaction. It is not retried:
+// a down is an operator's deliberate step, rerun it.
+func rollBack(ctx context.Context, db *bun.DB, m migration) error {
+	b, err := fs.ReadFile(m.fsys, m.Down)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", m.Down, err)
+	}
+	f, err := parseSQLFile(string(b))
+	if err != nil {
+		return &parseError{file: m.Down, err: err}
+	}
+	lockT, stmtT := cmp.Or(f.LockTimeout, DefaultMigrationLockTimeout), cmp.Or(f.StatementTimeout, DefaultStatementTimeout)
+	settings := fmt.Sprintf("SET %%[1]s lock_timeout = '%dms'; SET %%[1]s statement_timeout = '%dms'", lockT.Milliseconds(), stmtT.Milliseconds())
+	run := func(db bun.IConn, scope string) error {
+		if _, err := db.ExecContext(ctx, fmt.Sprintf(settings, scope)); err != nil {
+			return err
+		}
+		for _, q := range f.Queries {
+			if _, err := db.ExecContext(ctx, q); err != nil {
+				return err
+			}
+		}
+		if _, err := db.ExecContext(ctx, `DELETE FROM bun_migrations WHERE name = ?`, m.Version); err != nil {
+			return fmt.Errorf("record rollback: %w", err)
+		}
+		return nil
+	}
+	if !strings.HasSuffix(m.Down, ".tx.down.sql") { // e.g. DROP INDEX CONCURRENTLY: no transaction
+		conn, err := db.Conn(ctx)
+		if err != nil {
+			return err
+		}
+		defer conn.Close()
+		defer conn.ExecContext(context.WithoutCancel(ctx), `RESET lock_timeout; RESET statement_timeout`) //nolint:errcheck // best effort before the connection returns to the pool
+		return run(conn, "SESSION")
+	}
+	return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error { return run(tx, "LOCAL") })
 }

@@ -62,6 +62,10 @@ func Rehearse(ctx context.Context, db *bun.DB, sets []Set) (*Rehearsal, error) {
 		return nil, fmt.Errorf("rehearse migrations: begin: %w", err)
 	}
 	defer func() { _ = tx.Rollback() }()
+	var live string
+	if err := tx.QueryRowContext(ctx, "SELECT current_schema()").Scan(&live); err != nil {
+		return nil, fmt.Errorf("rehearse migrations: read the current schema: %w", err)
+	}
 	schema := "release_rehearsal_" + randomHex()
 	for _, q := range []string{
 		"SET LOCAL lock_timeout = '5s'",
@@ -81,6 +85,7 @@ func Rehearse(ctx context.Context, db *bun.DB, sets []Set) (*Rehearsal, error) {
 	if err != nil {
 		return nil, err
 	}
+	external := map[string]bool{} // live tables copied into the scratch schema
 	for _, m := range migs {
 		step := Step{Version: m.Version, Name: m.Name, Set: m.Set, Change: newChange(), existed: map[string]bool{}}
 		for key := range cat {
@@ -99,11 +104,43 @@ func Rehearse(ctx context.Context, db *bun.DB, sets []Set) (*Rehearsal, error) {
 			return nil, fmt.Errorf("read %s: %w", m.Up, err)
 		}
 		for _, st := range SplitStatements(string(b)) {
+			if isCopy(st.SQL) {
+				continue // COPY waits for the client's data; it changes no catalog (migration_writes_data refuses it)
+			}
 			next, nextCounts, err := rehearseStatement(ctx, tx, st)
+			for copied := 0; err != nil && copied < maxExternalTables; copied++ {
+				// A table no migration creates (made by an older tool) is
+				// copied, structure only, from the live schema; it then
+				// belongs to the baseline, not to the migration.
+				table, cerr := copyExternalTable(ctx, tx, live, err)
+				if cerr != nil {
+					return nil, cerr
+				}
+				if table == "" {
+					break
+				}
+				step.existed[table], external[table] = true, true
+				if cat, cerr = ReadCatalog(ctx, tx); cerr != nil {
+					return nil, cerr
+				}
+				if counts, cerr = untracked(ctx, tx); cerr != nil {
+					return nil, cerr
+				}
+				next, nextCounts, err = rehearseStatement(ctx, tx, st)
+			}
 			if err != nil {
 				var pgErr *pgconn.PgError
 				if !errors.As(err, &pgErr) {
 					return nil, fmt.Errorf("rehearse migration %s: %w", m.Version, err)
+				}
+				if t, ok := dupOnExternal(pgErr, cat, external); ok {
+					// The live copy of a table no migration creates already
+					// reflects this statement (the object exists, or is
+					// gone): the migration was applied. For a pending one
+					// the table is not what the migration expects.
+					step.findings = append(step.findings, Finding{Severity: SeverityViolation, Code: "external_table_mismatch", Object: m.Version, Count: 1,
+						Message: fmt.Sprintf("line %d does not apply to table %s (created by no migration) as it is now (%s); make the table match what the migration expects, or record the migration", st.Line, t, safePgError(pgErr))})
+					continue
 				}
 				step.findings = append(step.findings, failureFinding(m, st, pgErr, cat))
 				reh.Complete = false
@@ -122,6 +159,77 @@ func Rehearse(ctx context.Context, db *bun.DB, sets []Set) (*Rehearsal, error) {
 		reh.Steps = append(reh.Steps, step)
 	}
 	return reh, nil
+}
+
+// maxExternalTables bounds the live tables one statement may pull in.
+const maxExternalTables = 20
+
+// copyExternalTable handles an undefined_table error whose table exists in
+// the live schema: it creates the table in the scratch schema with LIKE
+// ... INCLUDING ALL and returns its name ("" when err is something else).
+func copyExternalTable(ctx context.Context, tx bun.Tx, live string, err error) (string, error) {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || pgErr.Code != "42P01" {
+		return "", nil
+	}
+	m := reQuotedName.FindStringSubmatch(pgErr.Message)
+	if m == nil {
+		return "", nil
+	}
+	var exists bool
+	if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pg_class WHERE relname = ? AND relnamespace = ?::regnamespace AND relkind IN ('r', 'p'))`,
+		m[1], live).Scan(&exists); err != nil {
+		return "", fmt.Errorf("rehearse migrations: look up live table %s: %w", m[1], err)
+	}
+	if !exists {
+		return "", nil
+	}
+	q := fmt.Sprintf("CREATE TABLE %s (LIKE %s.%s INCLUDING ALL)", pgIdent(m[1]), pgIdent(live), pgIdent(m[1]))
+	if _, err := tx.Tx.ExecContext(ctx, q); err != nil {
+		return "", fmt.Errorf("rehearse migrations: copy the structure of live table %s: %w", m[1], err)
+	}
+	return m[1], nil
+}
+
+// dupOnExternal reports a duplicate- or undefined-object error about a
+// table no migration creates (or an object on it), and that table.
+func dupOnExternal(pgErr *pgconn.PgError, cat Catalog, external map[string]bool) (string, bool) {
+	if !isDuplicate(pgErr.Code) || len(external) == 0 {
+		return "", false
+	}
+	names := reQuotedName.FindAllStringSubmatch(pgErr.Message, -1)
+	for _, n := range names {
+		if external[n[1]] {
+			return n[1], true
+		}
+	}
+	if len(names) == 0 {
+		return "", false
+	}
+	for k, o := range cat {
+		_, name, _ := strings.Cut(k, ":")
+		if external[o.Table] && (name == names[0][1] || strings.HasSuffix(name, "."+names[0][1])) {
+			return o.Table, true
+		}
+	}
+	return "", false
+}
+
+// isDuplicate reports the SQLSTATEs of an object that exists already, or
+// is missing.
+func isDuplicate(code string) bool {
+	switch code {
+	case "42701", "42P07", "42710", "42723", // duplicate column, relation, object, function
+		"42703", "42704": // undefined column, object
+		return true
+	}
+	return false
+}
+
+// isCopy reports a COPY statement.
+func isCopy(sql string) bool {
+	f := strings.Fields(sql)
+	return len(f) > 0 && strings.EqualFold(f[0], "copy")
 }
 
 // rehearseStatement runs one statement under a savepoint and reads the
@@ -204,7 +312,7 @@ var reQuotedName = regexp.MustCompile(`"([^"]+)"`)
 // duplicate object is an ownership conflict: another migration created it.
 func failureFinding(m migration, st Statement, pgErr *pgconn.PgError, cat Catalog) Finding {
 	switch pgErr.Code {
-	case "42P07", "42710", "42723": // duplicate_table (relations), duplicate_object, duplicate_function
+	case "42P07", "42710", "42723", "42701": // duplicate relation, object, function, column
 		if name := reQuotedName.FindStringSubmatch(pgErr.Message); name != nil {
 			obj := m.Version
 			for _, k := range cat.Keys() {

@@ -2,12 +2,11 @@ package release
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/uptrace/bun"
-
-	"github.com/july/template/adapters/postgres"
 )
 
 // UpResult is what Up did.
@@ -15,22 +14,38 @@ type UpResult struct {
 	Waited  time.Duration `json:"waited_ns"`
 	Check   *Report       `json:"check"`
 	Applied []string      `json:"applied"`
-	Verify  *Report       `json:"verify,omitempty"`
+	// Failed is the migration that stopped the run, if one did.
+	Failed *MigrationError `json:"failed,omitempty"`
+	Verify *Report         `json:"verify,omitempty"`
 }
 
-// Up takes the advisory lock (waiting at most lockTimeout), runs Check,
-// applies the pending migrations (each in its own transaction, recorded only
-// on success) and runs Verify plus a row-count conservation check on the
-// tables that existed before. It returns ErrLockTimeout, ErrCheckFailed,
-// ErrApplyFailed or ErrVerifyFailed (wrapped) with the partial result.
+// Up is UpWith with default options and the given advisory-lock timeout.
 func Up(ctx context.Context, db *bun.DB, sets []Set, lockTimeout time.Duration) (*UpResult, error) {
-	res := &UpResult{Applied: []string{}}
-	waited, err := withLock(ctx, db, lockTimeout, func() error { return up(ctx, db, sets, res) })
-	res.Waited = waited
-	return res, err
+	return UpWith(ctx, db, sets, UpOptions{LockTimeout: lockTimeout})
 }
 
-func up(ctx context.Context, db *bun.DB, sets []Set, res *UpResult) error {
+// UpWith takes the advisory lock (waiting at most opts.LockTimeout), runs
+// Check, applies the pending migrations and runs Verify. Each migration runs
+// in its own transaction under SET LOCAL lock_timeout and statement_timeout
+// and is recorded in that transaction; one that hits its lock_timeout is
+// retried with backoff (opts.LockTries, opts.LockBackoff). Up never counts
+// whole tables: writers keep writing during a release, and conservation is
+// checked per migration by Check (migration_writes_data, drop_nonempty).
+// It returns ErrLockTimeout, ErrCheckFailed, ErrApplyFailed (wrapping a
+// *MigrationError, also in the result's Failed) or ErrVerifyFailed,
+// wrapped, with the partial result. Error messages hold no row values.
+func UpWith(ctx context.Context, db *bun.DB, sets []Set, opts UpOptions) (*UpResult, error) {
+	opts = opts.withDefaults()
+	res := &UpResult{Applied: []string{}}
+	waited, err := withLock(ctx, db, opts.LockTimeout, func() error { return up(ctx, db, sets, opts, res) })
+	res.Waited = waited
+	if err != nil {
+		return res, SafeError(err)
+	}
+	return res, nil
+}
+
+func up(ctx context.Context, db *bun.DB, sets []Set, opts UpOptions, res *UpResult) error {
 	var err error
 	if res.Check, err = Check(ctx, db, sets); err != nil {
 		return err
@@ -38,66 +53,16 @@ func up(ctx context.Context, db *bun.DB, sets []Set, res *UpResult) error {
 	if !res.Check.OK() {
 		return fmt.Errorf("%w (%d violations)", ErrCheckFailed, res.Check.Violations())
 	}
-	man, err := BuildManifest(ctx, db, sets)
+	res.Applied, err = apply(ctx, db, sets, res.Check.Pending, opts)
 	if err != nil {
+		errors.As(err, &res.Failed)
 		return err
-	}
-	before, err := rowCounts(ctx, db, man.Tables())
-	if err != nil {
-		return err
-	}
-	ms, err := newMigrations(sets)
-	if err != nil {
-		return err
-	}
-	m := postgres.NewMigrator(db, ms)
-	if err := m.Init(ctx); err != nil {
-		return fmt.Errorf("%w: init migration tables: %w", ErrApplyFailed, err)
-	}
-	group, err := m.Migrate(ctx)
-	for _, mg := range group.Migrations {
-		if mg.ID > 0 { // recorded, so its transaction committed
-			res.Applied = append(res.Applied, mg.Name)
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrApplyFailed, err)
 	}
 	if res.Verify, err = Verify(ctx, db, sets); err != nil {
 		return err
-	}
-	after, err := rowCounts(ctx, db, man.Tables())
-	if err != nil {
-		return err
-	}
-	for table, n := range before {
-		if after[table] != n {
-			res.Verify.add(SeverityViolation, "row_count_changed", table, after[table]-n,
-				"row count changed while migrating; migrations must be structure-only, move data changes to a backfill")
-		}
 	}
 	if !res.Verify.OK() {
 		return fmt.Errorf("%w (%d violations)", ErrVerifyFailed, res.Verify.Violations())
 	}
 	return nil
-}
-
-// rowCounts counts the rows of each existing table.
-func rowCounts(ctx context.Context, db bun.IDB, tables []string) (map[string]int64, error) {
-	out := map[string]int64{}
-	for _, t := range tables {
-		ok, err := tableExists(ctx, db, t)
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			continue
-		}
-		n, err := countRows(ctx, db, fmt.Sprintf(`SELECT count(*) FROM %q`, t))
-		if err != nil {
-			return nil, fmt.Errorf("count rows of %s: %w", t, err)
-		}
-		out[t] = n
-	}
-	return out, nil
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/uptrace/bun"
 )
 
@@ -47,17 +46,4 @@ func Verify(ctx context.Context, db *bun.DB, sets []Set) (*Report, error) {
 		}
 	}
 	return r, nil
-}
-
-// safeError keeps only what cannot carry row values: the SQLSTATE code of
-// a Postgres error, or our own message otherwise.
-func safeError(err error) string {
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
-		return "SQLSTATE " + pgErr.Code + " (" + pgErr.ConstraintName + ")"
-	}
-	if err == nil {
-		return "transaction committed unexpectedly"
-	}
-	return err.Error()
 }
