@@ -1,9 +1,7 @@
 package contracttests
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -17,26 +15,91 @@ import (
 // runOutboxConsumerFailure checks ports.ConsumerFailureStore and the audited
 // forms of Replay and ReleaseLeases: the operator use cases in core/relay
 // rely on these sentences.
+
 func runOutboxConsumerFailure(t *testing.T, newStore func(t *testing.T) ports.OutboxStore) {
-	t.Run("MarkConsumerFailed/DeliveredBecomesFailed", func(t *testing.T) {
+	t.Run("MarkConsumerFailed/RecordsAnOpenFailureAndLeavesTheEventDelivered", func(t *testing.T) {
 		t.Parallel()
 		b := newOutboxBundle(t, newStore)
 		ev := b.delivered("relay-a")
 		at := t0.Add(time.Minute)
 		ok, err := b.store.MarkConsumerFailed(b.ctx, ports.ConsumerFailure{EventID: ev.EventID, Code: "ORDER_UNKNOWN", Message: "order o-1 not found", At: at})
 		require.NoError(t, err)
-		require.True(t, ok, "rule: a Delivered event is marked")
-		got := b.get(ev.EventID)
-		requireSameIdentity(t, ev, got, "rule: a consumer failure keeps event_id and payload")
-		require.Equal(t, outbox.Failed, got.Status)
-		require.Equal(t, "ORDER_UNKNOWN", got.LastErrorCode, "a valid code is kept")
-		require.Equal(t, "order o-1 not found", got.LastErrorMessage)
-		require.NotNil(t, got.DeliveredAt, "delivered_at stays as history")
+		require.True(t, ok, "rule: a Delivered event's failure is recorded")
+		require.Equal(t, ev, b.get(ev.EventID), "rule: a delivered row never changes again, not even for a consumer failure")
+		open := b.openFailures()
+		require.Len(t, open, 1)
+		require.Equal(t, ev.EventID, open[0].EventID)
+		require.Equal(t, ev.EventType, open[0].EventType)
+		require.Equal(t, "ORDER_UNKNOWN", open[0].Code, "a valid code is kept")
+		require.Equal(t, "order o-1 not found", open[0].Message)
+		requireTime(t, at, open[0].FailedAt, "failed_at")
 
 		ok, err = b.store.MarkConsumerFailed(b.ctx, ports.ConsumerFailure{EventID: ev.EventID, Code: "OTHER", Message: "again", At: at.Add(time.Minute)})
 		require.NoError(t, err)
-		require.False(t, ok, "rule: a second mark changes nothing")
-		require.Equal(t, got, b.get(ev.EventID), "rule: a second mark changes nothing")
+		require.False(t, ok, "rule: an event has at most one open failure")
+		require.Len(t, b.openFailures(), 1, "rule: a second mark changes nothing")
+	})
+
+	t.Run("ConsumerFailure/ReplayStampsThenResolves", func(t *testing.T) {
+		t.Parallel()
+		b := newOutboxBundle(t, newStore)
+		ev := b.delivered("relay-a")
+		other := b.delivered("relay-a")
+		for _, id := range []string{ev.EventID, other.EventID} {
+			ok, err := b.store.MarkConsumerFailed(b.ctx, ports.ConsumerFailure{EventID: id, Code: "X", Message: "boom", At: t0})
+			require.NoError(t, err)
+			require.True(t, ok)
+		}
+		stamped, err := b.store.RequestConsumerReplay(b.ctx, ports.ConsumerReplayParams{
+			EventIDs: []string{ev.EventID, "6f1c1d2e-8a4b-4c3d-9e8f-0a1b2c3d4e5f"}, BatchID: "batch-c", Now: t0.Add(time.Hour),
+			Audit: auditRecord("outbox.replay_consumer", "outbox_batch", "batch-c"),
+		})
+		require.NoError(t, err)
+		require.Equal(t, []string{ev.EventID}, stamped, "rule: only open failures are stamped")
+		open := b.openFailures()
+		require.Len(t, open, 2, "rule: a stamped failure stays open until resolved")
+		for _, f := range open {
+			if f.EventID == ev.EventID {
+				require.Equal(t, "batch-c", f.ReplayBatchID)
+				require.NotNil(t, f.ReplayRequestedAt)
+			}
+		}
+		audits := b.audits()
+		require.Len(t, audits, 1, "rule: the audit record commits with the stamp")
+		require.Equal(t, ev.EventID, audits[0].After)
+
+		n, err := b.store.ResolveConsumerFailures(b.ctx, []string{ev.EventID}, t0.Add(2*time.Hour))
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+		open = b.openFailures()
+		require.Len(t, open, 1)
+		require.Equal(t, other.EventID, open[0].EventID, "rule: only the named failures are resolved")
+		require.Equal(t, ev, b.get(ev.EventID), "rule: the delivered row never changed")
+
+		ok, err := b.store.MarkConsumerFailed(b.ctx, ports.ConsumerFailure{EventID: ev.EventID, Code: "X", Message: "again", At: t0.Add(3 * time.Hour)})
+		require.NoError(t, err)
+		require.True(t, ok, "rule: after a resolved failure the consumer may fail again")
+	})
+
+	t.Run("PurgeDelivered/KeepsEventsWithAnOpenConsumerFailure", func(t *testing.T) {
+		t.Parallel()
+		b := newOutboxBundle(t, newStore)
+		kept := b.delivered("relay-a")
+		ok, err := b.store.MarkConsumerFailed(b.ctx, ports.ConsumerFailure{EventID: kept.EventID, Code: "X", Message: "boom", At: t0})
+		require.NoError(t, err)
+		require.True(t, ok)
+		gone := b.delivered("relay-a")
+		n, err := b.store.PurgeDelivered(b.ctx, t0.Add(24*time.Hour), 10)
+		require.NoError(t, err)
+		require.Equal(t, 1, n, "rule: retention never deletes the event of an unresolved consumer failure")
+		require.Equal(t, kept, b.get(kept.EventID))
+		_, err = b.store.Get(b.ctx, gone.EventID)
+		require.ErrorIs(t, err, ports.ErrNotFound)
+		_, err = b.store.ResolveConsumerFailures(b.ctx, []string{kept.EventID}, t0.Add(time.Hour))
+		require.NoError(t, err)
+		n, err = b.store.PurgeDelivered(b.ctx, t0.Add(24*time.Hour), 10)
+		require.NoError(t, err)
+		require.Equal(t, 1, n, "once resolved, the event ages out like any other")
 	})
 
 	t.Run("MarkConsumerFailed/InvalidCodeBecomesConsumerFailed", func(t *testing.T) {
@@ -46,7 +109,7 @@ func runOutboxConsumerFailure(t *testing.T, newStore func(t *testing.T) ports.Ou
 		ok, err := b.store.MarkConsumerFailed(b.ctx, ports.ConsumerFailure{EventID: ev.EventID, Code: "not a code", Message: "boom", At: t0})
 		require.NoError(t, err)
 		require.True(t, ok)
-		require.Equal(t, outbox.ConsumerFailedCode, b.get(ev.EventID).LastErrorCode, "rule: outbox.ConsumerFailed decides the stored code")
+		require.Equal(t, outbox.ConsumerFailedCode, b.openFailures()[0].Code, "rule: outbox.NewConsumerFailure decides the stored code")
 	})
 
 	t.Run("MarkConsumerFailed/OnlyDeliveredEvents", func(t *testing.T) {
@@ -75,36 +138,17 @@ func runOutboxConsumerFailure(t *testing.T, newStore func(t *testing.T) ports.Ou
 		t.Parallel()
 		b := newOutboxBundle(t, newStore)
 		failed := b.failed("relay-a")
-		var hooked []string
 		res, err := b.store.Replay(b.ctx, ports.ReplayParams{
 			EventIDs: []string{failed.EventID}, Request: replayReq, Now: t0.Add(time.Hour),
-			BeforeCommitFunc: func(_ context.Context, ids []string) error { hooked = ids; return nil },
-			Audit:            auditRecord("outbox.replay", "outbox_batch", replayReq.BatchID),
+			Audit: auditRecord("outbox.replay", "outbox_batch", replayReq.BatchID),
 		})
 		require.NoError(t, err)
 		require.Equal(t, []string{failed.EventID}, res.Replayed)
-		require.Equal(t, []string{failed.EventID}, hooked, "rule: BeforeCommitFunc is told the replayed ids")
 		require.Equal(t, outbox.Pending, b.get(failed.EventID).Status)
 		audits := b.audits()
 		require.Len(t, audits, 1, "rule: the audit record commits with the replay")
 		require.Equal(t, "outbox.replay", audits[0].Action)
 		require.Equal(t, failed.EventID, audits[0].After, "rule: the audit record lists the replayed ids")
-	})
-
-	t.Run("Replay/HookErrorChangesNothing", func(t *testing.T) {
-		t.Parallel()
-		b := newOutboxBundle(t, newStore)
-		failed := b.failed("relay-a")
-		before := b.get(failed.EventID)
-		boom := errors.New("retained task is active")
-		_, err := b.store.Replay(b.ctx, ports.ReplayParams{
-			EventIDs: []string{failed.EventID}, Request: replayReq, Now: t0.Add(time.Hour),
-			BeforeCommitFunc: func(context.Context, []string) error { return boom },
-			Audit:            auditRecord("outbox.replay", "outbox_batch", replayReq.BatchID),
-		})
-		require.ErrorIs(t, err, boom, "rule: the hook's error is returned")
-		require.Equal(t, before, b.get(failed.EventID), "rule: a failed hook rolls the replay back")
-		require.Empty(t, b.audits(), "rule: a failed hook rolls the audit record back")
 	})
 
 	t.Run("ReleaseLeases/AuditListsTheReleasedEvents", func(t *testing.T) {
@@ -161,4 +205,11 @@ func (b *outboxBundle) audits() []outbox.AuditPayload {
 		require.NoError(b.t, json.Unmarshal(ev.Payload, &out[len(evs)-1-i]), "decode audit payload")
 	}
 	return out
+}
+
+func (b *outboxBundle) openFailures() []outbox.ConsumerFailure {
+	b.t.Helper()
+	got, err := b.store.OpenConsumerFailures(b.ctx, ports.ConsumerFailureFilter{Limit: 500})
+	require.NoError(b.t, err)
+	return got
 }

@@ -44,6 +44,18 @@ func runOutboxOutage(t *testing.T, caps OutboxCaps, newStore func(t *testing.T) 
 				return err
 			},
 			"Get": func(ctx context.Context) error { _, err := down.Get(ctx, evs[0].EventID); return err },
+			"OpenConsumerFailures": func(ctx context.Context) error {
+				_, err := down.OpenConsumerFailures(ctx, ports.ConsumerFailureFilter{})
+				return err
+			},
+			"RequestConsumerReplay": func(ctx context.Context) error {
+				_, err := down.RequestConsumerReplay(ctx, ports.ConsumerReplayParams{EventIDs: []string{evs[0].EventID}, BatchID: "b", Now: at})
+				return err
+			},
+			"ResolveConsumerFailures": func(ctx context.Context) error {
+				_, err := down.ResolveConsumerFailures(ctx, []string{evs[0].EventID}, at)
+				return err
+			},
 			"MarkConsumerFailed": func(ctx context.Context) error {
 				_, err := down.MarkConsumerFailed(ctx, ports.ConsumerFailure{EventID: evs[0].EventID, Code: "X", Message: "boom", At: at})
 				return err

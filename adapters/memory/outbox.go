@@ -24,6 +24,8 @@ type OutboxStore struct {
 	nextID int64
 	rows   map[int64]*outbox.Event
 	byUUID map[string]int64
+	// failures are the consumer failures, open and resolved, oldest first.
+	failures []outbox.ConsumerFailure
 }
 
 var _ ports.OutboxStore = (*OutboxStore)(nil)
@@ -224,8 +226,8 @@ func (s *OutboxStore) List(_ context.Context, f ports.OutboxFilter) ([]outbox.Ev
 }
 
 // Replay implements ports.OutboxOperatorStore: the changes are staged
-// and applied only when BeforeCommitFunc and the audit record succeed.
-func (s *OutboxStore) Replay(ctx context.Context, p ports.ReplayParams) (ports.ReplayResult, error) {
+// and applied only when the audit record succeeds.
+func (s *OutboxStore) Replay(_ context.Context, p ports.ReplayParams) (ports.ReplayResult, error) {
 	if err := p.Request.Validate(); err != nil {
 		return ports.ReplayResult{}, err
 	}
@@ -252,11 +254,6 @@ func (s *OutboxStore) Replay(ctx context.Context, p ports.ReplayParams) (ports.R
 		}
 		staged[id] = next
 		res.Replayed = append(res.Replayed, eid)
-	}
-	if p.BeforeCommitFunc != nil && len(res.Replayed) > 0 {
-		if err := p.BeforeCommitFunc(ctx, res.Replayed); err != nil {
-			return ports.ReplayResult{}, fmt.Errorf("replay outbox events: %w", err)
-		}
 	}
 	if err := s.audit(p.Audit, res.Replayed, p.Now); err != nil {
 		return ports.ReplayResult{}, err
@@ -299,19 +296,90 @@ func (s *OutboxStore) ReleaseLeases(_ context.Context, p ports.ReleaseParams) ([
 func (s *OutboxStore) MarkConsumerFailed(_ context.Context, f ports.ConsumerFailure) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.down("mark outbox event %s failed in its consumer", f.EventID); err != nil {
+	if err := s.down("record the consumer failure of outbox event %s", f.EventID); err != nil {
 		return false, err
 	}
 	id, ok := s.byUUID[f.EventID]
-	if !ok || s.rows[id].Status != outbox.Delivered {
+	if !ok || s.rows[id].Status != outbox.Delivered || s.open(f.EventID) >= 0 {
 		return false, nil
 	}
-	next, err := outbox.ConsumerFailed(*s.rows[id], f.Code, f.Message, f.At)
+	rec, err := outbox.NewConsumerFailure(*s.rows[id], f.Code, f.Message, f.At)
 	if err != nil {
 		return false, err
 	}
-	*s.rows[id] = next
+	s.failures = append(s.failures, rec)
 	return true, nil
+}
+
+// OpenConsumerFailures implements ports.ConsumerFailureStore.
+func (s *OutboxStore) OpenConsumerFailures(_ context.Context, f ports.ConsumerFailureFilter) ([]outbox.ConsumerFailure, error) {
+	limit := cmp.Or(f.Limit, 50)
+	if limit < 1 || limit > 500 {
+		return nil, fmt.Errorf("list consumer failures: limit %d outside 1..500", f.Limit)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.down("list consumer failures"); err != nil {
+		return nil, err
+	}
+	var out []outbox.ConsumerFailure
+	for _, c := range s.failures {
+		if c.Open() && (len(f.EventIDs) == 0 || slices.Contains(f.EventIDs, c.EventID)) && len(out) < limit {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// RequestConsumerReplay implements ports.ConsumerFailureStore.
+func (s *OutboxStore) RequestConsumerReplay(_ context.Context, p ports.ConsumerReplayParams) ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.down("record a consumer replay"); err != nil {
+		return nil, err
+	}
+	var stamped []string
+	for _, id := range p.EventIDs {
+		if i := s.open(id); i >= 0 && !slices.Contains(stamped, id) {
+			stamped = append(stamped, id)
+		}
+	}
+	if err := s.audit(p.Audit, stamped, p.Now); err != nil {
+		return nil, err
+	}
+	for _, id := range stamped {
+		i, at := s.open(id), p.Now
+		s.failures[i].ReplayBatchID, s.failures[i].ReplayRequestedAt = p.BatchID, &at
+	}
+	return stamped, nil
+}
+
+// ResolveConsumerFailures implements ports.ConsumerFailureStore.
+func (s *OutboxStore) ResolveConsumerFailures(_ context.Context, eventIDs []string, now time.Time) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.down("resolve consumer failures"); err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, id := range eventIDs {
+		if i := s.open(id); i >= 0 {
+			at := now
+			s.failures[i].ResolvedAt = &at
+			n++
+		}
+	}
+	return n, nil
+}
+
+// open returns the index of eventID's open failure, or -1. Callers hold s.mu.
+func (s *OutboxStore) open(eventID string) int {
+	for i, c := range s.failures {
+		if c.EventID == eventID && c.Open() {
+			return i
+		}
+	}
+	return -1
 }
 
 // audit appends rec, when set, as an outbox.AuditEventType event, as the
@@ -381,7 +449,7 @@ func (s *OutboxStore) PurgeDelivered(_ context.Context, cutoff time.Time, limit 
 	}
 	var old []*outbox.Event
 	for _, ev := range s.rows {
-		if ev.Status == outbox.Delivered && ev.DeliveredAt != nil && ev.DeliveredAt.Before(cutoff) {
+		if ev.Status == outbox.Delivered && ev.DeliveredAt != nil && ev.DeliveredAt.Before(cutoff) && s.open(ev.EventID) < 0 {
 			old = append(old, ev)
 		}
 	}

@@ -33,14 +33,17 @@ func openOperator(getenv func(string) string) outboxcmd.OpenFunc {
 			fx.NopLogger,
 			fx.Supply(postgres.Config{URL: dbURL, MaxOpenConns: 2}),
 			postgres.Module,
-			fx.Provide(func() ports.Clock { return ports.SystemClock }),
+			fx.Provide(
+				func() ports.Clock { return ports.SystemClock },
+				func(s ports.OutboxStore) relay.OperatorStore { return s },
+			),
 		}
 		if redisURL != "" {
 			opts = append(opts, queue.Module, fx.Provide(relay.NewOperator),
 				fx.Supply(queue.ModuleConfig{RedisURL: redisURL, Enqueuer: queue.Config{Queue: queueName}}))
 		} else {
-			opts = append(opts, fx.Provide(func(s ports.OutboxOperatorStore, clock ports.Clock) (*relay.Operator, error) {
-				return relay.NewOperator(s, nil, clock)
+			opts = append(opts, fx.Provide(func(s relay.OperatorStore, clock ports.Clock) (*relay.Operator, error) {
+				return relay.NewOperator(s, nil, nil, clock)
 			}))
 		}
 		var deps outboxcmd.Deps

@@ -2,33 +2,44 @@ package outbox
 
 import "time"
 
-// ConsumerFailedCode is the last_error_code ConsumerFailed records when the
+// ConsumerFailedCode is the error code ConsumerFailure records when the
 // caller gives no valid code of its own.
 const ConsumerFailedCode = "CONSUMER_FAILED"
 
-// ConsumerFailed records that ev's consumer gave up on it for good (its
-// queue retries ran out, or it returned a permanent error): the Delivered
-// event becomes Failed, so the outbox row, not the queue's trimmed archive,
-// is the durable dead-letter record an operator replays from.
-//
-// code must be UPPER_SNAKE_CASE of at most 64 bytes; anything else records
-// ConsumerFailedCode. message goes through SafeMessage; the caller must
-// redact it first. EventID, payload, ids and RetryCount are unchanged, and
-// DeliveredAt is kept as history. It returns a *TransitionError when ev is
-// not Delivered: a relay-side failure is Fail's, and an event already
-// Failed or replayed is left alone.
-//
-// Delivered -> Failed is deliberately not in Transition's table: that table
-// is the relay's state machine, and no relay write may take this edge.
-func ConsumerFailed(ev Event, code, message string, now time.Time) (Event, error) {
+// ConsumerFailure is the durable record that a delivered event's consumer
+// gave up on it for good (its queue retries ran out, or it returned a
+// permanent error). It is kept apart from the event: the event stays
+// Delivered (a delivered row never changes again), and the open failure is
+// what an operator finds and replays from after the queue's trimmed
+// archive is gone.
+type ConsumerFailure struct {
+	EventID   string
+	EventType string
+	Code      string
+	Message   string
+	FailedAt  time.Time
+	// ReplayBatchID and ReplayRequestedAt are set when an operator replays
+	// it; ResolvedAt when the event was enqueued again.
+	ReplayBatchID     string
+	ReplayRequestedAt *time.Time
+	ResolvedAt        *time.Time
+}
+
+// NewConsumerFailure records that ev's consumer failed with code and
+// message. code must be UPPER_SNAKE_CASE of at most 64 bytes; anything else
+// records ConsumerFailedCode. message goes through SafeMessage; the caller
+// must redact it first. It returns a *TransitionError when ev is not
+// Delivered: a relay-side failure is Fail's business, and an event the
+// relay has not marked delivered yet has no consumer failure.
+func NewConsumerFailure(ev Event, code, message string, now time.Time) (ConsumerFailure, error) {
 	if ev.Status != Delivered {
-		return ev, &TransitionError{From: ev.Status, To: Failed}
+		return ConsumerFailure{}, &TransitionError{From: ev.Status, To: Failed}
 	}
 	if !validCode(code) {
 		code = ConsumerFailedCode
 	}
-	ev.Status = Failed
-	ev.LastErrorCode, ev.LastErrorMessage = code, SafeMessage(message)
-	ev.UpdatedAt = now
-	return ev, nil
+	return ConsumerFailure{EventID: ev.EventID, EventType: ev.EventType, Code: code, Message: SafeMessage(message), FailedAt: now}, nil
 }
+
+// Open reports whether the failure still waits for a replay.
+func (f ConsumerFailure) Open() bool { return f.ResolvedAt == nil }

@@ -19,7 +19,7 @@ func delivered(t *testing.T) outbox.Event {
 	return ev
 }
 
-func TestConsumerFailed(t *testing.T) {
+func TestNewConsumerFailure(t *testing.T) {
 	t.Parallel()
 
 	at := t0.Add(time.Hour)
@@ -39,28 +39,20 @@ func TestConsumerFailed(t *testing.T) {
 			t.Parallel()
 
 			ev := delivered(t)
-			got, err := outbox.ConsumerFailed(ev, tt.code, tt.msg, at)
+			got, err := outbox.NewConsumerFailure(ev, tt.code, tt.msg, at)
 			require.NoError(t, err, "code %q", tt.code)
-			require.Equal(t, outbox.Failed, got.Status)
-			require.Equal(t, tt.wantCode, got.LastErrorCode, "code %q", tt.code)
-			require.True(t, strings.HasPrefix(got.LastErrorMessage, tt.wantPrefix), "message %q", got.LastErrorMessage)
-			require.LessOrEqual(t, len(got.LastErrorMessage), outbox.MaxErrorMessageBytes)
-			require.Equal(t, at, got.UpdatedAt)
-
-			// Everything else is the delivered event, delivered_at included.
-			want := ev
-			want.Status, want.LastErrorCode, want.LastErrorMessage, want.UpdatedAt = got.Status, got.LastErrorCode, got.LastErrorMessage, got.UpdatedAt
-			require.Equal(t, want, got)
-			require.Equal(t, t0.Add(time.Second), *got.DeliveredAt)
-
-			// A consumer-failed event is replayable like any failed one.
-			_, err = outbox.Replay(got, outbox.ReplayRequest{Operator: "op", Reason: "fixed", BatchID: "b"}, at, 0)
-			require.NoError(t, err)
+			require.Equal(t, ev.EventID, got.EventID)
+			require.Equal(t, ev.EventType, got.EventType)
+			require.Equal(t, tt.wantCode, got.Code, "code %q", tt.code)
+			require.True(t, strings.HasPrefix(got.Message, tt.wantPrefix), "message %q", got.Message)
+			require.LessOrEqual(t, len(got.Message), outbox.MaxErrorMessageBytes)
+			require.Equal(t, at, got.FailedAt)
+			require.True(t, got.Open(), "a new failure waits for a replay")
 		})
 	}
 }
 
-func TestConsumerFailedRefusesUndelivered(t *testing.T) {
+func TestNewConsumerFailureRefusesUndelivered(t *testing.T) {
 	t.Parallel()
 
 	for _, s := range []outbox.Status{outbox.Pending, outbox.Delivering, outbox.Failed, 0} {
@@ -69,11 +61,11 @@ func TestConsumerFailedRefusesUndelivered(t *testing.T) {
 
 			ev := delivered(t)
 			ev.Status = s
-			got, err := outbox.ConsumerFailed(ev, "X", "boom", t0)
+			got, err := outbox.NewConsumerFailure(ev, "X", "boom", t0)
 			var te *outbox.TransitionError
 			require.ErrorAs(t, err, &te, "status %s", s)
 			require.Equal(t, outbox.TransitionError{From: s, To: outbox.Failed}, *te)
-			require.Equal(t, ev, got, "a refused call changes nothing")
+			require.Zero(t, got, "a refused call records nothing")
 		})
 	}
 }

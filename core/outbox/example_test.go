@@ -75,18 +75,20 @@ func ExampleBackoff_Delay() {
 	// 1000 5m0s 9m59.9999997s
 }
 
-func ExampleConsumerFailed() {
+func ExampleNewConsumerFailure() {
 	now := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
-	ev := outbox.Event{EventID: "0b7e6f2a-5c1d-4e8f-9a3b-2c4d6e8f0a1b", Status: outbox.Delivered}
+	ev := outbox.Event{EventID: "0b7e6f2a-5c1d-4e8f-9a3b-2c4d6e8f0a1b", EventType: "order.created", Status: outbox.Delivered}
 
-	// The consumer gave up (asynq retries exhausted or a permanent error).
-	ev, err := outbox.ConsumerFailed(ev, "", "order 42 does not exist", now)
-	fmt.Println(ev.Status, ev.LastErrorCode, err)
+	// The consumer gave up (asynq retries exhausted or a permanent error):
+	// the failure is recorded apart, the event stays delivered.
+	f, err := outbox.NewConsumerFailure(ev, "", "order 42 does not exist", now)
+	fmt.Println(f.Code, f.Open(), ev.Status, err)
 
-	// Marking it again is refused: it is already Failed.
-	_, err = outbox.ConsumerFailed(ev, "", "again", now)
+	// An event the relay has not marked delivered has no consumer failure.
+	ev.Status = outbox.Delivering
+	_, err = outbox.NewConsumerFailure(ev, "", "again", now)
 	fmt.Println(err)
 	// Output:
-	// failed CONSUMER_FAILED <nil>
-	// outbox status failed -> failed not allowed: reload the event and check its current status
+	// CONSUMER_FAILED true delivered <nil>
+	// outbox status delivering -> failed not allowed: reload the event and check its current status
 }

@@ -16,18 +16,53 @@ type ConsumerFailure struct {
 	At      time.Time
 }
 
-// ConsumerFailureStore keeps the durable record of consumer failures, so an
-// operator can find and replay them after the queue's own archive is gone.
+// ConsumerFailureFilter selects failures for OpenConsumerFailures.
+type ConsumerFailureFilter struct {
+	EventIDs []string // only these events; all when empty
+	Limit    int      // default 50, max 500
+}
+
+// ConsumerReplayParams are the arguments to RequestConsumerReplay.
+type ConsumerReplayParams struct {
+	EventIDs []string
+	BatchID  string
+	Now      time.Time
+	// Audit, when its Action is set, commits with the request, with After
+	// set to the event ids being replayed (comma separated).
+	Audit AuditRecord
+}
+
+// ConsumerFailureStore keeps the durable record of consumer failures apart
+// from the events, so an operator can find and replay them after the
+// queue's own archive is gone; the events stay Delivered.
+//
+// When the database cannot be reached every method returns promptly an
+// error wrapping ErrUnavailable and changes nothing.
 type ConsumerFailureStore interface {
-	// MarkConsumerFailed records f on its event when the event is Delivered
-	// (outbox.ConsumerFailed decides the stored code and message). It
-	// reports whether a row changed: false, with a nil error, when no event
-	// has that id (a plain task, a purged row, not a uuid) or the event is
-	// not Delivered (not yet marked by the relay, already marked, replayed).
+	// MarkConsumerFailed records f as an open failure of its event when the
+	// event is Delivered (outbox.NewConsumerFailure decides the stored code
+	// and message). The event row does not change. It reports whether a
+	// failure was recorded: false, with a nil error, when no event has that
+	// id (a plain task, a purged row, not a uuid), the event is not
+	// Delivered (not yet marked by the relay), or it has an open failure.
 	MarkConsumerFailed(ctx context.Context, f ConsumerFailure) (bool, error)
 
 	// Get returns the event with eventID or ErrNotFound.
 	Get(ctx context.Context, eventID string) (outbox.Event, error)
+
+	// OpenConsumerFailures returns the unresolved failures matching f,
+	// oldest first.
+	OpenConsumerFailures(ctx context.Context, f ConsumerFailureFilter) ([]outbox.ConsumerFailure, error)
+
+	// RequestConsumerReplay stamps the open failures of p.EventIDs with
+	// p.BatchID and p.Now (they stay open until resolved) and writes
+	// p.Audit, in one atomic write. It returns the event ids it stamped;
+	// ids without an open failure are left out.
+	RequestConsumerReplay(ctx context.Context, p ConsumerReplayParams) ([]string, error)
+
+	// ResolveConsumerFailures closes the open failures of eventIDs at now
+	// (their events were enqueued again) and returns how many it closed.
+	ResolveConsumerFailures(ctx context.Context, eventIDs []string, now time.Time) (int, error)
 }
 
 // RetainedTasks forgets the task queue's retained copies of events (a

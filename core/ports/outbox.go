@@ -89,9 +89,8 @@ type OutboxOperatorStore interface {
 	// Replay makes the chosen events Pending again under p.Request (operator,
 	// reason, batch id recorded on the rows), keeping their event_id and
 	// payload. Only events that outbox.CanReplay accepts at p.Now change;
-	// the others are reported in Skipped with the reason. The change,
-	// p.BeforeCommitFunc and p.Audit form one atomic operation: an error
-	// from either changes nothing.
+	// the others are reported in Skipped with the reason. The change and
+	// p.Audit commit together or not at all.
 	Replay(ctx context.Context, p ReplayParams) (ReplayResult, error)
 
 	// ReleaseLeases returns Delivering rows held by p.Owner (all owners when
@@ -105,7 +104,8 @@ type OutboxOperatorStore interface {
 
 	// PurgeDelivered deletes up to limit Delivered rows delivered before
 	// cutoff (the retention job) and returns how many. Pending, Delivering
-	// and Failed rows are never deleted.
+	// and Failed rows, and Delivered rows with an open consumer failure, are
+	// never deleted.
 	PurgeDelivered(ctx context.Context, cutoff time.Time, limit int) (int, error)
 }
 
@@ -138,10 +138,6 @@ type ReplayParams struct {
 	Request    outbox.ReplayRequest
 	Now        time.Time
 	StuckAfter time.Duration // a Pending row overdue this long counts as stuck
-	// BeforeCommitFunc, when set, runs inside the replay's transaction with
-	// the ids being replayed, after their rows are locked and changed and
-	// before commit: no relay can claim them yet. An error rolls back.
-	BeforeCommitFunc func(ctx context.Context, replayed []string) error
 	// Audit, when its Action is set, is written in the same transaction,
 	// with After set to the replayed ids (comma separated).
 	Audit AuditRecord

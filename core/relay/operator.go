@@ -15,23 +15,30 @@ import (
 // replay it as stuck.
 const StuckAfter = 10 * time.Minute
 
+// OperatorStore is what Operator needs from the outbox store.
+type OperatorStore interface {
+	ports.OutboxOperatorStore
+	ports.ConsumerFailureStore
+}
+
 // Operator runs the operator commands on the outbox. Every change commits
 // with its audit record or not at all; events are never deleted and a
 // delivered event is never changed.
 type Operator struct {
-	store ports.OutboxOperatorStore
+	store OperatorStore
 	tasks ports.RetainedTasks
+	pub   ports.Publisher
 	clock ports.Clock
 }
 
-// NewOperator returns an Operator. tasks may be nil when the queue is not
-// reachable from here: a replayed event whose task the queue still retains
-// is then absorbed as a duplicate, and Replay says so in its result.
-func NewOperator(store ports.OutboxOperatorStore, tasks ports.RetainedTasks, clock ports.Clock) (*Operator, error) {
+// NewOperator returns an Operator. tasks and pub may be nil when the queue
+// is not reachable from here: events whose consumer failed can then not be
+// replayed (Replay says so), while failed and stuck events still can.
+func NewOperator(store OperatorStore, tasks ports.RetainedTasks, pub ports.Publisher, clock ports.Clock) (*Operator, error) {
 	if store == nil || clock == nil {
 		return nil, errors.New("relay: NewOperator needs an outbox store and a clock")
 	}
-	return &Operator{store: store, tasks: tasks, clock: clock}, nil
+	return &Operator{store: store, tasks: tasks, pub: pub, clock: clock}, nil
 }
 
 // ReplayCommand asks for events to be delivered again.
@@ -46,27 +53,37 @@ type ReplayCommand struct {
 
 // ReplayOutcome is what Replay did.
 type ReplayOutcome struct {
-	BatchID      string
-	Replayed     []string
+	BatchID string
+	// Replayed are the failed or stuck events now Pending again (the relay
+	// delivers them) and the delivered events whose consumer failed, now
+	// enqueued again.
+	Replayed []string
+	// Skipped maps an event id to why it was not replayed.
 	Skipped      map[string]string
 	TasksDeleted int
-	// TasksKept is true when no queue was configured, so retained tasks
-	// were not deleted (see NewOperator).
+	// TasksKept is true when no queue was configured, so events whose
+	// consumer failed were not replayed (see NewOperator).
 	TasksKept bool
 }
 
-// Replay makes failed or stuck events Pending again (outbox.CanReplay
-// decides which), keeping their event_id. The queue's retained task of each
-// replayed event is deleted inside the replay's transaction, while its row
-// is locked and not yet Pending: deleted after commit, a relay could
-// re-publish first and be absorbed by the task about to be deleted. A task
-// whose consumer is still running aborts the whole replay.
+// Replay delivers the chosen events again, keeping their event_id:
+//
+//   - a failed or stuck event (outbox.CanReplay) becomes Pending again, in
+//     one transaction with its audit record; the relay delivers it;
+//   - a delivered event with an open consumer failure is replayed through
+//     the queue, never by changing the delivered row: first the replay is
+//     recorded (the failures are stamped with the batch, with the audit
+//     record, and committed), then, outside any transaction, its retained
+//     task is deleted and its envelope enqueued again, then the failure is
+//     resolved. A queue error leaves the failure open (reported in
+//     Skipped), so a rerun finishes it; a crash after enqueueing at worst
+//     runs the consumer twice, which consumers tolerate.
 func (o *Operator) Replay(ctx context.Context, cmd ReplayCommand) (ReplayOutcome, error) {
 	if len(cmd.EventIDs) == 0 {
 		return ReplayOutcome{}, &outbox.ValidationError{Field: "event_id", Reason: "give at least one event id"}
 	}
 	now := o.clock.Now()
-	out := ReplayOutcome{BatchID: cmd.BatchID, TasksKept: o.tasks == nil}
+	out := ReplayOutcome{BatchID: cmd.BatchID, Skipped: map[string]string{}, TasksKept: o.tasks == nil || o.pub == nil}
 	if out.BatchID == "" {
 		suffix := "batch"
 		if cmd.NewSuffixFunc != nil {
@@ -74,30 +91,88 @@ func (o *Operator) Replay(ctx context.Context, cmd ReplayCommand) (ReplayOutcome
 		}
 		out.BatchID = "replay-" + now.UTC().Format("20060102T150405Z") + "-" + suffix
 	}
-	p := ports.ReplayParams{
-		EventIDs: cmd.EventIDs, Now: now, StuckAfter: StuckAfter,
-		Request: outbox.ReplayRequest{Operator: cmd.Operator, Reason: cmd.Reason, BatchID: out.BatchID},
-		Audit: ports.AuditRecord{
-			Action: "outbox.replay", Actor: cmd.Operator, ResourceType: "outbox_batch", ResourceID: out.BatchID,
-			Outcome: "accepted", Reason: cmd.Reason, At: now,
-		},
-	}
-	if o.tasks != nil {
-		p.BeforeCommitFunc = func(ctx context.Context, ids []string) error {
-			n, err := o.tasks.Delete(ctx, ids)
-			out.TasksDeleted = n
-			if err != nil {
-				return fmt.Errorf("delete the queue's retained tasks (if one is active, retry when its consumer finishes): %w", err)
-			}
-			return nil
-		}
-	}
-	res, err := o.store.Replay(ctx, p)
-	if err != nil {
+	req := outbox.ReplayRequest{Operator: cmd.Operator, Reason: cmd.Reason, BatchID: out.BatchID}
+	if err := req.Validate(); err != nil {
 		return ReplayOutcome{}, fmt.Errorf("replay outbox events: %w", err)
 	}
-	out.Replayed, out.Skipped = res.Replayed, res.Skipped
+	failures, err := o.store.OpenConsumerFailures(ctx, ports.ConsumerFailureFilter{EventIDs: cmd.EventIDs, Limit: 500})
+	if err != nil {
+		return ReplayOutcome{}, fmt.Errorf("replay outbox events: read consumer failures: %w", err)
+	}
+	consumer := map[string]bool{}
+	for _, f := range failures {
+		consumer[f.EventID] = true
+	}
+	var relayIDs, consumerIDs []string
+	for _, id := range cmd.EventIDs {
+		if consumer[id] {
+			consumerIDs = append(consumerIDs, id)
+		} else {
+			relayIDs = append(relayIDs, id)
+		}
+	}
+	audit := ports.AuditRecord{
+		Action: "outbox.replay", Actor: cmd.Operator, ResourceType: "outbox_batch", ResourceID: out.BatchID,
+		Outcome: "accepted", Reason: cmd.Reason, At: now,
+	}
+	if len(relayIDs) > 0 {
+		res, err := o.store.Replay(ctx, ports.ReplayParams{EventIDs: relayIDs, Now: now, StuckAfter: StuckAfter, Request: req, Audit: audit})
+		if err != nil {
+			return ReplayOutcome{}, fmt.Errorf("replay outbox events: %w", err)
+		}
+		out.Replayed = append(out.Replayed, res.Replayed...)
+		for id, why := range res.Skipped {
+			out.Skipped[id] = why
+		}
+	}
+	if len(consumerIDs) == 0 {
+		return out, nil
+	}
+	if out.TasksKept {
+		for _, id := range consumerIDs {
+			out.Skipped[id] = "its consumer failed: replaying it needs the queue (set REDIS_URL)"
+		}
+		return out, nil
+	}
+	audit.Action = "outbox.replay_consumer"
+	stamped, err := o.store.RequestConsumerReplay(ctx, ports.ConsumerReplayParams{EventIDs: consumerIDs, BatchID: out.BatchID, Now: now, Audit: audit})
+	if err != nil {
+		return out, fmt.Errorf("replay outbox events: record the consumer replay: %w", err)
+	}
+	var resolved []string
+	for _, id := range stamped {
+		n, err := o.requeue(ctx, id)
+		out.TasksDeleted += n
+		if err != nil {
+			out.Skipped[id] = "its consumer failed; enqueueing it again failed (the failure stays open, rerun the replay): " + err.Error()
+			continue
+		}
+		resolved = append(resolved, id)
+	}
+	if len(resolved) > 0 {
+		if _, err := o.store.ResolveConsumerFailures(ctx, resolved, o.clock.Now()); err != nil {
+			return out, fmt.Errorf("replay outbox events: %d events were enqueued again but their failures stay open (a rerun enqueues them once more): %w", len(resolved), err)
+		}
+	}
+	out.Replayed = append(out.Replayed, resolved...)
 	return out, nil
+}
+
+// requeue deletes the retained task of a delivered event and enqueues its
+// envelope again.
+func (o *Operator) requeue(ctx context.Context, eventID string) (int, error) {
+	ev, err := o.store.Get(ctx, eventID)
+	if err != nil {
+		return 0, fmt.Errorf("read event: %w", err)
+	}
+	n, err := o.tasks.Delete(ctx, []string{eventID})
+	if err != nil {
+		return n, fmt.Errorf("delete the retained task (if it is active, retry when its consumer finishes): %w", err)
+	}
+	if errs := o.pub.Publish(ctx, []outbox.Envelope{ev.Envelope()}); errs[0] != nil {
+		return n, fmt.Errorf("enqueue: %w", errs[0])
+	}
+	return n, nil
 }
 
 // ReleaseLeases returns every Delivering row held by owner ("" for every

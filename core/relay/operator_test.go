@@ -50,25 +50,20 @@ func (b *testBundle) audits(t *testing.T) []outbox.AuditPayload {
 	return out
 }
 
-func TestOperatorReplayDeletesRetainedTasksInTheReplay(t *testing.T) {
+func TestOperatorReplaysFailedEventsThroughTheRelay(t *testing.T) {
 	t.Parallel()
 	b := setup(t, relay.Config{})
 	ids := b.seed(t, 1)
 	b.claimAndMark(t, "relay-a/0", false, 1)
-	// The queue still holds the event's task from its first delivery.
-	for _, err := range b.pub.Publish(t.Context(), []outbox.Envelope{b.get(t, ids[0]).Envelope()}) {
-		require.NoError(t, err)
-	}
-	op, err := relay.NewOperator(b.store, b.pub, b.clock)
+	op, err := relay.NewOperator(b.store, b.pub, b.pub, b.clock)
 	require.NoError(t, err)
 
 	out, err := op.Replay(t.Context(), relay.ReplayCommand{EventIDs: ids, Operator: "alice", Reason: "cause fixed", NewSuffixFunc: func() string { return "abc" }})
 	require.NoError(t, err)
 	require.Equal(t, ids, out.Replayed)
-	require.Equal(t, 1, out.TasksDeleted, "the retained task is deleted so the consumer runs again")
-	require.Empty(t, b.pub.Tasks(), "the retained task is gone")
 	require.Equal(t, "replay-20300101T000000Z-abc", out.BatchID, "a generated batch id names the time")
-	require.Equal(t, outbox.Pending, b.get(t, ids[0]).Status)
+	require.Equal(t, outbox.Pending, b.get(t, ids[0]).Status, "the relay delivers it again")
+	require.Empty(t, b.pub.Tasks(), "a relay-side replay makes no queue call")
 	audits := b.audits(t)
 	require.Len(t, audits, 1, "the replay is audited")
 	require.Equal(t, "outbox.replay", audits[0].Action)
@@ -76,22 +71,62 @@ func TestOperatorReplayDeletesRetainedTasksInTheReplay(t *testing.T) {
 	require.Equal(t, ids[0], audits[0].After)
 }
 
-func TestOperatorReplayWithActiveTaskChangesNothing(t *testing.T) {
-	t.Parallel()
-	b := setup(t, relay.Config{})
-	ids := b.seed(t, 1)
-	b.claimAndMark(t, "relay-a/0", false, 1)
-	for _, err := range b.pub.Publish(t.Context(), []outbox.Envelope{b.get(t, ids[0]).Envelope()}) {
+// consumerFailed delivers one event, leaves its task retained in the queue
+// and records that its consumer gave up.
+func (b *testBundle) consumerFailed(t *testing.T) string {
+	t.Helper()
+	id := b.seed(t, 1)[0]
+	b.claimAndMark(t, "relay-a/0", true, 1)
+	for _, err := range b.pub.Publish(t.Context(), []outbox.Envelope{b.get(t, id).Envelope()}) {
 		require.NoError(t, err)
 	}
-	b.pub.ActiveFunc = func(string) bool { return true }
-	op, err := relay.NewOperator(b.store, b.pub, b.clock)
+	ok, err := b.store.MarkConsumerFailed(t.Context(), ports.ConsumerFailure{EventID: id, Code: "ORDER_UNKNOWN", Message: "boom", At: b.clock.Now()})
+	require.NoError(t, err)
+	require.True(t, ok)
+	return id
+}
+
+func TestOperatorReplaysConsumerFailuresThroughTheQueue(t *testing.T) {
+	t.Parallel()
+	b := setup(t, relay.Config{})
+	id := b.consumerFailed(t)
+	before := b.get(t, id)
+	deleted := 0
+	b.pub.ActiveFunc = func(string) bool { deleted++; return false }
+	op, err := relay.NewOperator(b.store, b.pub, b.pub, b.clock)
 	require.NoError(t, err)
 
-	_, err = op.Replay(t.Context(), relay.ReplayCommand{EventIDs: ids, Operator: "alice", Reason: "cause fixed"})
-	require.ErrorIs(t, err, ports.ErrTaskActive)
-	require.Equal(t, outbox.Failed, b.get(t, ids[0]).Status, "an active task aborts the whole replay")
-	require.Empty(t, b.audits(t), "nothing is audited when nothing changed")
+	out, err := op.Replay(t.Context(), relay.ReplayCommand{EventIDs: []string{id}, Operator: "alice", Reason: "consumer fixed"})
+	require.NoError(t, err)
+	require.Equal(t, []string{id}, out.Replayed)
+	require.Equal(t, 1, out.TasksDeleted, "the retained task is deleted so the consumer runs again")
+	require.Equal(t, 1, deleted)
+	require.Len(t, b.pub.Tasks(), 1, "the envelope is enqueued again")
+	require.Equal(t, before, b.get(t, id), "a delivered row never changes, not even on replay")
+	open, err := b.store.OpenConsumerFailures(t.Context(), ports.ConsumerFailureFilter{})
+	require.NoError(t, err)
+	require.Empty(t, open, "the failure is resolved once the event is enqueued again")
+	audits := b.audits(t)
+	require.Len(t, audits, 1)
+	require.Equal(t, "outbox.replay_consumer", audits[0].Action, "the replay is audited before the queue is touched")
+}
+
+func TestOperatorConsumerReplayWithActiveTaskKeepsTheFailureOpen(t *testing.T) {
+	t.Parallel()
+	b := setup(t, relay.Config{})
+	id := b.consumerFailed(t)
+	b.pub.ActiveFunc = func(string) bool { return true }
+	op, err := relay.NewOperator(b.store, b.pub, b.pub, b.clock)
+	require.NoError(t, err)
+
+	out, err := op.Replay(t.Context(), relay.ReplayCommand{EventIDs: []string{id}, Operator: "alice", Reason: "consumer fixed"})
+	require.NoError(t, err)
+	require.Empty(t, out.Replayed)
+	require.Contains(t, out.Skipped[id], "stays open", "the queue error is reported, and a rerun finishes it")
+	open, err := b.store.OpenConsumerFailures(t.Context(), ports.ConsumerFailureFilter{})
+	require.NoError(t, err)
+	require.Len(t, open, 1, "a failed requeue leaves the failure open")
+	require.NotNil(t, open[0].ReplayRequestedAt, "and stamped with the attempt")
 }
 
 func TestOperatorReplayWithoutQueue(t *testing.T) {
@@ -99,11 +134,14 @@ func TestOperatorReplayWithoutQueue(t *testing.T) {
 	b := setup(t, relay.Config{})
 	ids := b.seed(t, 1)
 	b.claimAndMark(t, "relay-a/0", false, 1)
-	op, err := relay.NewOperator(b.store, nil, b.clock)
+	consumerID := b.consumerFailed(t)
+	op, err := relay.NewOperator(b.store, nil, nil, b.clock)
 	require.NoError(t, err)
-	out, err := op.Replay(t.Context(), relay.ReplayCommand{EventIDs: ids, Operator: "alice", Reason: "cause fixed", BatchID: "b-1"})
+	out, err := op.Replay(t.Context(), relay.ReplayCommand{EventIDs: append(ids, consumerID), Operator: "alice", Reason: "cause fixed", BatchID: "b-1"})
 	require.NoError(t, err)
-	require.True(t, out.TasksKept, "without a queue the outcome says retained tasks were kept")
+	require.True(t, out.TasksKept, "without a queue the outcome says so")
+	require.Equal(t, ids, out.Replayed, "failed events are still replayed through the relay")
+	require.Contains(t, out.Skipped[consumerID], "needs the queue")
 	require.Equal(t, "b-1", out.BatchID)
 
 	_, err = op.Replay(t.Context(), relay.ReplayCommand{Operator: "alice", Reason: "x"})
@@ -117,7 +155,7 @@ func TestOperatorReleaseLeases(t *testing.T) {
 	b.seed(t, 2)
 	held, err := b.store.Claim(t.Context(), ports.ClaimParams{Owner: "relay-dead/0", Limit: 2, LeaseFor: time.Hour, Now: b.clock.Now()})
 	require.NoError(t, err)
-	op, err := relay.NewOperator(b.store, nil, b.clock)
+	op, err := relay.NewOperator(b.store, nil, nil, b.clock)
 	require.NoError(t, err)
 
 	_, err = op.ReleaseLeases(t.Context(), "relay-dead/0", "", "relay died")
@@ -186,11 +224,13 @@ func TestDeadLetter(t *testing.T) {
 			require.Len(t, marked, tt.wantMarked, "case %s", tt.name)
 			require.Contains(t, logs.String(), tt.wantLog, "case %s", tt.name)
 			if tt.wantMarked > 0 {
-				got := b.get(t, id)
-				require.Equal(t, outbox.Failed, got.Status)
-				require.Equal(t, outbox.ConsumerFailedCode, got.LastErrorCode)
-				require.Contains(t, got.LastErrorMessage, "ORDER_UNKNOWN")
-				require.NotContains(t, got.LastErrorMessage, "abc.def.ghi", "the stored message is redacted")
+				require.Equal(t, outbox.Delivered, b.get(t, id).Status, "the event stays delivered")
+				open, err := b.store.OpenConsumerFailures(t.Context(), ports.ConsumerFailureFilter{})
+				require.NoError(t, err)
+				require.Len(t, open, 1)
+				require.Equal(t, outbox.ConsumerFailedCode, open[0].Code)
+				require.Contains(t, open[0].Message, "ORDER_UNKNOWN")
+				require.NotContains(t, open[0].Message, "abc.def.ghi", "the stored message is redacted")
 			}
 		})
 	}

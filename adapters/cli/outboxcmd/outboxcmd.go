@@ -31,13 +31,15 @@ const Usage = `  relay outbox list [flags]          list events (--status, --typ
   relay outbox replay --event-id ID [--event-id ID ...] --operator WHO --reason WHY [--batch-id B]
                                      (with REDIS_URL set, deletes the retained Asynq task so the consumer runs again)
   relay outbox release-leases [--owner OWNER] --operator WHO --reason WHY
+  relay outbox consumer-failures [--limit N] [--json]
+                                     open consumer failures (delivered events whose consumer gave up); replay them by id
 `
 
 // Deps are what the commands run on, opened only once the arguments are
 // valid. Store reads events; Operator changes them. QueueKnown is false
 // when no queue was configured (replay then warns that retained tasks stay).
 type Deps struct {
-	Store    ports.OutboxOperatorStore
+	Store    relay.OperatorStore
 	Operator *relay.Operator
 }
 
@@ -53,7 +55,7 @@ type OpenFunc func(ctx context.Context) (Deps, func(), error)
 type opCLI struct {
 	open           OpenFunc
 	stdout, stderr io.Writer
-	store          ports.OutboxOperatorStore
+	store          relay.OperatorStore
 	op             *relay.Operator
 }
 
@@ -69,10 +71,11 @@ func Run(ctx context.Context, args []string, open OpenFunc, usage string, stdout
 	c := &opCLI{open: open, stdout: stdout, stderr: stderr}
 	cmds := map[string]func(context.Context, []string) int{
 		"list": c.list, "show": c.show, "replay": c.replay, "release-leases": c.releaseLeases,
+		"consumer-failures": c.consumerFailures,
 	}
 	cmd, ok := cmds[args[0]]
 	if !ok {
-		fmt.Fprintf(stderr, "relay outbox: unknown subcommand %q (list, show, replay, release-leases)\n", args[0])
+		fmt.Fprintf(stderr, "relay outbox: unknown subcommand %q (list, show, replay, release-leases, consumer-failures)\n", args[0])
 		return exitUsage
 	}
 	return cmd(ctx, args[1:])
@@ -113,6 +116,31 @@ func (c *opCLI) list(ctx context.Context, args []string) int {
 		fmt.Fprintln(tw, "EVENT_ID\tTYPE\tSTATUS\tRETRIES\tNEXT_ATTEMPT\tLAST_ERROR")
 		for _, ev := range evs {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", ev.EventID, ev.EventType, ev.Status, ev.RetryCount, ev.NextAttemptAt.Format(time.RFC3339), ev.LastErrorCode)
+		}
+		_ = tw.Flush()
+		return exitOK
+	})
+}
+
+func (c *opCLI) consumerFailures(ctx context.Context, args []string) int {
+	fs := c.flags("consumer-failures")
+	limit := fs.Int("limit", 50, "at most this many (1..500)")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if fs.Parse(args) != nil {
+		return exitUsage
+	}
+	return c.with(ctx, "consumer-failures", func(ctx context.Context) int {
+		fails, err := c.store.OpenConsumerFailures(ctx, ports.ConsumerFailureFilter{Limit: *limit})
+		if err != nil {
+			return c.fail("consumer-failures", err)
+		}
+		if *asJSON {
+			return c.printJSON(fails)
+		}
+		tw := tabwriter.NewWriter(c.stdout, 0, 2, 2, ' ', 0)
+		fmt.Fprintln(tw, "EVENT_ID\tTYPE\tCODE\tFAILED_AT\tREPLAY_BATCH")
+		for _, f := range fails {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", f.EventID, f.EventType, f.Code, f.FailedAt.Format(time.RFC3339), f.ReplayBatchID)
 		}
 		_ = tw.Flush()
 		return exitOK
@@ -170,8 +198,8 @@ func (c *opCLI) replay(ctx context.Context, args []string) int {
 			return exitError
 		}
 		if out.TasksKept {
-			fmt.Fprintln(c.stderr, "relay outbox replay: warning: REDIS_URL is not set, so retained asynq tasks are not deleted; "+
-				"a replayed event whose task asynq still holds (completed or archived) is absorbed as a duplicate and its consumer does not run again")
+			fmt.Fprintln(c.stderr, "relay outbox replay: warning: REDIS_URL is not set, so events whose consumer failed are not replayed "+
+				"(they need the queue: their retained task is deleted and the envelope enqueued again); failed and stuck events still are")
 		}
 		return c.printJSON(map[string]any{"batch_id": out.BatchID, "replayed": out.Replayed, "skipped": out.Skipped, "asynq_tasks_deleted": out.TasksDeleted})
 	})

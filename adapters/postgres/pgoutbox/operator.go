@@ -36,6 +36,7 @@ RETURNING event_id`
 const purgeSQL = `WITH old AS MATERIALIZED (
 	SELECT id FROM tb_outbox_event
 	WHERE status = 3 AND delivered_at < ?
+	AND NOT EXISTS (SELECT 1 FROM tb_outbox_consumer_failure f WHERE f.event_id = tb_outbox_event.event_id AND f.resolved_at IS NULL)
 	ORDER BY delivered_at
 	LIMIT ?
 	FOR UPDATE SKIP LOCKED
@@ -114,11 +115,6 @@ func (s *Store) Replay(ctx context.Context, p ports.ReplayParams) (ports.ReplayR
 		}
 		if len(ids) > 0 {
 			if _, err := tx.ExecContext(ctx, replaySQL, p.Now, p.Now, req.BatchID, req.Operator, req.Reason, p.Now, pgdialect.Array(ids)); err != nil {
-				return err
-			}
-		}
-		if p.BeforeCommitFunc != nil && len(res.Replayed) > 0 {
-			if err := p.BeforeCommitFunc(ctx, res.Replayed); err != nil {
 				return err
 			}
 		}
