@@ -30,6 +30,10 @@ const (
 	PolicyFileTransfer
 	// PolicyOpaque logs only a Summary.
 	PolicyOpaque
+	// PolicyConfig is PolicyDefault for config listings: the config
+	// registry has already masked sensitive values, and the "key" members
+	// are config key names that operators must read.
+	PolicyConfig
 )
 
 // String returns the policy's name.
@@ -47,6 +51,8 @@ func (p Policy) String() string {
 		return "file_transfer"
 	case PolicyOpaque:
 		return "opaque"
+	case PolicyConfig:
+		return "config"
 	}
 	return "unknown"
 }
@@ -76,6 +82,9 @@ type Body struct {
 	AllowText bool
 	// Parts describes a multipart body; the HTTP layer parses it, core does no I/O.
 	Parts []PartInfo
+	// Response is true for a response body: login routes keep only the
+	// outcome and subject identifiers of their responses.
+	Response bool
 }
 
 // kind is a body's content family.

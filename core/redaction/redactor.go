@@ -42,6 +42,10 @@ type Redactor struct {
 	// the built-in fallback key, the hash of a short body such as a 6-digit
 	// code can be reversed by trying every candidate.
 	HashKey []byte
+	// HashRedacted, with a HashKey, replaces each redacted value by
+	// "[REDACTED:<12 hex digits of its keyed hash>]", so equal secrets can
+	// be correlated across lines without being readable.
+	HashRedacted bool
 }
 
 // Result is what an access log writes for one body.

@@ -32,6 +32,9 @@ type RoutePolicy struct {
 	Policy redaction.Policy
 	// AllowText lets a PolicyDefault route log clean plain-text or XML bodies.
 	AllowText bool
+	// SecretParams names the route's path parameters that carry secrets
+	// (a reset token, a signed id): their segments are logged as Redacted.
+	SecretParams []string
 }
 
 // Route binds a route pattern (echo's c.Path(), e.g.
