@@ -57,18 +57,6 @@ func (p Policy) String() string {
 	return "unknown"
 }
 
-// policyExtras are exact keys a policy adds to the registry. It is read-only.
-var policyExtras = map[Policy]*Registry{
-	PolicyLogin: keySet("code", "verifycode", "sms", "mfa_code", "totp", "session_key",
-		"session_token", "ticket", "login_ticket", "state"),
-	PolicyPayment: keySet("card", "bank_card", "bank_account", "bank_no", "account_no",
-		"card_holder", "expiry", "expire_date", "id_card", "id_no", "channel_key", "mch_key",
-		"merchant_key", "pay_info", "pay_params", "package", "deeplink", "deep_link",
-		"pay_link", "jump_url", "redirect_url", "return_url", "qr", "cert"),
-	PolicyFileTransfer: keySet("content", "file_content", "file_data", "base64", "data_base64",
-		"blob", "chunk", "bytes", "url", "file_url", "temp_url", "tmp_url"),
-}
-
 // Body is one captured request or response body.
 type Body struct {
 	// ContentType is the Content-Type header as sent.
@@ -131,11 +119,11 @@ func (r *Redactor) Summarise(p Policy, body Body) Result {
 	var res Result
 	switch {
 	case k == kindJSON:
-		out, err := redactJSON(body.Data, m)
+		out, err := redactJSONWith(r.walker(body.Data, p, p == PolicyLogin && body.Response))
 		if err != nil {
 			return r.summary(body, k, mt)
 		}
-		res = r.text(out, ModeJSON)
+		res = r.text(string(out), ModeJSON)
 	case k == kindForm:
 		if _, ok := formNames(body.Data); !ok {
 			return r.summary(body, k, mt)
@@ -152,8 +140,9 @@ func (r *Redactor) Summarise(p Policy, body Body) Result {
 }
 
 // textSensitive reports whether free text mentions a sensitive key (as in
-// password=, "token" or <password>) or holds a credential. It is deliberately
-// eager: a false positive only costs a summary instead of the text.
+// password=, "token" or <password>) or holds a credential, a card or an ID
+// number (an XML element's value, say). It is deliberately eager: a false
+// positive only costs a summary instead of the text.
 func (m matcher) textSensitive(s string) bool {
 	if m.secretValue(s) {
 		return true
