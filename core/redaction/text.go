@@ -20,7 +20,7 @@ func (m matcher) redactText(s string) string {
 	changed := false
 	for i, w := range orig {
 		if i > 0 && (strings.EqualFold(orig[i-1], "bearer") || strings.EqualFold(orig[i-1], "basic")) &&
-			(isCredToken(strings.Trim(w, `"',;`)) || isBasic(w)) {
+			(isCredToken(strings.Trim(w, `"',;:.`)) || isBasic(w)) {
 			words[i], changed = Redacted, true
 			continue
 		}
@@ -38,8 +38,10 @@ func (m matcher) redactText(s string) string {
 			words[i], changed = out, true
 			continue
 		}
-		// "password: hunter2" spans two words: the key ends with ':'.
-		if i > 0 && strings.HasSuffix(orig[i-1], ":") {
+		// "password: hunter2" spans two words: the key ends with ':'. In
+		// "token: no bearer token" the next word starts a sentence: only a
+		// token-like or final word is a value.
+		if i > 0 && strings.HasSuffix(orig[i-1], ":") && (isCredToken(w) || i == len(orig)-1) {
 			k := strings.Trim(orig[i-1], `":{,`)
 			if !textPrefixes[strings.ToLower(k)] && m.sensitive([]byte(k)) {
 				words[i], changed = Redacted, true
@@ -115,7 +117,7 @@ func (m matcher) redactURL(w string) string {
 	if q := strings.IndexAny(out, "?#"); q >= 0 {
 		out = out[:q+1] + redactPairs(strings.ReplaceAll(out[q+1:], "#", "&"), m)
 	}
-	if m.credential(out, false) {
+	if m.shape(out, false) {
 		return Redacted
 	}
 	return out

@@ -23,15 +23,18 @@ func (m matcher) secretValue(s string) bool {
 // has a sensitive parameter, and (unless ident) a Luhn-valid card number or
 // a Chinese ID number.
 func (m matcher) credential(s string, ident bool) bool {
+	return m.shape(s, ident) || m.privateURL(s)
+}
+
+// shape is credential without the URL parameter test.
+func (m matcher) shape(s string, ident bool) bool {
 	switch {
 	case len(s) < 8:
 		return false
 	case authCredential(s), containsJWT(s), isBlob(s), strings.Contains(s, "-----BEGIN "), hasUserinfo(s):
 		return true
-	case !ident && hasCardOrID(s):
-		return true
 	}
-	return m.privateURL(s)
+	return !ident && hasCardOrID(s)
 }
 
 // mayBeSecret is a cheap filter on a raw JSON string literal so that most

@@ -22,6 +22,8 @@ const CodeRedactionFailed = "ACCESSLOG_REDACTION_FAILED"
 type Redactor interface {
 	Summarise(p redaction.Policy, body redaction.Body) redaction.Result
 	RedactQuery(rawQuery string) string
+	// RedactText cleans a logged header (User-Agent, Referer).
+	RedactText(s string) string
 }
 
 var _ Redactor = (*redaction.Redactor)(nil)

@@ -213,7 +213,7 @@ func TestOperatorsStillRead(t *testing.T) {
 	b.send(t, leakRequest{id: "op-config", method: "GET", path: "/api/v1/system-configs?module=payment"})
 	b.send(t, leakRequest{id: "op-401-missing", method: "GET", path: "/api/v1/admin"})
 	b.send(t, leakRequest{id: "op-401-bad", method: "GET", path: "/api/v1/admin", header: map[string]string{"Authorization": "Bearer not-a-jwt"}})
-	b.send(t, leakRequest{id: "op-403", method: "GET", path: "/api/v1/admin", header: map[string]string{"Authorization": "Bearer " + tok("operator")}})
+	b.send(t, leakRequest{id: "op-403-role", method: "GET", path: "/api/v1/admin", header: map[string]string{"Authorization": "Bearer " + tok("operator")}})
 
 	cfg := line(t, b.logs, "access", "op-config")
 	require.Equal(t, "GET", cfg["method"])
@@ -223,7 +223,7 @@ func TestOperatorsStillRead(t *testing.T) {
 	require.Contains(t, field(cfg, "resp.text"), `"key":"auth.token_ttl_seconds"`)
 
 	causes := map[string]bool{}
-	for _, id := range []string{"op-401-missing", "op-401-bad", "op-403"} {
+	for _, id := range []string{"op-401-missing", "op-401-bad", "op-403-role"} {
 		rej := line(t, b.logs, "request rejected", id)
 		err, _ := rej["err"].(string)
 		require.NotContains(t, err, redaction.Redacted, "cause of %s: %q", id, err)
@@ -232,5 +232,5 @@ func TestOperatorsStillRead(t *testing.T) {
 		require.NotContains(t, field(acc, "resp.text"), redaction.Redacted, "response of %s", id)
 	}
 	require.Len(t, causes, 3, "causes must be told apart: %v", causes)
-	require.Equal(t, "user-9", line(t, b.logs, "access", "op-403")["user_id"])
+	require.Equal(t, "user-9", line(t, b.logs, "access", "op-403-role")["user_id"])
 }
