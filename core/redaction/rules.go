@@ -93,7 +93,7 @@ var BuiltinRules = []Rule{
 	// Login and token routes: every code, state and ticket is a secret.
 	Word("code").On(PolicyLogin), Word("state").On(PolicyLogin), Word("ticket").On(PolicyLogin), Word("sms").On(PolicyLogin),
 	// Payment routes: all card, bank and channel material.
-	Word("card").On(PolicyPayment), Word("bank").On(PolicyPayment), Word("card", "holder").On(PolicyPayment),
+	Name("card").On(PolicyPayment), Word("card", "holder").On(PolicyPayment),
 	Word("holder", "name").On(PolicyPayment), Word("expiry").On(PolicyPayment), Word("expire", "date").On(PolicyPayment),
 	Word("id", "no").On(PolicyPayment), Word("channel", "key").On(PolicyPayment), Word("pay", "info").On(PolicyPayment),
 	Word("pay", "params").On(PolicyPayment), Name("package").On(PolicyPayment), Word("redirect", "url").On(PolicyPayment),
