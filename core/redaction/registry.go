@@ -122,14 +122,20 @@ func (k *key) word(i int) []byte {
 // the last capital of a run (IDCard), never between letters and digits (cvv2);
 // a run of non-ASCII runes is one word.
 func (k *key) split(raw []byte) {
-	k.n = 0
-	prevClass, wordStart := 0, 0
-	end := func() {
-		if len(k.joined) > wordStart && k.n < maxWords && len(k.joined) <= 0xffff {
-			k.ends[k.n] = uint16(len(k.joined))
-			k.n++
+	k.joined, k.n = splitWords(k.joined, raw, &k.ends)
+}
+
+// splitWords appends raw's words to joined and records where each ends.
+// It is a function of its arguments, not a method, so that a caller's
+// stack buffer does not escape.
+func splitWords(joined, raw []byte, ends *[maxWords]uint16) ([]byte, int) {
+	n, prevClass, wordStart := 0, 0, len(joined)
+	end := func(joined []byte) {
+		if len(joined) > wordStart && n < maxWords && len(joined) <= 0xffff {
+			ends[n] = uint16(len(joined))
+			n++
 		}
-		wordStart = len(k.joined)
+		wordStart = len(joined)
 	}
 	for i := 0; i < len(raw); {
 		c := raw[i]
@@ -139,38 +145,38 @@ func (k *key) split(raw []byte) {
 			lo := unicode.ToLower(ru)
 			if lo < utf8.RuneSelf { // e.g. the Kelvin sign lowers to 'k'
 				if prevClass == classOther {
-					end()
+					end(joined)
 				}
-				k.joined = append(k.joined, byte(lo))
+				joined = append(joined, byte(lo))
 				prevClass = classLower
 				continue
 			}
 			if prevClass != classOther {
-				end()
+				end(joined)
 			}
-			k.joined = utf8.AppendRune(k.joined, lo)
+			joined = utf8.AppendRune(joined, lo)
 			prevClass = classOther
 			continue
 		}
 		cl := asciiClass[c]
 		switch {
 		case cl == classSep:
-			end()
+			end(joined)
 		case cl == classUpper && (prevClass == classLower || prevClass == classDigit),
 			cl == classUpper && prevClass == classUpper && i+1 < len(raw) && asciiClass[raw[i+1]] == classLower,
-			cl != classOther && prevClass == classOther,
-			cl == classDigit && prevClass == classSep:
-			end()
+			cl != classOther && prevClass == classOther:
+			end(joined)
 		}
 		if cl == classUpper {
-			k.joined = append(k.joined, c+'a'-'A')
+			joined = append(joined, c+'a'-'A')
 		} else if cl != classSep {
-			k.joined = append(k.joined, c)
+			joined = append(joined, c)
 		}
 		prevClass = cl
 		i++
 	}
-	end()
+	end(joined)
+	return joined, n
 }
 
 const (
@@ -204,8 +210,8 @@ func (m matcher) sensitive(raw []byte) bool {
 // lookup reports whether raw is sensitive and whether it is allow-listed.
 func (m matcher) lookup(raw []byte) (sensitive, allowed bool) {
 	var buf [64]byte
-	k := key{joined: buf[:0]}
-	k.split(raw)
+	var k key
+	k.joined, k.n = splitWords(buf[:0], raw, &k.ends)
 	if len(k.joined) == 0 {
 		return false, false
 	}
@@ -241,7 +247,7 @@ func (s *ruleSet) wordsFrom(k *key, i int) bool {
 	w := k.word(i)
 	seqs, ok := s.words[string(w)]
 	if !ok {
-		t := bytes.TrimRight(w, "0123456789")
+		t := trimDigits(w)
 		if len(t) == len(w) || len(t) == 0 {
 			return false
 		}
@@ -255,13 +261,22 @@ next:
 			continue
 		}
 		for j, want := range rest {
-			if w := k.word(i + 1 + j); string(w) != want && string(bytes.TrimRight(w, "0123456789")) != want {
+			if w := k.word(i + 1 + j); string(w) != want && string(trimDigits(w)) != want {
 				continue next
 			}
 		}
 		return true
 	}
 	return false
+}
+
+// trimDigits drops a word's trailing digits: cvv2 is cvv.
+func trimDigits(w []byte) []byte {
+	n := len(w)
+	for n > 0 && isDigit(w[n-1]) {
+		n--
+	}
+	return w[:n]
 }
 
 // normalise returns the joined form of key.

@@ -89,12 +89,18 @@ var secretHint = func() (t [256]uint8) {
 }()
 
 func hasSecretPrefix(b []byte) bool {
-	for _, p := range [...]string{"eyJ", "earer ", "EARER ", "asic ", "ASIC ", "-----"} {
-		if len(b) >= len(p) && string(b[:len(p)]) == p {
-			return true
-		}
+	has := func(p string) bool { return len(b) >= len(p) && string(b[:len(p)]) == p }
+	switch b[0] {
+	case 'e':
+		return has("eyJ") || has("earer ")
+	case 'E':
+		return has("EARER ")
+	case 'a':
+		return has("asic ")
+	case 'A':
+		return has("ASIC ")
 	}
-	return false
+	return has("-----")
 }
 
 // authCredential finds "Bearer <token>" or "Basic <base64 of user:pass>",
