@@ -171,7 +171,7 @@ func (w *walker) redact(raw []byte) {
 
 // pairState tracks a {name, value} header object while it is copied.
 type pairState struct {
-	nameSensitive    bool
+	name             []byte // the name member's string literal, if any
 	hasValue         bool
 	valStart, valEnd int
 	valRedacted      bool
@@ -216,7 +216,7 @@ func (w *walker) container(end byte, keyed, emit bool) bool {
 				return false
 			}
 			if i == 0 && emit && w.in[start] == '"' && w.pos-start >= 5 {
-				headerName = w.m.sensitive([]byte(unquote(w.in[start:w.pos])))
+				headerName = w.m.sensitive(literalText(w.in[start:w.pos]))
 			}
 		}
 		w.ws()
@@ -229,7 +229,7 @@ func (w *walker) container(end byte, keyed, emit bool) bool {
 		}
 		w.pos++
 		if c == end {
-			if pair.nameSensitive && pair.hasValue && !pair.valRedacted {
+			if pair.name != nil && pair.hasValue && !pair.valRedacted && w.m.sensitive(literalText(pair.name)) {
 				w.spliceRedacted(pair.valStart, pair.valEnd)
 			}
 			if emit {
@@ -242,6 +242,14 @@ func (w *walker) container(end byte, keyed, emit bool) bool {
 			w.out = append(w.out, c)
 		}
 	}
+}
+
+// literalText is a string literal's text, without copying when it has no escapes.
+func literalText(raw []byte) []byte {
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return raw[1 : len(raw)-1]
+	}
+	return []byte(unquote(raw))
 }
 
 // spliceRedacted replaces out[start:end] by its redaction.
@@ -312,7 +320,7 @@ func (w *walker) member(emit bool, pair *pairState) bool {
 	case !ok:
 		return false
 	case f&flagName != 0 && w.in[v] == '"':
-		pair.nameSensitive = w.m.sensitive([]byte(unquote(w.in[v:w.pos])))
+		pair.name = w.in[v:w.pos]
 	case f&flagValue != 0:
 		pair.hasValue, pair.valStart, pair.valEnd = true, outStart, len(w.out)
 		pair.valRedacted = w.redactions > before && w.in[v] == '"'
