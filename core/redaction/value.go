@@ -275,7 +275,8 @@ func (m matcher) textPair(s string) bool {
 			continue
 		}
 		v := strings.TrimLeft(s[i+1:], ` "'`)
-		if v == "" || strings.IndexByte(",;&}", v[0]) >= 0 || strings.HasPrefix(v, "//") {
+		if v == "" || strings.IndexByte(",;&}", v[0]) >= 0 || strings.HasPrefix(v, "//") ||
+			strings.HasPrefix(v, Redacted[:len(Redacted)-1]) { // already redacted text
 			continue
 		}
 		if m.sensitive([]byte(name)) {
