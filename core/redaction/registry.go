@@ -3,6 +3,7 @@ package redaction
 import (
 	"bytes"
 	"slices"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -62,6 +63,11 @@ func compile(rules []Rule) *Registry {
 				}
 			case len(rule.Words) > 0:
 				s.words[rule.Words[0]] = append(s.words[rule.Words[0]], rule.Words[1:])
+				// Joined, the words are a name too: CookIe splits oddly but
+				// is still "cookie".
+				if n := strings.Join(rule.Words, ""); !s.names[n] {
+					s.names[n] = false
+				}
 			case rule.Part != "":
 				part := normalise(rule.Part)
 				s.parts = append(s.parts, []byte(part))
@@ -163,7 +169,7 @@ func splitWords(joined, raw []byte, ends *[maxWords]uint16) ([]byte, int) {
 		case cl == classSep:
 			end(joined)
 		case cl == classUpper && (prevClass == classLower || prevClass == classDigit),
-			cl == classUpper && prevClass == classUpper && i+1 < len(raw) && asciiClass[raw[i+1]] == classLower,
+			cl == classUpper && prevClass == classUpper && i+1 < len(raw) && raw[i+1] < utf8.RuneSelf && asciiClass[raw[i+1]] == classLower,
 			cl != classOther && prevClass == classOther:
 			end(joined)
 		}

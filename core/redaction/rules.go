@@ -57,7 +57,7 @@ var BuiltinRules = []Rule{
 	Word("token"), Part("token"), Word("jwt"), Word("otp"), Word("totp"), Word("hotp"), Word("mfa", "code"),
 	Word("session"), Name("sessionid"), Name("jsessionid"), Name("phpsessid"), Name("sid"), Name("ticket"),
 	Word("credential"), Word("credentials"), Part("credential"),
-	Word("authorization"), Name("auth"), Word("cookie"),
+	Word("authorization"), Part("authorization"), Name("auth"), Word("cookie"), Part("cookie"),
 	// Secrets and keys. Bare "key" only as the whole name: sort_key,
 	// cache_key and idempotency_key are not secrets.
 	Word("secret"), Part("secret"), Name("key"), Part("apikey"), Part("privatekey"),
@@ -66,7 +66,7 @@ var BuiltinRules = []Rule{
 	Word("session", "key"), Word("master", "key"), Word("encrypt", "key"), Word("signing", "key"),
 	Name("encrypt"), Name("encrypted"), Word("ciphertext"), Word("cipher", "text"),
 	// Signatures and nonces.
-	Word("signature"), Part("signature"), Name("sign"), Name("sig"), Word("pay", "sign"), Word("nonce"), Name("echostr"),
+	Word("signature"), Part("signature"), Name("sign"), Name("sig"), Word("pay", "sign"), Word("nonce"), Part("nonce"), Name("echostr"),
 	// Verification codes. Bare "code" is a result code except on login routes.
 	Word("captcha"), Word("verify", "code"), Word("verification", "code"), Word("sms", "code"),
 	Word("email", "code"), Word("auth", "code"), Word("otp", "code"), Word("security", "code"),
