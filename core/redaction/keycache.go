@@ -13,8 +13,8 @@ type keyCache [keyCacheSize]keyEntry
 // keyEntry holds its key as a span of the document rather than a slice, so
 // that filling it needs no GC write barrier.
 type keyEntry struct {
-	off, end  int // raw literal with its quotes is in[off:end]; end is 0 when empty
-	sensitive bool
+	off, end int // raw literal with its quotes is in[off:end]; end is 0 when empty
+	flags    uint8
 }
 
 // slot returns the entry raw maps to. The hash reads only the length and

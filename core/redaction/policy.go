@@ -30,6 +30,10 @@ const (
 	PolicyFileTransfer
 	// PolicyOpaque logs only a Summary.
 	PolicyOpaque
+	// PolicyConfig is PolicyDefault for config listings: the config
+	// registry has already masked sensitive values, and the "key" members
+	// are config key names that operators must read.
+	PolicyConfig
 )
 
 // String returns the policy's name.
@@ -47,20 +51,10 @@ func (p Policy) String() string {
 		return "file_transfer"
 	case PolicyOpaque:
 		return "opaque"
+	case PolicyConfig:
+		return "config"
 	}
 	return "unknown"
-}
-
-// policyExtras are exact keys a policy adds to the registry. It is read-only.
-var policyExtras = map[Policy]*Registry{
-	PolicyLogin: keySet("code", "verifycode", "sms", "mfa_code", "totp", "session_key",
-		"session_token", "ticket", "login_ticket", "state"),
-	PolicyPayment: keySet("card", "bank_card", "bank_account", "bank_no", "account_no",
-		"card_holder", "expiry", "expire_date", "id_card", "id_no", "channel_key", "mch_key",
-		"merchant_key", "pay_info", "pay_params", "package", "deeplink", "deep_link",
-		"pay_link", "jump_url", "redirect_url", "return_url", "qr", "cert"),
-	PolicyFileTransfer: keySet("content", "file_content", "file_data", "base64", "data_base64",
-		"blob", "chunk", "bytes", "url", "file_url", "temp_url", "tmp_url"),
 }
 
 // Body is one captured request or response body.
@@ -76,6 +70,9 @@ type Body struct {
 	AllowText bool
 	// Parts describes a multipart body; the HTTP layer parses it, core does no I/O.
 	Parts []PartInfo
+	// Response is true for a response body: login routes keep only the
+	// outcome and subject identifiers of their responses.
+	Response bool
 }
 
 // kind is a body's content family.
@@ -122,11 +119,11 @@ func (r *Redactor) Summarise(p Policy, body Body) Result {
 	var res Result
 	switch {
 	case k == kindJSON:
-		out, err := redactJSON(body.Data, m)
+		out, err := redactJSONWith(r.walker(body.Data, p, p == PolicyLogin && body.Response))
 		if err != nil {
 			return r.summary(body, k, mt)
 		}
-		res = r.text(out, ModeJSON)
+		res = r.text(string(out), ModeJSON)
 	case k == kindForm:
 		if _, ok := formNames(body.Data); !ok {
 			return r.summary(body, k, mt)
@@ -143,8 +140,9 @@ func (r *Redactor) Summarise(p Policy, body Body) Result {
 }
 
 // textSensitive reports whether free text mentions a sensitive key (as in
-// password=, "token" or <password>) or holds a credential. It is deliberately
-// eager: a false positive only costs a summary instead of the text.
+// password=, "token" or <password>) or holds a credential, a card or an ID
+// number (an XML element's value, say). It is deliberately eager: a false
+// positive only costs a summary instead of the text.
 func (m matcher) textSensitive(s string) bool {
 	if m.secretValue(s) {
 		return true

@@ -2,19 +2,20 @@ package redaction
 
 import "strings"
 
-// redactPairs redacts an '&'-separated list of key=value pairs (a URL query
-// or a form body). It keeps pair order and the original encoding of
-// everything it does not redact, and never fails: undecodable text is
-// matched as it stands.
+// redactPairs redacts a list of key=value pairs (a URL query or a form
+// body) separated by '&' or ';': Go's server drops pairs after a ';', but
+// other servers and proxies split there. It keeps pair order, separators
+// and the original encoding of everything it does not redact, and never
+// fails: undecodable text is matched as it stands.
 func redactPairs(raw string, m matcher) string {
 	var b strings.Builder
 	b.Grow(len(raw))
-	first := true
-	for pair := range strings.SplitSeq(raw, "&") {
-		if !first {
-			b.WriteByte('&')
+	for {
+		end := strings.IndexAny(raw, "&;")
+		if end < 0 {
+			end = len(raw)
 		}
-		first = false
+		pair := raw[:end]
 		k, v, hasValue := strings.Cut(pair, "=")
 		key := unescape(k)
 		switch {
@@ -26,6 +27,14 @@ func redactPairs(raw string, m matcher) string {
 			b.WriteString("=" + Redacted)
 		default:
 			b.WriteString(pair)
+		}
+		if end == len(raw) {
+			break
+		}
+		b.WriteByte(raw[end])
+		raw = raw[end+1:]
+		if raw == "" {
+			return b.String() // a trailing separator
 		}
 	}
 	return b.String()

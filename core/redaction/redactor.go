@@ -42,6 +42,10 @@ type Redactor struct {
 	// the built-in fallback key, the hash of a short body such as a 6-digit
 	// code can be reversed by trying every candidate.
 	HashKey []byte
+	// HashRedacted, with a HashKey, replaces each redacted value by
+	// "[REDACTED:<12 hex digits of its keyed hash>]", so equal secrets can
+	// be correlated across lines without being readable.
+	HashRedacted bool
 }
 
 // Result is what an access log writes for one body.
@@ -63,15 +67,25 @@ type Result struct {
 // compact JSON with key order and number text preserved, capped at MaxBytes.
 // It returns ErrInvalidJSON, and no Text, for anything else.
 func (r *Redactor) RedactJSON(data []byte) (Result, error) {
-	out, err := redactJSON(data, r.matcher(PolicyDefault))
+	out, err := redactJSONWith(r.walker(data, PolicyDefault, false))
 	if err != nil {
 		return Result{}, err
 	}
-	return r.text(out, ModeJSON), nil
+	return r.text(string(out), ModeJSON), nil
 }
 
 func (r *Redactor) matcher(p Policy) matcher {
-	return matcher{base: cmp.Or(r.Registry, defaultRegistry), extra: policyExtras[p]}
+	return cmp.Or(r.Registry, defaultRegistry).matcher(p)
+}
+
+// walker returns a walker over data under policy p; keep selects the
+// login-response rule (only outcome and subject identifiers keep values).
+func (r *Redactor) walker(data []byte, p Policy, keep bool) walker {
+	w := walker{in: data, m: r.matcher(p), keep: keep}
+	if r.HashRedacted && len(r.HashKey) > 0 {
+		w.hashKey = r.HashKey
+	}
+	return w
 }
 
 // text caps redacted text at MaxBytes on a UTF-8 boundary.

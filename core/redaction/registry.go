@@ -2,77 +2,79 @@ package redaction
 
 import (
 	"bytes"
+	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
-// builtinKeys are the keys the PRD calls sensitive on every route: passwords,
-// tokens, sessions, authorization, cookies, secrets, keys, signatures, nonces,
-// verification codes, payment credentials, private URLs and crypto material.
-// Bare "code" is deliberately absent (error and result codes must stay
-// visible); PolicyLogin adds it.
-var builtinKeys = []string{
-	"password", "passwd", "pwd", "passphrase", "pin", "密码", "口令",
-	"token", "access_token", "refresh_token", "id_token", "session", "session_id",
-	"sessionid", "jsessionid", "phpsessid", "sid", "ticket",
-	"authorization", "proxy_authorization", "auth", "cookie", "set_cookie",
-	"secret", "client_secret", "app_secret", "密钥",
-	"key", "api_key", "apikey", "private_key", "secret_key", "access_key", "encodingaeskey", "aes_key",
-	"signature", "sign", "sig", "msg_signature", "pay_sign", "签名",
-	"nonce", "nonce_str", "echostr",
-	"verify_code", "verification_code", "captcha", "otp", "sms_code", "auth_code", "验证码",
-	"card_number", "card_no", "cvv", "cvc", "pan", "pay_password",
-	"pay_url", "payment_url", "qr_code", "qrcode", "code_url", "mweb_url", "h5_url", "prepay_id",
-	"private_url", "signed_url", "download_url", "presigned_url", "upload_url",
-	"credential", "credentials", "encrypt", "encrypted",
-}
-
-// builtinSubstrings make any key containing them sensitive, so
-// newPassword, client_secret_v2 and X-Amz-Signature need no entry of their own.
-var builtinSubstrings = []string{
-	"password", "passwd", "secret", "token", "signature", "credential",
-	"apikey", "privatekey", "密码", "口令", "密钥",
-}
+// numPolicies bounds the per-policy tables.
+const numPolicies = int(PolicyConfig) + 1
 
 // defaultRegistry is immutable: Registry has no mutating methods.
 var defaultRegistry = NewRegistry()
 
-// Registry is an immutable set of sensitive keys. Keys are compared after
-// normalisation: lowercased, with '-', '_', '.' and ' ' removed. A leading
-// "x" (the X- header prefix) is ignored when the rest is itself a registered
-// key, so X-Api-Key matches api_key. It is safe for concurrent use.
+// Registry is an immutable, compiled rule table (see Rule). It is safe for
+// concurrent use.
 type Registry struct {
-	keys       map[string]struct{}
-	substrings [][]byte
-	// first marks the first bytes of substrings, so match can test them in
-	// one pass over the key instead of one pass per substring.
+	rules    []Rule
+	policies [numPolicies]*ruleSet
+}
+
+// ruleSet is the rule table compiled for one policy.
+type ruleSet struct {
+	names map[string]bool // joined name -> allowed (true) or sensitive (false)
+	words map[string][][]string
+	parts [][]byte
+	// first marks the first bytes of parts, so one pass over the key
+	// tests them all.
 	first [256]bool
 }
 
-// NewRegistry returns the built-in registry plus extra exact keys.
+// NewRegistry returns the built-in rules plus extra names, each a Name rule.
 func NewRegistry(extra ...string) *Registry {
-	r := &Registry{
-		keys:       make(map[string]struct{}, len(builtinKeys)+len(extra)),
-		substrings: make([][]byte, len(builtinSubstrings)),
+	rules := slices.Clone(BuiltinRules)
+	for _, n := range extra {
+		rules = append(rules, Name(n))
 	}
-	for i, sub := range builtinSubstrings {
-		r.substrings[i] = []byte(sub)
-		r.first[sub[0]] = true
-	}
-	for _, k := range builtinKeys {
-		r.keys[normalise(k)] = struct{}{}
-	}
-	for _, k := range extra {
-		r.keys[normalise(k)] = struct{}{}
-	}
-	return r
+	return compile(rules)
 }
 
-// keySet is a registry of exact keys only, used for policy extras.
-func keySet(keys ...string) *Registry {
-	r := &Registry{keys: make(map[string]struct{}, len(keys))}
-	for _, k := range keys {
-		r.keys[normalise(k)] = struct{}{}
+// With returns a registry with r's rules and more: a domain's own
+// sensitive names (Word("member", "no")) or allow-list entries
+// (Allowed("coupon_code")). Later allow rules win over earlier ones.
+func (r *Registry) With(rules ...Rule) *Registry {
+	return compile(append(slices.Clone(r.rules), rules...))
+}
+
+func compile(rules []Rule) *Registry {
+	r := &Registry{rules: rules}
+	for p := range numPolicies {
+		s := &ruleSet{names: map[string]bool{}, words: map[string][][]string{}}
+		for _, rule := range rules {
+			if len(rule.Policies) > 0 && !slices.Contains(rule.Policies, Policy(p)) {
+				continue
+			}
+			switch {
+			case rule.Name != "":
+				n := normalise(rule.Name)
+				if allowed, seen := s.names[n]; !seen || !allowed {
+					s.names[n] = rule.Allow
+				}
+			case len(rule.Words) > 0:
+				s.words[rule.Words[0]] = append(s.words[rule.Words[0]], rule.Words[1:])
+				// Joined, the words are a name too: CookIe splits oddly but
+				// is still "cookie".
+				if n := strings.Join(rule.Words, ""); !s.names[n] {
+					s.names[n] = false
+				}
+			case rule.Part != "":
+				part := normalise(rule.Part)
+				s.parts = append(s.parts, []byte(part))
+				s.first[part[0]] = true
+			}
+		}
+		r.policies[p] = s
 	}
 	return r
 }
@@ -80,91 +82,212 @@ func keySet(keys ...string) *Registry {
 // Default returns the built-in registry. It is shared and immutable.
 func Default() *Registry { return defaultRegistry }
 
-// IsSensitive reports whether values stored under key must be redacted.
+// IsSensitive reports whether values stored under key must be redacted
+// under PolicyDefault.
 func (r *Registry) IsSensitive(key string) bool {
-	var buf [64]byte
-	return r.match(appendNormalised(buf[:0], key))
+	return r.matcher(PolicyDefault).sensitive([]byte(key))
 }
 
-// match reports whether a normalised key is sensitive.
-func (r *Registry) match(n []byte) bool {
-	if len(n) == 0 {
-		return false
+// Rules returns a copy of the registry's rule table.
+func (r *Registry) Rules() []Rule { return slices.Clone(r.rules) }
+
+func (r *Registry) matcher(p Policy) matcher {
+	if int(p) < 0 || int(p) >= numPolicies {
+		p = PolicyDefault
 	}
-	if r.exact(n) {
-		return true
-	}
-	return r.containsSubstring(n)
+	return matcher{set: r.policies[p]}
 }
 
-// containsSubstring reports whether n contains one of r.substrings.
-func (r *Registry) containsSubstring(n []byte) bool {
-	for i, c := range n {
-		if !r.first[c] {
+// matcher answers for one policy of a registry.
+type matcher struct {
+	set *ruleSet
+}
+
+// maxWords bounds the words kept per key; longer keys are matched on
+// their first maxWords words plus the joined form.
+const maxWords = 16
+
+// key is a key split into words: joined holds them lowercased and
+// concatenated, ends[i] is where word i ends.
+type key struct {
+	joined []byte
+	ends   [maxWords]uint16
+	n      int
+}
+
+func (k *key) word(i int) []byte {
+	start := uint16(0)
+	if i > 0 {
+		start = k.ends[i-1]
+	}
+	return k.joined[start:k.ends[i]]
+}
+
+// split fills k from raw: words break at ASCII separators, before a
+// capital after a lower-case letter or a digit (bankCard, h5Url) and before
+// the last capital of a run (IDCard), never between letters and digits (cvv2);
+// a run of non-ASCII runes is one word.
+func (k *key) split(raw []byte) {
+	k.joined, k.n = splitWords(k.joined, raw, &k.ends)
+}
+
+// splitWords appends raw's words to joined and records where each ends.
+// It is a function of its arguments, not a method, so that a caller's
+// stack buffer does not escape.
+func splitWords(joined, raw []byte, ends *[maxWords]uint16) ([]byte, int) {
+	n, prevClass, wordStart := 0, 0, len(joined)
+	end := func(joined []byte) {
+		if len(joined) > wordStart && n < maxWords && len(joined) <= 0xffff {
+			ends[n] = uint16(len(joined))
+			n++
+		}
+		wordStart = len(joined)
+	}
+	for i := 0; i < len(raw); {
+		c := raw[i]
+		if c >= utf8.RuneSelf {
+			ru, size := utf8.DecodeRune(raw[i:])
+			i += size
+			lo := unicode.ToLower(ru)
+			if lo < utf8.RuneSelf { // e.g. the Kelvin sign lowers to 'k'
+				if prevClass == classOther {
+					end(joined)
+				}
+				joined = append(joined, byte(lo))
+				prevClass = classLower
+				continue
+			}
+			if prevClass != classOther {
+				end(joined)
+			}
+			joined = utf8.AppendRune(joined, lo)
+			prevClass = classOther
 			continue
 		}
-		for _, s := range r.substrings {
-			if s[0] == c && bytes.HasPrefix(n[i:], s) {
-				return true
+		cl := asciiClass[c]
+		switch {
+		case cl == classSep:
+			end(joined)
+		case cl == classUpper && (prevClass == classLower || prevClass == classDigit),
+			cl == classUpper && prevClass == classUpper && i+1 < len(raw) && raw[i+1] < utf8.RuneSelf && asciiClass[raw[i+1]] == classLower,
+			cl != classOther && prevClass == classOther:
+			end(joined)
+		}
+		if cl == classUpper {
+			joined = append(joined, c+'a'-'A')
+		} else if cl != classSep {
+			joined = append(joined, c)
+		}
+		prevClass = cl
+		i++
+	}
+	end(joined)
+	return joined, n
+}
+
+const (
+	classSep = iota
+	classLower
+	classUpper
+	classDigit
+	classOther // non-ASCII
+)
+
+var asciiClass = func() (t [utf8.RuneSelf]int) {
+	for c := range utf8.RuneSelf {
+		switch {
+		case 'a' <= c && c <= 'z':
+			t[c] = classLower
+		case 'A' <= c && c <= 'Z':
+			t[c] = classUpper
+		case '0' <= c && c <= '9':
+			t[c] = classDigit
+		}
+	}
+	return t
+}()
+
+// sensitive reports whether values under raw are redacted.
+func (m matcher) sensitive(raw []byte) bool {
+	s, _ := m.lookup(raw)
+	return s
+}
+
+// lookup reports whether raw is sensitive and whether it is allow-listed.
+func (m matcher) lookup(raw []byte) (sensitive, allowed bool) {
+	var buf [64]byte
+	var k key
+	k.joined, k.n = splitWords(buf[:0], raw, &k.ends)
+	if len(k.joined) == 0 {
+		return false, false
+	}
+	s := m.set
+	if a, ok := s.names[string(k.joined)]; ok {
+		return !a, a
+	}
+	if len(k.joined) > 1 && k.joined[0] == 'x' {
+		if a, ok := s.names[string(k.joined[1:])]; ok && !a {
+			return true, false // X-Sign is sign
+		}
+	}
+	for i, c := range k.joined {
+		if !s.first[c] {
+			continue
+		}
+		for _, p := range s.parts {
+			if p[0] == c && bytes.HasPrefix(k.joined[i:], p) {
+				return true, false
 			}
 		}
 	}
-	return false
+	for i := range k.n {
+		if s.wordsFrom(&k, i) {
+			return true, false
+		}
+	}
+	return false, false
 }
 
-// exact looks n up with the X- prefix rule; map lookups by string(n) do not allocate.
-func (r *Registry) exact(n []byte) bool {
-	if _, ok := r.keys[string(n)]; ok {
+// wordsFrom reports a word rule matching k's words from i on.
+func (s *ruleSet) wordsFrom(k *key, i int) bool {
+	w := k.word(i)
+	seqs, ok := s.words[string(w)]
+	if !ok {
+		t := trimDigits(w)
+		if len(t) == len(w) || len(t) == 0 {
+			return false
+		}
+		if seqs, ok = s.words[string(t)]; !ok {
+			return false
+		}
+	}
+next:
+	for _, rest := range seqs {
+		if i+len(rest) >= k.n {
+			continue
+		}
+		for j, want := range rest {
+			if w := k.word(i + 1 + j); string(w) != want && string(trimDigits(w)) != want {
+				continue next
+			}
+		}
 		return true
 	}
-	if len(n) > 1 && n[0] == 'x' {
-		_, ok := r.keys[string(n[1:])]
-		return ok
-	}
 	return false
 }
 
-// normalise returns the registry form of key.
-func normalise(key string) string { return string(appendNormalised(nil, key)) }
-
-// appendNormalised appends key lowercased and without separators to dst.
-func appendNormalised[T string | []byte](dst []byte, key T) []byte {
-	start := len(dst)
-	for i := 0; i < len(key); i++ {
-		c := key[i]
-		if c >= utf8.RuneSelf {
-			// Rare non-ASCII key: take the slow, Unicode-aware path.
-			return appendSlow(dst[:start], string(key))
-		}
-		switch {
-		case c == '-' || c == '_' || c == '.' || c == ' ':
-		case 'A' <= c && c <= 'Z':
-			dst = append(dst, c+('a'-'A'))
-		default:
-			dst = append(dst, c)
-		}
+// trimDigits drops a word's trailing digits: cvv2 is cvv.
+func trimDigits(w []byte) []byte {
+	n := len(w)
+	for n > 0 && isDigit(w[n-1]) {
+		n--
 	}
-	return dst
+	return w[:n]
 }
 
-func appendSlow(dst []byte, key string) []byte {
-	return append(dst, strings.Map(func(r rune) rune {
-		switch r {
-		case '-', '_', '.', ' ':
-			return -1
-		}
-		return r
-	}, strings.ToLower(key))...)
-}
-
-// matcher is a registry plus a route policy's extra exact keys.
-type matcher struct {
-	base  *Registry
-	extra *Registry // keys only; nil when the policy adds none
-}
-
-func (m matcher) sensitive(key []byte) bool {
-	var buf [64]byte
-	n := appendNormalised(buf[:0], key)
-	return m.base.match(n) || (m.extra != nil && m.extra.exact(n))
+// normalise returns the joined form of key.
+func normalise(s string) string {
+	k := key{}
+	k.split([]byte(s))
+	return string(k.joined)
 }

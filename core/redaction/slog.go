@@ -16,7 +16,7 @@ func (Secret) String() string { return Redacted }
 // Default registry, and any string value that is a credential (bearer token,
 // JWT, signed URL). Structured bodies should still go through a Redactor.
 func ReplaceAttr(groups []string, a slog.Attr) slog.Attr {
-	m := matcher{base: defaultRegistry}
+	m := defaultRegistry.matcher(PolicyDefault)
 	redact := m.sensitive([]byte(a.Key))
 	for _, g := range groups {
 		redact = redact || m.sensitive([]byte(g))

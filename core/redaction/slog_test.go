@@ -31,3 +31,13 @@ func TestSlogHelpers(t *testing.T) {
 	require.Contains(t, out, `"api":"[REDACTED]"`)
 	require.Equal(t, redaction.Redacted, fmt.Sprint(redaction.Secret("PLANTED")))
 }
+
+// An access line's body text, already redacted, passes the root handler's
+// ReplaceAttr unchanged: its "pay_url":"[REDACTED]" is no pair to redact.
+func TestReplaceAttrKeepsRedactedText(t *testing.T) {
+	t.Parallel()
+	text := `{"order_no":"O-1","pay_url":"[REDACTED]","amount":5}`
+	got := redaction.ReplaceAttr(nil, slog.String("text", text))
+	require.Equal(t, text, got.Value.String())
+	require.Equal(t, redaction.Redacted, redaction.ReplaceAttr(nil, slog.String("err", "dial: password=hunter2")).Value.String())
+}

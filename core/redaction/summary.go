@@ -114,7 +114,7 @@ func (s *Summary) addParts(parts []PartInfo) (names []string) {
 		}
 		_, mt := classify(p.ContentType)
 		s.Parts = append(s.Parts, PartSummary{
-			FieldName: p.FieldName, FileName: maskFileName(p.FileName), ContentType: mt, Size: p.Size,
+			FieldName: safeName(p.FieldName), FileName: maskFileName(p.FileName), ContentType: mt, Size: p.Size,
 		})
 	}
 	if s.Size == 0 {
@@ -142,13 +142,9 @@ func formNames(data []byte) ([]string, bool) {
 // safeNames sorts, dedupes and caps field names, hiding any name that is
 // long or looks like a credential (a map keyed by tokens, say).
 func (r *Redactor) safeNames(names []string) []string {
-	m := r.matcher(PolicyDefault)
 	out := make([]string, 0, min(len(names), maxSummaryFields))
 	for _, n := range names {
-		if len(n) > maxNameLen || !utf8.ValidString(n) || m.secretValue(n) {
-			n = Redacted
-		}
-		out = append(out, n)
+		out = append(out, safeName(n))
 	}
 	slices.Sort(out)
 	out = slices.Compact(out)
@@ -159,6 +155,15 @@ func (r *Redactor) safeNames(names []string) []string {
 		return nil
 	}
 	return out
+}
+
+// safeName hides a field name that is long or looks like a credential
+// (a multipart part or a map keyed by tokens, say).
+func safeName(n string) string {
+	if len(n) > maxNameLen || !utf8.ValidString(n) || defaultRegistry.matcher(PolicyDefault).secretValue(n) {
+		return Redacted
+	}
+	return n
 }
 
 // maskFileName keeps only a short alphanumeric extension: "a/b/report.csv"

@@ -2,12 +2,14 @@ package redaction
 
 import (
 	"bytes"
-	"strings"
 )
 
 // maxDepth is encoding/json's nesting limit: json.Valid rejects documents
 // nested deeper, so redactJSON must too.
 const maxDepth = 10000
+
+// maxNest bounds how deep JSON documents inside strings are redacted.
+const maxNest = 3
 
 // redactJSON rewrites a JSON document with every sensitive value replaced.
 // The output is compact; key order, duplicate keys and the exact text of
@@ -18,12 +20,17 @@ const maxDepth = 10000
 // json.Valid accepts (FuzzRedactJSONValidity checks this): invalid UTF-8
 // inside strings is allowed, as json.Valid allows it.
 func redactJSON(data []byte, m matcher) (string, error) {
-	w := walker{in: data, m: m}
-	w.out.Grow(len(data))
+	out, err := redactJSONWith(walker{in: data, m: m})
+	return string(out), err
+}
+
+func redactJSONWith(w walker) ([]byte, error) {
+	w.out = make([]byte, 0, len(w.in)+16)
+	w.leaves = w.keep
 	if !w.document(true) {
-		return "", ErrInvalidJSON
+		return nil, ErrInvalidJSON
 	}
-	return w.out.String(), nil
+	return w.out, nil
 }
 
 // walker validates a document and copies it to out, redacting as it goes.
@@ -34,11 +41,19 @@ type walker struct {
 	pos   int
 	depth int
 	m     matcher
-	out   strings.Builder
+	out   []byte
 	keys  keyCache
 	// top, when set, is called with the raw key and value literals of each
 	// member of a top-level object that is walked without emitting.
 	top func(key, value []byte)
+
+	hashKey    []byte // set: redacted values carry their keyed hash
+	nest       int    // how deep in documents inside strings
+	redactions int
+	keep       bool // a login response: only loginKeep members keep scalars
+	leaves     bool // in keep mode, outside a kept member
+	ident      bool // the value is under an allow-listed key
+	code       bool // the value is under "code" in keep mode
 }
 
 // document consumes exactly one value and trailing whitespace.
@@ -79,11 +94,7 @@ func (w *walker) value(emit bool) bool {
 			return false
 		}
 		if emit {
-			raw := w.in[start:w.pos]
-			if mayBeSecret(raw) && w.m.secretValue(unquote(raw)) {
-				raw = redactedJSON
-			}
-			w.out.Write(raw)
+			w.emitString(w.in[start:w.pos])
 		}
 		return true
 	case 't':
@@ -97,36 +108,116 @@ func (w *walker) value(emit bool) bool {
 		return false
 	}
 	if emit {
-		w.out.Write(w.in[start:w.pos])
+		lit := w.in[start:w.pos]
+		if w.leaves || !w.ident && numberSecret(lit) {
+			w.redact(lit)
+		} else {
+			w.out = append(w.out, lit...)
+		}
 	}
 	return true
 }
 
+// emitString copies a string literal, or its redaction: whole when it
+// is or holds a credential, member by member when it is a JSON document.
+func (w *walker) emitString(raw []byte) {
+	if w.leaves {
+		if w.code && upperSnake(raw) {
+			w.out = append(w.out, raw...)
+		} else {
+			w.redact(raw)
+		}
+		return
+	}
+	if !mayBeSecret(raw) {
+		w.out = append(w.out, raw...)
+		return
+	}
+	s := unquote(raw)
+	if w.m.credential(s, w.ident) {
+		w.redact(raw)
+		return
+	}
+	if w.nest < maxNest && looksJSON(s) {
+		sub := walker{in: []byte(s), m: w.m, hashKey: w.hashKey, nest: w.nest + 1}
+		if out, err := redactJSONWith(sub); err == nil {
+			if bytes.Equal(out, sub.in) || !bytes.Contains(out, []byte(Redacted)) {
+				w.out = append(w.out, raw...)
+			} else {
+				w.redactions++
+				w.out = appendQuoted(w.out, out)
+			}
+			return
+		}
+	}
+	if w.m.textPair(s) {
+		w.redact(raw)
+		return
+	}
+	w.out = append(w.out, raw...)
+}
+
+// redact writes the replacement of the value literal raw.
+func (w *walker) redact(raw []byte) {
+	w.redactions++
+	if w.hashKey == nil {
+		w.out = append(w.out, redactedJSON...)
+		return
+	}
+	w.out = append(w.out, `"`+Redacted[:len(Redacted)-1]+`:`...)
+	w.out = append(w.out, valueHash(w.hashKey, raw)...)
+	w.out = append(w.out, `]"`...)
+}
+
+// pairState tracks a {name, value} header object while it is copied.
+type pairState struct {
+	name             []byte // the name member's string literal, if any
+	hasValue         bool
+	valStart, valEnd int
+	valRedacted      bool
+}
+
 // container consumes an object (keyed) or an array, recursing into members.
+// An array [name, value] whose name is sensitive loses its value, and so
+// does an object {"name": name, "value": value}.
 func (w *walker) container(end byte, keyed, emit bool) bool {
 	if w.depth++; w.depth > maxDepth {
 		return false
 	}
 	w.pos++ // '{' or '['
 	if emit {
-		w.out.WriteByte(w.in[w.pos-1])
+		w.out = append(w.out, w.in[w.pos-1])
 	}
 	w.ws()
 	if w.pos < len(w.in) && w.in[w.pos] == end {
 		w.pos++
 		if emit {
-			w.out.WriteByte(end)
+			w.out = append(w.out, end)
 		}
 		w.depth--
 		return true
 	}
-	for {
+	var pair pairState
+	headerName := false
+	for i := 0; ; i++ {
 		if keyed {
-			if !w.member(emit) {
+			if !w.member(emit, &pair) {
 				return false
 			}
-		} else if !w.value(emit) {
-			return false
+		} else {
+			w.ws()
+			start := w.pos
+			if i == 1 && headerName && emit {
+				if !w.value(false) {
+					return false
+				}
+				w.redact(w.in[start:w.pos])
+			} else if !w.value(emit) {
+				return false
+			}
+			if i == 0 && emit && w.in[start] == '"' && w.pos-start >= 5 {
+				headerName = w.m.sensitive(literalText(w.in[start:w.pos]))
+			}
 		}
 		w.ws()
 		if w.pos >= len(w.in) {
@@ -137,18 +228,41 @@ func (w *walker) container(end byte, keyed, emit bool) bool {
 			return false
 		}
 		w.pos++
-		if emit {
-			w.out.WriteByte(c)
-		}
 		if c == end {
+			if pair.name != nil && pair.hasValue && !pair.valRedacted && w.m.sensitive(literalText(pair.name)) {
+				w.spliceRedacted(pair.valStart, pair.valEnd)
+			}
+			if emit {
+				w.out = append(w.out, c)
+			}
 			w.depth--
 			return true
+		}
+		if emit {
+			w.out = append(w.out, c)
 		}
 	}
 }
 
+// literalText is a string literal's text, without copying when it has no escapes.
+func literalText(raw []byte) []byte {
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return raw[1 : len(raw)-1]
+	}
+	return []byte(unquote(raw))
+}
+
+// spliceRedacted replaces out[start:end] by its redaction.
+func (w *walker) spliceRedacted(start, end int) {
+	tail := append([]byte(nil), w.out[end:]...)
+	val := append([]byte(nil), w.out[start:end]...)
+	w.out = w.out[:start]
+	w.redact(val)
+	w.out = append(w.out, tail...)
+}
+
 // member consumes one "key":value pair of an object.
-func (w *walker) member(emit bool) bool {
+func (w *walker) member(emit bool, pair *pairState) bool {
 	w.ws()
 	start := w.pos
 	if w.pos >= len(w.in) || w.in[w.pos] != '"' || !w.str() {
@@ -172,35 +286,96 @@ func (w *walker) member(emit bool) bool {
 		w.top(key, w.in[v:w.pos])
 		return true
 	}
-	w.out.Write(key)
-	w.out.WriteByte(':')
-	if !w.keySensitive(start, end) {
-		return w.value(true)
+	w.out = append(w.out, key...)
+	w.out = append(w.out, ':')
+	f := w.keyFlags(start, end)
+	w.ws()
+	v := w.pos
+	if w.keep && f&flagCode != 0 {
+		f = f&^flagSensitive&^flagKept | flagCode // only a result code's name stays
 	}
-	if !w.value(false) {
+	if f&flagSensitive != 0 {
+		if !w.value(false) {
+			return false
+		}
+		w.redact(w.in[v:w.pos])
+		if f&flagValue != 0 {
+			pair.hasValue, pair.valRedacted = true, true
+		}
+		return true
+	}
+	ident, leaves, code := w.ident, w.leaves, w.code
+	w.ident = f&flagAllowed != 0
+	w.code = f&flagCode != 0
+	if f&flagKept != 0 {
+		w.leaves = false
+	}
+	if w.code {
+		w.leaves = true
+	}
+	outStart, before := len(w.out), w.redactions
+	ok := w.value(true)
+	w.ident, w.leaves, w.code = ident, leaves, code
+	switch {
+	case !ok:
 		return false
+	case f&flagName != 0 && w.in[v] == '"':
+		pair.name = w.in[v:w.pos]
+	case f&flagValue != 0:
+		pair.hasValue, pair.valStart, pair.valEnd = true, outStart, len(w.out)
+		pair.valRedacted = w.redactions > before && w.in[v] == '"'
 	}
-	w.out.Write(redactedJSON)
 	return true
 }
 
-// keySensitive reports whether the raw key literal in[start:end] is
-// sensitive. Keys repeat in arrays of objects, so answers are memoised for
-// the document.
-func (w *walker) keySensitive(start, end int) bool {
+// Key flags, memoised per document.
+const (
+	flagSensitive = 1 << iota
+	flagAllowed
+	flagKept  // a login response member that keeps its value
+	flagCode  // "code": kept in login responses when it is a code name
+	flagName  // "name" of a {name, value} header object
+	flagValue // "value" of one
+	flagKnown // the entry is filled
+)
+
+// keyFlags classifies the raw key literal in[start:end]. Keys repeat in
+// arrays of objects, so answers are memoised for the document.
+func (w *walker) keyFlags(start, end int) uint8 {
 	raw := w.in[start:end]
 	e := w.keys.slot(raw)
 	if e.end != 0 && bytes.Equal(w.in[e.off:e.end], raw) {
-		return e.sensitive
+		return e.flags
 	}
-	var sensitive bool
+	k := raw[1 : len(raw)-1]
 	if bytes.IndexByte(raw, '\\') >= 0 {
-		sensitive = w.m.sensitive([]byte(unquote(raw)))
-	} else {
-		sensitive = w.m.sensitive(raw[1 : len(raw)-1])
+		k = []byte(unquote(raw))
 	}
-	e.off, e.end, e.sensitive = start, end, sensitive
-	return sensitive
+	sensitive, allowed := w.m.lookup(k)
+	f := uint8(flagKnown)
+	if sensitive {
+		f |= flagSensitive
+	}
+	if allowed {
+		f |= flagAllowed
+	}
+	switch string(k) {
+	case "name", "header", "field", "Name", "Header":
+		f |= flagName
+	case "value", "val", "Value":
+		f |= flagValue
+	}
+	if w.keep {
+		n := normalise(string(k))
+		if loginKeepSet[n] {
+			f |= flagKept
+		}
+		if n == "code" {
+			f |= flagCode
+		}
+	}
+	e.off, e.end, e.flags = start, end, f
+	return f
 }
 
 // str consumes a string literal at pos, checking its escapes and that it
@@ -263,7 +438,7 @@ func (w *walker) literal(lit string, emit bool) bool {
 	}
 	w.pos += len(lit)
 	if emit {
-		w.out.WriteString(lit)
+		w.out = append(w.out, lit...)
 	}
 	return true
 }

@@ -22,6 +22,8 @@ const CodeRedactionFailed = "ACCESSLOG_REDACTION_FAILED"
 type Redactor interface {
 	Summarise(p redaction.Policy, body redaction.Body) redaction.Result
 	RedactQuery(rawQuery string) string
+	// RedactText cleans a logged header (User-Agent, Referer).
+	RedactText(s string) string
 }
 
 var _ Redactor = (*redaction.Redactor)(nil)
@@ -32,6 +34,9 @@ type RoutePolicy struct {
 	Policy redaction.Policy
 	// AllowText lets a PolicyDefault route log clean plain-text or XML bodies.
 	AllowText bool
+	// SecretParams names the route's path parameters that carry secrets
+	// (a reset token, a signed id): their segments are logged as Redacted.
+	SecretParams []string
 }
 
 // Route binds a route pattern (echo's c.Path(), e.g.

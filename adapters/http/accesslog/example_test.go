@@ -17,7 +17,7 @@ func ExampleNew() {
 	// Drop the volatile attributes so the output is stable.
 	stable := func(_ []string, a slog.Attr) slog.Attr {
 		switch a.Key {
-		case slog.TimeKey, "latency_ms", "ip", "user_agent", "request_id":
+		case slog.TimeKey, "latency_ms", "ip", "user_agent", "referer", "request_id":
 			return slog.Attr{}
 		}
 		return a
@@ -34,13 +34,13 @@ func ExampleNew() {
 		if err := c.Bind(&in); err != nil {
 			return err
 		}
-		return c.JSON(http.StatusOK, map[string]string{"user": "alice", "access_token": "tok-123456789"})
+		return c.JSON(http.StatusOK, map[string]string{"user_id": "alice", "access_token": "tok-123456789", "phone": "13800138000"})
 	})
 
 	body := `{"user":"alice","password":"hunter2","code":"123456"}`
 	status, _ := serve(e, http.MethodPost, "/login", "application/json", []byte(body))
 	fmt.Println(status)
 	// Output:
-	// {"level":"INFO","msg":"access","method":"POST","route":"/login","path":"/login","query":"page=2&access_token=[REDACTED]","status":200,"user_id":"","req":{"mode":"json","size":53,"truncated":false,"text":"{\"user\":\"alice\",\"password\":\"[REDACTED]\",\"code\":\"[REDACTED]\"}"},"resp":{"mode":"json","size":48,"truncated":false,"text":"{\"access_token\":\"[REDACTED]\",\"user\":\"alice\"}"}}
+	// {"level":"INFO","msg":"access","method":"POST","route":"/login","path":"/login","query":"page=2&access_token=[REDACTED]","status":200,"user_id":"","req":{"mode":"json","size":53,"truncated":false,"text":"{\"user\":\"alice\",\"password\":\"[REDACTED]\",\"code\":\"[REDACTED]\"}"},"resp":{"mode":"json","size":73,"truncated":false,"text":"{\"access_token\":\"[REDACTED]\",\"phone\":\"[REDACTED]\",\"user_id\":\"alice\"}"}}
 	// 200
 }

@@ -21,6 +21,8 @@ func (panicking) Summarise(_ redaction.Policy, b redaction.Body) redaction.Resul
 
 func (panicking) RedactQuery(q string) string { panic("redactor bug near " + q) }
 
+func (panicking) RedactText(s string) string { panic("redactor bug near " + s) }
+
 // leaky is a redactor with a worse bug: it returns the raw body in an
 // inconsistent result and the raw query.
 type leaky struct{}
@@ -30,6 +32,8 @@ func (leaky) Summarise(_ redaction.Policy, b redaction.Body) redaction.Result {
 }
 
 func (leaky) RedactQuery(q string) string { panic("cannot parse " + q) }
+
+func (leaky) RedactText(s string) string { panic("cannot parse " + s) }
 
 func TestRedactionFailure(t *testing.T) {
 	t.Parallel()
@@ -53,7 +57,7 @@ func TestRedactionFailure(t *testing.T) {
 			requireAbsent(t, b.logs.String(), password)
 			requireAbsent(t, b.logs.String(), access)
 			requireAbsent(t, b.logs.String(), "redactor bug")
-			require.Equal(t, 3.0, counterValue(t, b.failures), "query, request and response each failed")
+			require.Equal(t, 4.0, counterValue(t, b.failures), "query, user agent, request and response each failed")
 
 			var parts []string
 			for _, l := range b.logs.Lines(t) {
@@ -65,7 +69,7 @@ func TestRedactionFailure(t *testing.T) {
 					parts = append(parts, l["part"].(string))
 				}
 			}
-			require.ElementsMatch(t, []string{"query", "req", "resp"}, parts)
+			require.ElementsMatch(t, []string{"query", "user_agent", "req", "resp"}, parts)
 
 			l := line(t, b.logs, "access", "case-redaction-fails")
 			require.Equal(t, "", l["query"])

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -75,24 +77,54 @@ func (l *logger) log(c echo.Context, latency time.Duration, tap *requestTap, rec
 	if l.UserIDFunc != nil {
 		userID = l.UserIDFunc(c)
 	}
-	query, ok := l.redactQuery(r.URL.RawQuery)
+	query, ok := l.redact(l.Redactor.RedactQuery, r.URL.RawQuery)
 	if !ok {
 		l.alert(ctx, c, "query")
+	}
+	ua, ok := l.redact(l.Redactor.RedactText, r.UserAgent())
+	if !ok {
+		l.alert(ctx, c, "user_agent")
+	}
+	referer, ok := l.redact(l.Redactor.RedactText, r.Referer())
+	if !ok {
+		l.alert(ctx, c, "referer")
 	}
 	l.Logger.LogAttrs(ctx, slog.LevelInfo, "access",
 		slog.String("request_id", httpx.RequestID(ctx)),
 		slog.String("method", r.Method),
 		slog.String("route", c.Path()),
-		slog.String("path", r.URL.Path),
+		slog.String("path", secretSegments(c.Path(), r.URL.Path, policy.SecretParams)),
 		slog.String("query", query),
 		slog.Int("status", c.Response().Status),
 		slog.Float64("latency_ms", float64(latency.Microseconds())/1000),
 		slog.String("ip", c.RealIP()),
-		slog.String("user_agent", r.UserAgent()),
+		slog.String("user_agent", ua),
+		slog.String("referer", referer),
 		slog.String("user_id", userID),
 		l.body(c, "req", policy, requestBody(r, tap)),
 		l.body(c, "resp", policy, responseBody(c.Response().Header(), rec)),
 	)
+}
+
+// secretSegments replaces the path segments that match the route's
+// secret parameters (":token" in "/reset/:token") by Redacted.
+func secretSegments(route, path string, secret []string) string {
+	if len(secret) == 0 {
+		return path
+	}
+	rs, ps := strings.Split(route, "/"), strings.Split(path, "/")
+	for i, seg := range rs {
+		if i >= len(ps) {
+			break
+		}
+		if name, ok := strings.CutPrefix(seg, ":"); ok && slices.Contains(secret, name) {
+			ps[i] = redaction.Redacted
+		}
+		if seg == "*" && slices.Contains(secret, "*") {
+			return strings.Join(append(ps[:i], redaction.Redacted), "/")
+		}
+	}
+	return strings.Join(ps, "/")
 }
 
 // captured is one body as observed, before redaction.
@@ -116,7 +148,7 @@ func requestBody(r *http.Request, tap *requestTap) captured {
 
 func responseBody(h http.Header, rec *recorder) captured {
 	return captured{
-		body: redaction.Body{ContentType: h.Get("Content-Type"), Data: rec.data, Truncated: rec.cut(rec.n)},
+		body: redaction.Body{ContentType: h.Get("Content-Type"), Data: rec.data, Truncated: rec.cut(rec.n), Response: true},
 		size: rec.n,
 	}
 }
@@ -193,16 +225,18 @@ func checkResult(res redaction.Result) error {
 	return errBadResult
 }
 
-func (l *logger) redactQuery(raw string) (q string, ok bool) {
+// redact runs one of the redactor's text functions, treating a panic as
+// a failure: the part is then logged empty.
+func (l *logger) redact(f func(string) string, raw string) (out string, ok bool) {
 	if raw == "" {
 		return "", true
 	}
 	defer func() {
 		if recover() != nil {
-			q, ok = "", false
+			out, ok = "", false
 		}
 	}()
-	return l.Redactor.RedactQuery(raw), true
+	return f(raw), true
 }
 
 // alert logs the safe redaction-failure line and counts it. It names the

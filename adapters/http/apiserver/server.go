@@ -46,6 +46,9 @@ type Params struct {
 	// AccessLogHashKey keys the access log's body hashes. Production sets a
 	// per-deployment secret; nil leaves the hashes unkeyed.
 	AccessLogHashKey []byte
+	// AccessLogRules are added to redaction.BuiltinRules: a domain's own
+	// sensitive names and allow-list entries. Optional.
+	AccessLogRules []redaction.Rule
 	// AccessLogBodyCap caps each logged body after redaction. Default:
 	// redaction.DefaultMaxBytes.
 	AccessLogBodyCap int
@@ -95,7 +98,7 @@ func New(p Params) (*Server, error) {
 	}
 	access := accesslog.New(accesslog.Config{
 		Logger:     p.Logger,
-		Redactor:   &redaction.Redactor{HashKey: p.AccessLogHashKey, MaxBytes: p.AccessLogBodyCap},
+		Redactor:   &redaction.Redactor{Registry: redaction.Default().With(p.AccessLogRules...), HashKey: p.AccessLogHashKey, MaxBytes: p.AccessLogBodyCap},
 		Routes:     policies,
 		Failures:   failures,
 		UserIDFunc: auth.UserID,
