@@ -9,6 +9,7 @@ import (
 	"github.com/uptrace/bun"
 	"go.uber.org/fx"
 
+	"github.com/july/template/adapters/postgres/pgaudit"
 	"github.com/july/template/adapters/postgres/pgconfig"
 	"github.com/july/template/adapters/postgres/pgoutbox"
 	"github.com/july/template/core/ports"
@@ -25,6 +26,7 @@ var Module = fx.Module("postgres",
 		newFxDB,
 		fx.Annotate(newFxOutboxStore, fx.As(new(ports.OutboxStore)), fx.As(new(ports.OutboxOperatorStore))),
 		fx.Annotate(newFxConfigStore, fx.As(new(ports.ConfigStore))),
+		fx.Annotate(newFxAuditInbox, fx.As(new(ports.AuditInbox))),
 		fx.Annotate(newFxProbe, fx.ResultTags(ports.ProbeGroup)),
 	),
 )
@@ -71,6 +73,8 @@ func newFxOutboxStore(db *bun.DB) (*pgoutbox.Store, error) {
 func newFxConfigStore(db *bun.DB) (*pgconfig.Store, error) {
 	return pgconfig.NewStore(db, pgoutbox.NewEventAuditWriter(pgoutbox.AuditConfig{}))
 }
+
+func newFxAuditInbox(db *bun.DB) (*pgaudit.Inbox, error) { return pgaudit.NewInbox(db) }
 
 func newFxProbe(db *bun.DB) ports.Probe {
 	return ports.Probe{Name: "postgres", Check: func(ctx context.Context) error { return Health(ctx, db) }}

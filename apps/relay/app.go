@@ -49,7 +49,8 @@ func options(cfg config, log *slog.Logger) fx.Option {
 		fx.Supply(queue.ModuleConfig{
 			RedisURL: cfg.RedisURL,
 			Enqueuer: queue.Config{Queue: cfg.Queue},
-			Server:   queue.ServerConfig{Queues: map[string]int{cfg.Queue: 1}, Concurrency: cfg.WorkerConcurrency, Logger: log},
+			Server: queue.ServerConfig{Queues: map[string]int{cfg.Queue: 1}, Concurrency: cfg.WorkerConcurrency, Logger: log,
+				RetryBase: cfg.WorkerRetryBase, RetryMax: cfg.WorkerRetryMax},
 		}),
 		queue.Module,
 		metrics.Module,
@@ -60,6 +61,7 @@ func options(cfg config, log *slog.Logger) fx.Option {
 			newConfigService,
 			fx.Annotate(newRelay, fx.As(fx.Self()), fx.As(new(postgres.Notifier))),
 			fx.Annotate(newDeadLetter, fx.As(new(queue.DeadLetterRecorder))),
+			queue.AsConsumer(queue.AuditConsumer),
 		),
 		fx.Invoke(
 			startRelay,

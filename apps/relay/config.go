@@ -27,6 +27,9 @@ var envHelp = fmt.Sprintf(`  DATABASE_URL         postgres URL (required)
   ASYNQ_QUEUE          queue for outbox envelopes, also for outbox replay (default "default")
   WORKER_CONCURRENCY   Asynq worker goroutines, 1..1000 (default 10)
   WORKER_ENABLED       run the Asynq worker in this process: true|false (default true)
+  WORKER_RETRY_BASE    a failed consumer's first retry after about this long, doubling
+                       (default 1s, jittered x0.5..x1.5)
+  WORKER_RETRY_MAX     the longest wait between consumer retries (default 1m)
 `, relay.MinLoops, relay.MaxLoops, relay.DefaultLoops,
 	relay.MinBatchSize, relay.MaxBatchSize, relay.DefaultBatchSize,
 	relay.MinLeaseFor, relay.MaxLeaseFor, relay.DefaultLeaseFor,
@@ -50,6 +53,8 @@ type config struct {
 	Queue             string
 	WorkerConcurrency int
 	WorkerEnabled     bool
+	WorkerRetryBase   time.Duration
+	WorkerRetryMax    time.Duration
 }
 
 func loadConfig(getenv func(string) string) (config, error) {
@@ -69,6 +74,8 @@ func loadConfig(getenv func(string) string) (config, error) {
 		Queue:             r.String("ASYNQ_QUEUE", "default"),
 		WorkerConcurrency: r.Int("WORKER_CONCURRENCY", 10, 1, 1000),
 		WorkerEnabled:     r.Bool("WORKER_ENABLED", true),
+		WorkerRetryBase:   r.Duration("WORKER_RETRY_BASE", time.Second, 10*time.Millisecond, time.Hour),
+		WorkerRetryMax:    r.Duration("WORKER_RETRY_MAX", time.Minute, 10*time.Millisecond, 24*time.Hour),
 	}
 	if s := r.String("OUTBOX_RETENTION", "0"); s != "0" {
 		c.Retention = r.Duration("OUTBOX_RETENTION", 0, time.Hour, 10*365*24*time.Hour)

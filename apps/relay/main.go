@@ -3,7 +3,8 @@
 // rows are leased, so each event is claimed by one relay at a time.
 //
 //	relay                 run the relay and the worker (default)
-//	relay outbox ...      operator commands: list, show, replay, release-leases
+//	relay outbox ...      operator commands: list, show, replay, release-leases, consumer-failures
+//	relay audit list      the audit records kept for the audit team
 //
 // Run `relay -h` for the environment it reads.
 package main
@@ -30,7 +31,7 @@ var usage = `relay: moves committed outbox events into Asynq and runs the Asynq 
 
 Usage:
   relay [serve]                      run relay loops, recovery sweep, worker and admin server
-` + outboxcmd.Usage + `
+` + outboxcmd.Usage + outboxcmd.AuditUsage + `
 Environment:
 ` + envHelp
 
@@ -57,6 +58,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return exitOK
 	case "outbox":
 		return outboxcmd.Run(ctx, args, openOperator(getenv), usage, stdout, stderr)
+	case "audit":
+		return outboxcmd.RunAudit(ctx, args, openOperator(getenv), usage, stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "relay: unknown command %q\n\n%s", cmd, usage)
 		return exitUsage

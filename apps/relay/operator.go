@@ -47,7 +47,7 @@ func openOperator(getenv func(string) string) outboxcmd.OpenFunc {
 			}))
 		}
 		var deps outboxcmd.Deps
-		app := fx.New(append(opts, fx.Populate(&deps.Store, &deps.Operator))...)
+		app := fx.New(append(opts, fx.Populate(&deps.Store, &deps.Operator, &deps.Audit))...)
 		if err := app.Err(); err != nil {
 			return deps, nil, err
 		}

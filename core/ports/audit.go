@@ -1,6 +1,9 @@
 package ports
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // AuditRecord is one auditable action, in the shape the audit team's model
 // accepts. The durable audit model belongs to that team; this foundation
@@ -19,4 +22,40 @@ type AuditRecord struct {
 	RequestID     string
 	CorrelationID string
 	At            time.Time
+}
+
+// AuditEntry is an audit record as kept, with the id of the audit event
+// that carried it.
+type AuditEntry struct {
+	EventID string
+	AuditRecord
+	// TakenAt is set once the audit team's writer has taken the record.
+	TakenAt *time.Time
+}
+
+// AuditFilter selects records for AuditInbox.ListAudit. Zero fields match
+// everything.
+type AuditFilter struct {
+	Actor        string
+	Action       string
+	ResourceType string
+	ResourceID   string
+	Since, Until time.Time // recorded at or after Since, before Until
+	Limit        int       // default 50, max 500
+}
+
+// AuditInbox keeps every audit record the foundation emits until the audit
+// team's writer takes it: the relay's default consumer of audit events
+// keeps each one, and nothing in the template deletes them.
+//
+// When the database cannot be reached every method returns promptly an
+// error wrapping ErrUnavailable and changes nothing.
+type AuditInbox interface {
+	// Keep stores rec under eventID (the id of the audit event that carried
+	// it) once; keeping the same eventID again is a success that changes
+	// nothing, so a redelivered event is absorbed.
+	Keep(ctx context.Context, eventID string, rec AuditRecord) error
+
+	// ListAudit returns the records matching f, newest first.
+	ListAudit(ctx context.Context, f AuditFilter) ([]AuditEntry, error)
 }

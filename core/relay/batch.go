@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/july/template/core/outbox"
 	"github.com/july/template/core/ports"
@@ -84,8 +85,9 @@ func (r *Relay) finish(ctx context.Context, owner string, events []outbox.Event)
 	}
 
 	var firstErr error
+	leaseEnd := leaseExpiry(events)
 	if len(done) > 0 {
-		lost, err := r.store.Complete(fctx, owner, now, done)
+		lost, err := r.retryMark(fctx, leaseEnd, func(now time.Time) ([]int64, error) { return r.store.Complete(fctx, owner, now, done) })
 		if err != nil {
 			// The events are in the queue; their leases expire and they are
 			// published again under the same event_id (at least once).
@@ -96,7 +98,7 @@ func (r *Relay) finish(ctx context.Context, owner string, events []outbox.Event)
 		}
 	}
 	if len(failed) > 0 {
-		lost, err := r.store.Fail(fctx, owner, now, failed)
+		lost, err := r.retryMark(fctx, leaseEnd, func(now time.Time) ([]int64, error) { return r.store.Fail(fctx, owner, now, failed) })
 		if err != nil && firstErr == nil {
 			firstErr = fmt.Errorf("record %d failed outbox deliveries: %w", len(failed), err)
 		}
@@ -111,4 +113,41 @@ func (r *Relay) finish(ctx context.Context, owner string, events []outbox.Event)
 	}
 	r.opts.Observer.Batch(res)
 	return firstErr
+}
+
+// Mark retry bounds: a blink of the database (a restart, a failover) must
+// not leave a published batch waiting for its whole lease to expire.
+const (
+	markRetryFirst = 50 * time.Millisecond
+	markRetryMax   = time.Second
+)
+
+// retryMark runs mark until it succeeds, fails for another reason than an
+// unreachable store, or the next try would come after leaseEnd; only then
+// does the batch fall back to lease expiry (and a re-publish).
+func (r *Relay) retryMark(ctx context.Context, leaseEnd time.Time, mark func(now time.Time) ([]int64, error)) ([]int64, error) {
+	wait := markRetryFirst
+	for {
+		lost, err := mark(r.clock.Now())
+		if err == nil || !errors.Is(err, ports.ErrUnavailable) || !r.clock.Now().Add(wait).Before(leaseEnd) {
+			return lost, err
+		}
+		select {
+		case <-ctx.Done():
+			return lost, err
+		case <-r.clock.After(wait):
+		}
+		wait = min(wait*2, markRetryMax)
+	}
+}
+
+// leaseExpiry is the earliest lease expiry of events.
+func leaseExpiry(events []outbox.Event) time.Time {
+	var end time.Time
+	for _, ev := range events {
+		if end.IsZero() || ev.Lease.ExpiresAt.Before(end) {
+			end = ev.Lease.ExpiresAt
+		}
+	}
+	return end
 }

@@ -242,3 +242,27 @@ func (b *testBundle) get(t *testing.T, eventID string) outbox.Event {
 	require.NoError(t, err)
 	return ev
 }
+
+// REGRESSION (issue 13): a database blink while marking a published batch
+// left its rows Delivering until the whole lease expired (30 s by default),
+// then published them again. The mark is retried while the lease holds.
+func TestMarkIsRetriedWhileTheLeaseHolds(t *testing.T) {
+	t.Parallel()
+	b := setup(t, relay.Config{LeaseFor: time.Minute})
+	ids := b.seed(t, 2)
+	var once sync.Once
+	b.pub.FailFunc = func(outbox.Envelope) error {
+		once.Do(func() {
+			b.store.SetDown(true) // the store blinks right after the publish
+			time.AfterFunc(200*time.Millisecond, func() { b.store.SetDown(false) })
+		})
+		return nil
+	}
+	n, err := b.relay.RunOnce(t.Context(), b.relay.Owner(0))
+	require.NoError(t, err, "the retried mark succeeds once the store is back")
+	require.Equal(t, 2, n)
+	for _, id := range ids {
+		require.Equal(t, outbox.Delivered, b.get(t, id).Status, "marked delivered without waiting for the lease to expire")
+		require.Equal(t, 1, b.pub.Attempts(id), "published once")
+	}
+}

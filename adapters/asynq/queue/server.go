@@ -1,10 +1,12 @@
 package queue
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"time"
 
@@ -43,8 +45,31 @@ type ServerConfig struct {
 	// for good; see DeadLetterFunc. Nil only logs.
 	DeadLetterFunc DeadLetterFunc
 	// RetryDelayFunc is the delay before a failed task's next attempt.
-	// Nil means asynq.DefaultRetryDelayFunc (exponential, with jitter).
+	// Nil means RetryBackoff(RetryBase, RetryMax).
 	RetryDelayFunc asynq.RetryDelayFunc
+	// RetryBase and RetryMax shape the default backoff: the first retry
+	// comes after about RetryBase, each next one twice as late, never
+	// later than RetryMax. Defaults: DefaultRetryBase, DefaultRetryMax.
+	RetryBase, RetryMax time.Duration
+}
+
+// Consumer retry defaults: short first retries (asynq's own default waits
+// 15-45 s before the first), capped, with jitter.
+const (
+	DefaultRetryBase = time.Second
+	DefaultRetryMax  = time.Minute
+)
+
+// RetryBackoff returns the delay base*2^n for the n-th retry, with jitter
+// (x0.5..x1.5) so retries of a burst spread out, capped at max.
+func RetryBackoff(base, max time.Duration) asynq.RetryDelayFunc {
+	return func(n int, _ error, _ *asynq.Task) time.Duration {
+		d := base
+		for i := 0; i < n && d < max; i++ {
+			d *= 2
+		}
+		return min(time.Duration(float64(d)*(0.5+rand.Float64())), max)
+	}
 }
 
 // NewServer returns an asynq worker server; run it with
@@ -66,7 +91,7 @@ func NewServer(redisOpt asynq.RedisConnOpt, cfg ServerConfig) *asynq.Server {
 		Queues:          queues,
 		ShutdownTimeout: cfg.ShutdownTimeout,
 		Logger:          slogLogger{logger},
-		RetryDelayFunc:  cfg.RetryDelayFunc,
+		RetryDelayFunc:  retryDelay(cfg),
 		ErrorHandler:    errorHandler(logger, cfg.DeadLetterFunc),
 		HealthCheckFunc: func(err error) {
 			if err != nil {
@@ -74,6 +99,13 @@ func NewServer(redisOpt asynq.RedisConnOpt, cfg ServerConfig) *asynq.Server {
 			}
 		},
 	})
+}
+
+func retryDelay(cfg ServerConfig) asynq.RetryDelayFunc {
+	if cfg.RetryDelayFunc != nil {
+		return cfg.RetryDelayFunc
+	}
+	return RetryBackoff(cmp.Or(cfg.RetryBase, DefaultRetryBase), cmp.Or(cfg.RetryMax, DefaultRetryMax))
 }
 
 // errorHandler logs every failed attempt and hands final failures to

@@ -192,3 +192,21 @@ func TestNewMuxRoutesExactTypesOnly(t *testing.T) {
 	require.NoError(t, mux.ProcessTask(context.Background(), asynq.NewTask("order", []byte(`{}`))))
 	require.Equal(t, int32(1), calls.Load())
 }
+
+// The default consumer backoff starts short (asynq's own waits 15-45 s
+// before the first retry), doubles, is capped and jittered.
+func TestRetryBackoff(t *testing.T) {
+	t.Parallel()
+
+	f := queue.RetryBackoff(time.Second, time.Minute)
+	for n, want := range map[int]time.Duration{0: time.Second, 1: 2 * time.Second, 3: 8 * time.Second} {
+		for range 20 {
+			d := f(n, nil, nil)
+			require.GreaterOrEqual(t, d, want/2, "retry %d", n)
+			require.LessOrEqual(t, d, want*3/2, "retry %d", n)
+		}
+	}
+	for range 20 {
+		require.LessOrEqual(t, f(30, nil, nil), time.Minute, "capped")
+	}
+}

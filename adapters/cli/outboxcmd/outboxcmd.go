@@ -41,6 +41,7 @@ const Usage = `  relay outbox list [flags]          list events (--status, --typ
 type Deps struct {
 	Store    relay.OperatorStore
 	Operator *relay.Operator
+	Audit    ports.AuditInbox
 }
 
 // ErrConfig marks an OpenFunc error caused by the environment (exit 2).
@@ -57,6 +58,7 @@ type opCLI struct {
 	stdout, stderr io.Writer
 	store          relay.OperatorStore
 	op             *relay.Operator
+	audit          ports.AuditInbox
 }
 
 // Run runs `relay outbox ARGS` and returns the exit code; help prints usage.
@@ -235,7 +237,7 @@ func (c *opCLI) with(ctx context.Context, sub string, fn func(ctx context.Contex
 		return c.fail(sub, err)
 	}
 	defer closeFn()
-	c.store, c.op = deps.Store, deps.Operator
+	c.store, c.op, c.audit = deps.Store, deps.Operator, deps.Audit
 	return fn(ctx)
 }
 
