@@ -3,7 +3,8 @@
 # spare ports, waits until the api and the relay answer /readyz, asks the API
 # for the relay's config with the printed token, creates a top-up and
 # waits until the relay has delivered it and the wallet is credited (the
-# example domain end to end), stops it with SIGTERM (what
+# example domain end to end), updates a config key and finds its audit
+# record with `relay audit list` (no failed or retried row), stops it with SIGTERM (what
 # Ctrl-C does to the script) and checks that it exits cleanly and leaves no
 # api or relay process behind.
 set -euo pipefail
@@ -44,6 +45,20 @@ for _ in $(seq 1 60); do
   sleep 0.5
 done
 [ -n "$credited" ] || fail "wallet not credited with 1000 within 30s (relay -> topup.created consumer)"
+
+# A config change leaves an audit record that the default relay keeps
+# (audit.recorded is consumed, never retried or failed) and lists.
+code=$(curl -sS -o /dev/null -w '%{http_code}' -X PUT -H "Authorization: Bearer $token" -H 'Content-Type: application/json'   -d '{"value":400}' "http://$HTTP_ADDR/api/v1/system-configs/relay.delivery.batch_size")
+[ "$code" = 200 ] || fail "PUT relay.delivery.batch_size answered $code, want 200"
+export DATABASE_URL="postgres://postgres@127.0.0.1:${PGPORT:-5432}/$DB_NAME?sslmode=disable"
+kept=""
+for _ in $(seq 1 60); do
+  if ./bin/relay audit list --resource-id relay.delivery.batch_size 2>/dev/null | grep -q config.update; then kept=1; break; fi
+  sleep 0.5
+done
+[ -n "$kept" ] || fail "relay audit list does not show the config update within 30s"
+bad=$(psql -h 127.0.0.1 -p "${PGPORT:-5432}" -U postgres -d "$DB_NAME" -tAc "SELECT count(*) FROM tb_outbox_event WHERE status = 4 OR (event_type = 'audit.recorded' AND retry_count > 0)")
+[ "$bad" = 0 ] || fail "$bad outbox rows failed or retried in the default deployment"
 
 kill -TERM "$pid"
 for _ in $(seq 1 120); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
