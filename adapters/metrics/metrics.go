@@ -89,8 +89,8 @@ type statsCollector struct {
 	lastAt  time.Time
 	lastErr error
 
-	pending, delivering, failed, expired, oldest, up *prometheus.Desc
-	backlog, retries                                 *prometheus.Desc
+	pending, delivering, failed, expired, oldest, due, up *prometheus.Desc
+	backlog, retries                                      *prometheus.Desc
 }
 
 // RegisterOutboxStats registers the backlog gauges (outbox_pending_events,
@@ -109,7 +109,8 @@ func newStatsCollector(store ports.OutboxOperatorStore, clock ports.Clock, log *
 		delivering: d("outbox_inflight_events", "Outbox rows leased to a relay (status 2)."),
 		failed:     d("outbox_failed_events", "Outbox rows failed for good (status 4); replay after fixing the cause."),
 		expired:    d("outbox_expired_leases", "Leased rows whose lease has expired (a relay died)."),
-		oldest:     d("outbox_oldest_pending_age_seconds", "Age of the oldest pending outbox row."),
+		oldest:     d("outbox_oldest_pending_age_seconds", "Now minus created_at of the oldest undelivered (pending or in-flight) outbox row; rises during any outage."),
+		due:        d("outbox_oldest_due_age_seconds", "How long the most overdue pending outbox row has been due (relay lag); rows backing off are not due."),
 		up:         d("outbox_stats_up", "1 when the last backlog query succeeded."),
 		backlog:    d("outbox_backlog_events", "Pending and in-flight rows per event type.", "event_type"),
 		retries:    d("outbox_undelivered_by_retry_count", "Undelivered rows by retry_count.", "retry_count"),
@@ -118,7 +119,7 @@ func newStatsCollector(store ports.OutboxOperatorStore, clock ports.Clock, log *
 
 // Describe implements prometheus.Collector.
 func (c *statsCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.pending, c.delivering, c.failed, c.expired, c.oldest, c.up, c.backlog, c.retries} {
+	for _, d := range []*prometheus.Desc{c.pending, c.delivering, c.failed, c.expired, c.oldest, c.due, c.up, c.backlog, c.retries} {
 		ch <- d
 	}
 }
@@ -139,6 +140,7 @@ func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 	g(c.failed, float64(st.Failed))
 	g(c.expired, float64(st.ExpiredLeases))
 	g(c.oldest, st.OldestPendingAge.Seconds())
+	g(c.due, st.OldestDueAge.Seconds())
 	for typ, n := range st.BacklogByType {
 		g(c.backlog, float64(n), typ)
 	}
