@@ -167,10 +167,10 @@ type ReplayResult struct {
 // (delivery throughput comes from the relay's outbox_delivered_total counter),
 // so Stats stays cheap on the partial indexes however large the table grows.
 type OutboxStats struct {
-	Pending          int64
-	Delivering       int64
-	Failed           int64
-	ExpiredLeases    int64 // Delivering rows whose lease ran out
+	Pending       int64
+	Delivering    int64
+	Failed        int64
+	ExpiredLeases int64 // Delivering rows whose lease ran out
 	// OldestPendingAge is now minus created_at of the oldest undelivered
 	// row (Pending or Delivering): how long the oldest business fact has
 	// waited for the queue. It keeps rising during any outage, whatever the
