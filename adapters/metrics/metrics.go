@@ -26,6 +26,7 @@ type RelayMetrics struct {
 	lost       prometheus.Counter
 	recovered  prometheus.Counter
 	batchSizes prometheus.Histogram
+	lag        prometheus.Histogram
 }
 
 var _ relay.Observer = (*RelayMetrics)(nil)
@@ -53,8 +54,12 @@ func NewRelayMetrics(reg prometheus.Registerer) *RelayMetrics {
 			Name: "outbox_claim_batch_size", Help: "Rows claimed per batch.",
 			Buckets: []float64{1, 5, 10, 25, 50, 100, 250, 500},
 		}),
+		lag: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "outbox_delivery_lag_seconds", Help: "Time from an outbox event's commit (created_at) to its enqueue, per delivered event.",
+			Buckets: []float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600},
+		}),
 	}
-	reg.MustRegister(m.delivered, m.failures, m.attempts, m.lost, m.recovered, m.batchSizes)
+	reg.MustRegister(m.delivered, m.failures, m.attempts, m.lost, m.recovered, m.batchSizes, m.lag)
 	return m
 }
 
@@ -65,6 +70,9 @@ func (m *RelayMetrics) Batch(r relay.BatchResult) {
 	m.lost.Add(float64(r.Lost))
 	for _, a := range r.Attempts {
 		m.attempts.Observe(float64(a))
+	}
+	for _, l := range r.Lags {
+		m.lag.Observe(l.Seconds())
 	}
 	if r.Retried > 0 {
 		m.failures.WithLabelValues("retry", "").Add(float64(r.Retried))
