@@ -46,6 +46,9 @@ func options(cfg config, log *slog.Logger) fx.Option {
 		fx.Supply(redis.ModuleConfig{URL: cfg.RedisURL, Cache: redis.CacheConfig{Prefix: cfg.CachePrefix}}),
 		redis.Module,
 		metrics.Module,
+		fx.Supply(metrics.Component("api")),
+		metrics.ProbeModule,
+		postgres.MetricsModule,
 		fx.Provide(
 			func() ports.Clock { return ports.SystemClock },
 			newSysRegistry,
