@@ -38,7 +38,7 @@ func NewRelayMetrics(reg prometheus.Registerer) *RelayMetrics {
 			Name: "outbox_delivered_total", Help: "Outbox events enqueued and marked delivered.",
 		}),
 		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "outbox_delivery_failures_total", Help: "Failed delivery attempts; outcome=retry or final (event now failed, alert).",
+			Name: "outbox_delivery_failures_total", Help: "Failed delivery attempts by outcome (retry, or final: the event is now failed, alert) and error_code.",
 		}, []string{"outcome", "error_code"}),
 		attempts: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "outbox_delivery_attempts", Help: "retry_count reached by each failed attempt.",
@@ -74,8 +74,8 @@ func (m *RelayMetrics) Batch(r relay.BatchResult) {
 	for _, l := range r.Lags {
 		m.lag.Observe(l.Seconds())
 	}
-	if r.Retried > 0 {
-		m.failures.WithLabelValues("retry", "").Add(float64(r.Retried))
+	for code, n := range r.RetryCodes {
+		m.failures.WithLabelValues("retry", code).Add(float64(n))
 	}
 	for _, f := range r.FailedEvents {
 		m.failures.WithLabelValues("final", f.Code).Inc()

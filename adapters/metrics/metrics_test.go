@@ -67,6 +67,12 @@ func TestDeliveryLagHistogram(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	m := metrics.NewRelayMetrics(reg)
 	m.Batch(relay.BatchResult{Claimed: 2, Delivered: 2, Lags: []time.Duration{200 * time.Millisecond, 2 * time.Minute}})
+	m.Batch(relay.BatchResult{Claimed: 3, Retried: 3, RetryCodes: map[string]int{"QUEUE_UNAVAILABLE": 3}})
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(`
+# HELP outbox_delivery_failures_total Failed delivery attempts by outcome (retry, or final: the event is now failed, alert) and error_code.
+# TYPE outbox_delivery_failures_total counter
+outbox_delivery_failures_total{error_code="QUEUE_UNAVAILABLE",outcome="retry"} 3
+`), "outbox_delivery_failures_total"), "retries by error code")
 	families, err := reg.Gather()
 	require.NoError(t, err)
 	for _, f := range families {

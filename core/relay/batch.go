@@ -88,6 +88,10 @@ func (r *Relay) finish(ctx context.Context, owner string, events []outbox.Event)
 			res.FailedEvents = append(res.FailedEvents, FailedEvent{EventID: ev.EventID, EventType: ev.EventType, Code: d.Code, Attempts: d.RetryCount})
 		} else {
 			res.Retried++
+			if res.RetryCodes == nil {
+				res.RetryCodes = map[string]int{}
+			}
+			res.RetryCodes[d.Code]++
 		}
 	}
 

@@ -86,6 +86,13 @@ func TestRelayLogsQueueOutageOnce(t *testing.T) {
 	require.Equal(t, "WARN", starts[0]["level"])
 	require.EqualValues(t, 3, starts[0]["failed_attempts"], "the first batch's failures are counted")
 	require.Empty(t, sink.lines(t, "task queue reachable again"), "no end line while the queue is down")
+	retries := 0
+	b.obs.mu.Lock()
+	for _, res := range b.obs.results {
+		retries += res.RetryCodes["QUEUE_UNAVAILABLE"]
+	}
+	b.obs.mu.Unlock()
+	require.Equal(t, 15, retries, "retries are reported by error code")
 
 	down = false
 	b.drain(t)
