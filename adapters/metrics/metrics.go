@@ -210,3 +210,19 @@ func NewRetentionRemoved(reg prometheus.Registerer) (RetentionRemovedFunc, error
 	}
 	return func(n int) { removed.Add(float64(n)) }, nil
 }
+
+// ConfigAlertFunc counts one system-config alert by its code
+// (config_alerts_total{code}); the API's configsvc AlertFunc calls it.
+type ConfigAlertFunc func(code string)
+
+// NewConfigAlerts registers config_alerts_total on reg.
+func NewConfigAlerts(reg prometheus.Registerer) (ConfigAlertFunc, error) {
+	alerts := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "config_alerts_total",
+		Help: "System-config alerts by code: cache invalidation failed, stored value unusable, fallback used.",
+	}, []string{"code"})
+	if err := reg.Register(alerts); err != nil {
+		return nil, fmt.Errorf("register config_alerts_total: %w", err)
+	}
+	return func(code string) { alerts.WithLabelValues(code).Inc() }, nil
+}
