@@ -108,8 +108,8 @@ func exportedMetrics(t *testing.T) map[string]bool {
 // promqlNames returns the metric names an expression selects.
 func promqlNames(expr string) []string {
 	s := regexp.MustCompile(`"(?:[^"\\]|\\.)*"`).ReplaceAllString(expr, `""`) // strings
-	s = regexp.MustCompile(`\{[^}]*\}`).ReplaceAllString(s, " ")                  // label matchers
-	s = regexp.MustCompile(`\[[^\]]*\]`).ReplaceAllString(s, " ")                 // ranges, subqueries
+	s = regexp.MustCompile(`\{[^}]*\}`).ReplaceAllString(s, " ")              // label matchers
+	s = regexp.MustCompile(`\[[^\]]*\]`).ReplaceAllString(s, " ")             // ranges, subqueries
 	s = regexp.MustCompile(`\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)`).ReplaceAllString(s, " ")
 	s = regexp.MustCompile(`\boffset\s+\S+`).ReplaceAllString(s, " ")
 	keywords := map[string]bool{"and": true, "or": true, "unless": true, "bool": true}
