@@ -8,14 +8,14 @@ GO ?= go
 PKGS := ./...
 FUZZTIME ?= 10s
 
-.PHONY: run test services lint unit fuzz bench rename check-rename check-run
+.PHONY: run test services lint alerts unit fuzz bench rename check-rename check-run
 
 ## run: Postgres and Redis (reused, compose, or project-local), migrate up, api + relay; Ctrl-C stops them.
 run:
 	./scripts/run.sh
 
-## test: start/install Postgres+Redis if needed, lint, then run every test (race detector on).
-test: services lint
+## test: start/install Postgres+Redis (and promtool) if needed, lint, check the alert rules, then run every test (race detector on).
+test: services lint alerts
 	$(GO) test -race -count=1 -timeout 30m $(PKGS)
 	$(MAKE) fuzz FUZZTIME=5s
 	$(MAKE) check-rename
@@ -31,6 +31,11 @@ lint:
 	cd bench && $(GO) vet ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+## alerts: promtool checks the Prometheus rules and runs their unit tests (deploy/prometheus/tests).
+alerts:
+	promtool check rules deploy/prometheus/*.yml
+	promtool test rules deploy/prometheus/tests/*.yml
 
 ## unit: core rules only; no infrastructure needed.
 unit:

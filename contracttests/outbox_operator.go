@@ -129,6 +129,7 @@ func runOutboxOperator(t *testing.T, newStore func(t *testing.T) ports.OutboxSto
 		require.NoError(t, err)
 		require.Zero(t, empty.Pending+empty.Delivering+empty.Failed+empty.ExpiredLeases)
 		require.Zero(t, empty.OldestPendingAge, "0 when nothing is pending")
+		require.Zero(t, empty.OldestDueAge, "0 when nothing is due")
 		require.Empty(t, empty.BacklogByType)
 		require.Empty(t, empty.RetryHistogram)
 
@@ -149,9 +150,43 @@ func runOutboxOperator(t *testing.T, newStore func(t *testing.T) ports.OutboxSto
 		require.NoError(t, err)
 		require.Equal(t, [3]int64{3, 2, 1}, [3]int64{st.Pending, st.Delivering, st.Failed}, "pending, delivering, failed (delivered rows are not counted)")
 		require.Equal(t, int64(1), st.ExpiredLeases, "one delivering lease ran out")
-		require.Equal(t, 5*time.Minute, st.OldestPendingAge, "the oldest due pending row waits since t0+4m30s")
+		require.Equal(t, 9*time.Minute+30*time.Second, st.OldestPendingAge, "the oldest undelivered row, a delivering one, was created at t0")
+		require.Equal(t, 5*time.Minute, st.OldestDueAge, "the oldest due pending row waits since t0+4m30s")
 		require.Equal(t, map[string]int64{"order.paid": 3, "order.created": 2}, st.BacklogByType, "pending+delivering per type")
 		require.Equal(t, map[int]int64{0: 5, 3: 1}, st.RetryHistogram, "undelivered rows by retry_count")
+	})
+
+	// REGRESSION: the age came from min(next_attempt_at), which backoff
+	// pushes into the future, so during a queue outage it read 0.
+	t.Run("Stats/AgeRisesWhileBackingOff", func(t *testing.T) {
+		t.Parallel()
+		b := newOutboxBundle(t, newStore)
+		now := t0.Add(2 * time.Hour)
+		b.seed(t0, 3, "order.created") // committed two hours ago
+		claimed := b.claim("relay-a", now, 3)
+		require.Len(t, claimed, 3)
+		// The queue is down: two rows back off into the future, one stays leased.
+		_, err := b.store.Fail(b.ctx, "relay-a", now, []ports.FailItem{
+			{Ref: ref(claimed[0]), Decision: retryDecision(now, 5*time.Minute, 7)},
+			{Ref: ref(claimed[1]), Decision: retryDecision(now, 10*time.Minute, 7)},
+		})
+		require.NoError(t, err)
+
+		st, err := b.store.Stats(b.ctx, now)
+		require.NoError(t, err)
+		require.Equal(t, 2*time.Hour, st.OldestPendingAge, "age from created_at of the oldest undelivered row, not next_attempt_at")
+		require.Zero(t, st.OldestDueAge, "nothing is due while every row backs off")
+
+		_, err = b.store.Complete(b.ctx, "relay-a", now, []ports.LeaseRef{ref(claimed[2])})
+		require.NoError(t, err)
+		st, err = b.store.Stats(b.ctx, now.Add(time.Minute))
+		require.NoError(t, err)
+		require.Equal(t, 2*time.Hour+time.Minute, st.OldestPendingAge, "pending rows backing off still count")
+
+		later := now.Add(11 * time.Minute)
+		st, err = b.store.Stats(b.ctx, later)
+		require.NoError(t, err)
+		require.Equal(t, 6*time.Minute, st.OldestDueAge, "the first retry has been due since now+5m")
 	})
 
 	t.Run("PurgeDelivered/OnlyOldDelivered", func(t *testing.T) {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ensure-services.sh makes sure PostgreSQL and Redis answer on 127.0.0.1 for
-# tests and local runs. It reuses running servers, starts stopped ones, and on
+# tests and local runs, and that promtool (make alerts) is installed. It reuses running servers, starts stopped ones, and on
 # a machine without them installs Debian's packages first. It never stops or
 # reconfigures a server it did not install.
 set -euo pipefail
@@ -55,4 +55,12 @@ if ! redis-cli -h 127.0.0.1 -p "$REDIS_PORT" ping >/dev/null 2>&1; then
   for _ in $(seq 1 30); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && break; sleep 0.5; done
   redis-cli -p "$REDIS_PORT" ping >/dev/null || { log "redis did not come up on 127.0.0.1:$REDIS_PORT"; exit 1; }
 fi
-log "postgresql and redis are up"
+if ! command -v promtool >/dev/null 2>&1; then
+  need_root promtool
+  # Debian's prometheus package ships promtool; the server it also installs
+  # is not started here.
+  log "installing promtool (prometheus) from Debian packages"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+fi
+log "postgresql and redis are up; promtool is installed"

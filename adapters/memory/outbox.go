@@ -411,13 +411,18 @@ func (s *OutboxStore) Stats(_ context.Context, now time.Time) (ports.OutboxStats
 		return ports.OutboxStats{}, err
 	}
 	st := ports.OutboxStats{BacklogByType: map[string]int64{}, RetryHistogram: map[int]int64{}}
-	var oldest time.Time
+	var oldest, oldestDue time.Time
 	for _, ev := range s.rows {
+		if ev.Status == outbox.Pending || ev.Status == outbox.Delivering {
+			if oldest.IsZero() || ev.CreatedAt.Before(oldest) {
+				oldest = ev.CreatedAt
+			}
+		}
 		switch ev.Status {
 		case outbox.Pending:
 			st.Pending++
-			if oldest.IsZero() || ev.CreatedAt.Before(oldest) {
-				oldest = ev.CreatedAt
+			if !ev.NextAttemptAt.After(now) && (oldestDue.IsZero() || ev.NextAttemptAt.Before(oldestDue)) {
+				oldestDue = ev.NextAttemptAt
 			}
 		case outbox.Delivering:
 			st.Delivering++
@@ -436,6 +441,9 @@ func (s *OutboxStore) Stats(_ context.Context, now time.Time) (ports.OutboxStats
 	}
 	if !oldest.IsZero() && now.After(oldest) {
 		st.OldestPendingAge = now.Sub(oldest)
+	}
+	if !oldestDue.IsZero() {
+		st.OldestDueAge = now.Sub(oldestDue)
 	}
 	return st, nil
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/fx"
 
+	"github.com/july/template/core/ports"
 	"github.com/july/template/core/relay"
 )
 
@@ -27,6 +28,13 @@ var RelayModule = fx.Module("metrics-relay",
 		NewConsumerFailures,
 		NewRetentionRemoved,
 	),
+)
+
+// ProbeModule exports dependency_up{component,dependency} for every
+// ports.Probe in ports.ProbeGroup, run at scrape time. The app supplies
+// its Component (fx.Supply(metrics.Component("api"))) and a ports.Clock.
+var ProbeModule = fx.Module("metrics-probes",
+	fx.Invoke(fx.Annotate(RegisterProbes, fx.ParamTags(``, ``, ports.ProbeGroup))),
 )
 
 // Handler serves the registry in the Prometheus text format.

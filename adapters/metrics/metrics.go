@@ -26,6 +26,7 @@ type RelayMetrics struct {
 	lost       prometheus.Counter
 	recovered  prometheus.Counter
 	batchSizes prometheus.Histogram
+	lag        prometheus.Histogram
 }
 
 var _ relay.Observer = (*RelayMetrics)(nil)
@@ -37,7 +38,7 @@ func NewRelayMetrics(reg prometheus.Registerer) *RelayMetrics {
 			Name: "outbox_delivered_total", Help: "Outbox events enqueued and marked delivered.",
 		}),
 		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "outbox_delivery_failures_total", Help: "Failed delivery attempts; outcome=retry or final (event now failed, alert).",
+			Name: "outbox_delivery_failures_total", Help: "Failed delivery attempts by outcome (retry, or final: the event is now failed, alert) and error_code.",
 		}, []string{"outcome", "error_code"}),
 		attempts: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "outbox_delivery_attempts", Help: "retry_count reached by each failed attempt.",
@@ -53,8 +54,12 @@ func NewRelayMetrics(reg prometheus.Registerer) *RelayMetrics {
 			Name: "outbox_claim_batch_size", Help: "Rows claimed per batch.",
 			Buckets: []float64{1, 5, 10, 25, 50, 100, 250, 500},
 		}),
+		lag: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "outbox_delivery_lag_seconds", Help: "Time from an outbox event's commit (created_at) to its enqueue, per delivered event.",
+			Buckets: []float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600},
+		}),
 	}
-	reg.MustRegister(m.delivered, m.failures, m.attempts, m.lost, m.recovered, m.batchSizes)
+	reg.MustRegister(m.delivered, m.failures, m.attempts, m.lost, m.recovered, m.batchSizes, m.lag)
 	return m
 }
 
@@ -66,8 +71,11 @@ func (m *RelayMetrics) Batch(r relay.BatchResult) {
 	for _, a := range r.Attempts {
 		m.attempts.Observe(float64(a))
 	}
-	if r.Retried > 0 {
-		m.failures.WithLabelValues("retry", "").Add(float64(r.Retried))
+	for _, l := range r.Lags {
+		m.lag.Observe(l.Seconds())
+	}
+	for code, n := range r.RetryCodes {
+		m.failures.WithLabelValues("retry", code).Add(float64(n))
 	}
 	for _, f := range r.FailedEvents {
 		m.failures.WithLabelValues("final", f.Code).Inc()
@@ -89,8 +97,8 @@ type statsCollector struct {
 	lastAt  time.Time
 	lastErr error
 
-	pending, delivering, failed, expired, oldest, up *prometheus.Desc
-	backlog, retries                                 *prometheus.Desc
+	pending, delivering, failed, expired, oldest, due, up *prometheus.Desc
+	backlog, retries                                      *prometheus.Desc
 }
 
 // RegisterOutboxStats registers the backlog gauges (outbox_pending_events,
@@ -109,7 +117,8 @@ func newStatsCollector(store ports.OutboxOperatorStore, clock ports.Clock, log *
 		delivering: d("outbox_inflight_events", "Outbox rows leased to a relay (status 2)."),
 		failed:     d("outbox_failed_events", "Outbox rows failed for good (status 4); replay after fixing the cause."),
 		expired:    d("outbox_expired_leases", "Leased rows whose lease has expired (a relay died)."),
-		oldest:     d("outbox_oldest_pending_age_seconds", "Age of the oldest pending outbox row."),
+		oldest:     d("outbox_oldest_pending_age_seconds", "Now minus created_at of the oldest undelivered (pending or in-flight) outbox row; rises during any outage."),
+		due:        d("outbox_oldest_due_age_seconds", "How long the most overdue pending outbox row has been due (relay lag); rows backing off are not due."),
 		up:         d("outbox_stats_up", "1 when the last backlog query succeeded."),
 		backlog:    d("outbox_backlog_events", "Pending and in-flight rows per event type.", "event_type"),
 		retries:    d("outbox_undelivered_by_retry_count", "Undelivered rows by retry_count.", "retry_count"),
@@ -118,7 +127,7 @@ func newStatsCollector(store ports.OutboxOperatorStore, clock ports.Clock, log *
 
 // Describe implements prometheus.Collector.
 func (c *statsCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.pending, c.delivering, c.failed, c.expired, c.oldest, c.up, c.backlog, c.retries} {
+	for _, d := range []*prometheus.Desc{c.pending, c.delivering, c.failed, c.expired, c.oldest, c.due, c.up, c.backlog, c.retries} {
 		ch <- d
 	}
 }
@@ -139,6 +148,7 @@ func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 	g(c.failed, float64(st.Failed))
 	g(c.expired, float64(st.ExpiredLeases))
 	g(c.oldest, st.OldestPendingAge.Seconds())
+	g(c.due, st.OldestDueAge.Seconds())
 	for typ, n := range st.BacklogByType {
 		g(c.backlog, float64(n), typ)
 	}
@@ -199,4 +209,20 @@ func NewRetentionRemoved(reg prometheus.Registerer) (RetentionRemovedFunc, error
 		return nil, fmt.Errorf("register outbox_retention_removed_total: %w", err)
 	}
 	return func(n int) { removed.Add(float64(n)) }, nil
+}
+
+// ConfigAlertFunc counts one system-config alert by its code
+// (config_alerts_total{code}); the API's configsvc AlertFunc calls it.
+type ConfigAlertFunc func(code string)
+
+// NewConfigAlerts registers config_alerts_total on reg.
+func NewConfigAlerts(reg prometheus.Registerer) (ConfigAlertFunc, error) {
+	alerts := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "config_alerts_total",
+		Help: "System-config alerts by code: cache invalidation failed, stored value unusable, fallback used.",
+	}, []string{"code"})
+	if err := reg.Register(alerts); err != nil {
+		return nil, fmt.Errorf("register config_alerts_total: %w", err)
+	}
+	return func(code string) { alerts.WithLabelValues(code).Inc() }, nil
 }

@@ -53,7 +53,10 @@ type Notifier interface{ Notify() }
 // relayParams), and a Listener on OutboxChannel that wakes the graph's
 // Notifier, started and stopped with the app.
 var RelayModule = fx.Module("postgres-relay",
-	fx.Provide(fx.Annotate(newFxRelayOutbox, fx.ResultTags(RelayOutboxName), fx.As(new(ports.OutboxStore)), fx.As(new(ports.OutboxOperatorStore)))),
+	fx.Provide(
+		fx.Annotate(newFxRelayDB, fx.ResultTags(relayDBName)),
+		fx.Annotate(newFxRelayOutbox, fx.ParamTags(relayDBName), fx.ResultTags(RelayOutboxName), fx.As(new(ports.OutboxStore)), fx.As(new(ports.OutboxOperatorStore))),
+	),
 	fx.Invoke(startListener),
 )
 
@@ -80,7 +83,8 @@ func newFxProbe(db *bun.DB) ports.Probe {
 	return ports.Probe{Name: "postgres", Check: func(ctx context.Context) error { return Health(ctx, db) }}
 }
 
-func newFxRelayOutbox(lc fx.Lifecycle, cfg Config) (*pgoutbox.Store, error) {
+// newFxRelayDB opens the relay's own pool (see relayParams).
+func newFxRelayDB(lc fx.Lifecycle, cfg Config) (*bun.DB, error) {
 	cfg.RuntimeParams = maps.Clone(cfg.RuntimeParams)
 	if cfg.RuntimeParams == nil {
 		cfg.RuntimeParams = map[string]string{}
@@ -91,6 +95,10 @@ func newFxRelayOutbox(lc fx.Lifecycle, cfg Config) (*pgoutbox.Store, error) {
 		return nil, fmt.Errorf("open the relay's outbox pool: %w", err)
 	}
 	lc.Append(fx.StopHook(db.Close))
+	return db, nil
+}
+
+func newFxRelayOutbox(db *bun.DB) (*pgoutbox.Store, error) {
 	return pgoutbox.NewStore(db, pgoutbox.Config{})
 }
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 	"time"
@@ -46,6 +45,9 @@ func options(cfg config, log *slog.Logger) fx.Option {
 		fx.Supply(redis.ModuleConfig{URL: cfg.RedisURL, Cache: redis.CacheConfig{Prefix: cfg.CachePrefix}}),
 		redis.Module,
 		metrics.Module,
+		fx.Supply(metrics.Component("api")),
+		metrics.ProbeModule,
+		postgres.MetricsModule,
 		fx.Provide(
 			func() ports.Clock { return ports.SystemClock },
 			newSysRegistry,
@@ -67,18 +69,15 @@ func newSysRegistry() (*sysconfig.Registry, error) {
 
 // newConfigService wires alerts to an ERROR line with the request id and
 // to config_alerts_total{code}, which operators alert on.
-func newConfigService(reg *sysconfig.Registry, store ports.ConfigStore, cache ports.ConfigCache, clock ports.Clock, metrics *prometheus.Registry, log *slog.Logger) (*configsvc.Service, error) {
-	alerts := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "config_alerts_total",
-		Help: "System-config alerts by code: cache invalidation failed, stored value unusable, fallback used.",
-	}, []string{"code"})
-	if err := metrics.Register(alerts); err != nil {
-		return nil, fmt.Errorf("register config alert metric: %w", err)
+func newConfigService(reg *sysconfig.Registry, store ports.ConfigStore, cache ports.ConfigCache, clock ports.Clock, metricsReg prometheus.Registerer, log *slog.Logger) (*configsvc.Service, error) {
+	alert, err := metrics.NewConfigAlerts(metricsReg)
+	if err != nil {
+		return nil, err
 	}
 	return configsvc.New(reg, store, cache, clock, configsvc.Options{
 		Logger: log,
 		AlertFunc: func(ctx context.Context, a sysconfig.Alert) {
-			alerts.WithLabelValues(a.Code).Inc()
+			alert(a.Code)
 			httpx.Logger(ctx, log).ErrorContext(ctx, a.Message,
 				"alert_code", a.Code, "config_key", a.Key, "component", "system-config")
 		},

@@ -55,6 +55,10 @@ func options(cfg config, log *slog.Logger) fx.Option {
 		queue.Module,
 		metrics.Module,
 		metrics.RelayModule,
+		fx.Supply(metrics.Component("relay")),
+		metrics.ProbeModule,
+		postgres.MetricsModule,
+		queue.MetricsModule,
 		workerOption(cfg),
 		fx.Provide(
 			func() ports.Clock { return ports.SystemClock },

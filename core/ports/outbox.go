@@ -163,11 +163,21 @@ type ReplayResult struct {
 // (delivery throughput comes from the relay's outbox_delivered_total counter),
 // so Stats stays cheap on the partial indexes however large the table grows.
 type OutboxStats struct {
-	Pending          int64
-	Delivering       int64
-	Failed           int64
-	ExpiredLeases    int64         // Delivering rows whose lease ran out
-	OldestPendingAge time.Duration // 0 when nothing is pending
+	Pending       int64
+	Delivering    int64
+	Failed        int64
+	ExpiredLeases int64 // Delivering rows whose lease ran out
+	// OldestPendingAge is now minus created_at of the oldest undelivered
+	// row (Pending or Delivering): how long the oldest business fact has
+	// waited for the queue. It keeps rising during any outage, whatever the
+	// backoff does to next_attempt_at. 0 when nothing is undelivered (or
+	// the oldest row was created after now).
+	OldestPendingAge time.Duration
+	// OldestDueAge is how long the most overdue Pending row has been due
+	// (now minus its next_attempt_at): relay lag. Rows backing off into the
+	// future are not due, so it stays low during an outage. 0 when no
+	// Pending row is due.
+	OldestDueAge time.Duration
 	// BacklogByType counts Pending+Delivering rows per event_type.
 	BacklogByType map[string]int64
 	// RetryHistogram counts undelivered rows by retry_count.

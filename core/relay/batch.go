@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/july/template/core/outbox"
@@ -52,7 +53,9 @@ func (r *Relay) finish(ctx context.Context, owner string, events []outbox.Event)
 
 	res := BatchResult{Claimed: len(events)}
 	var done []ports.LeaseRef
+	var doneAt []time.Time // created_at of done[i]
 	var failed []ports.FailItem
+	unavailable := 0
 	now := r.clock.Now()
 	for i, ev := range events {
 		ref := ports.LeaseRef{ID: ev.ID, Token: ev.Lease.Token}
@@ -64,7 +67,11 @@ func (r *Relay) finish(ctx context.Context, owner string, events []outbox.Event)
 		}
 		if perr == nil {
 			done = append(done, ref)
+			doneAt = append(doneAt, ev.CreatedAt)
 			continue
+		}
+		if errors.Is(perr, ports.ErrUnavailable) {
+			unavailable++
 		}
 		d := r.cfg.Policy.OnFailure(ev.RetryCount, perr, now, r.opts.RandFunc())
 		if d.Final && d.Class == outbox.ClassTransient && errors.Is(perr, ports.ErrUnavailable) {
@@ -81,6 +88,10 @@ func (r *Relay) finish(ctx context.Context, owner string, events []outbox.Event)
 			res.FailedEvents = append(res.FailedEvents, FailedEvent{EventID: ev.EventID, EventType: ev.EventType, Code: d.Code, Attempts: d.RetryCount})
 		} else {
 			res.Retried++
+			if res.RetryCodes == nil {
+				res.RetryCodes = map[string]int{}
+			}
+			res.RetryCodes[d.Code]++
 		}
 	}
 
@@ -95,6 +106,7 @@ func (r *Relay) finish(ctx context.Context, owner string, events []outbox.Event)
 		} else {
 			res.Delivered = len(done) - len(lost)
 			res.Lost += len(lost)
+			res.Lags = deliveryLags(now, done, doneAt, lost)
 		}
 	}
 	if len(failed) > 0 {
@@ -111,6 +123,7 @@ func (r *Relay) finish(ctx context.Context, owner string, events []outbox.Event)
 	if res.Lost > 0 {
 		r.opts.Logger.Warn("outbox leases lost before marking; another relay took over", "owner", owner, "count", res.Lost)
 	}
+	r.outage.observe(r.opts.Logger, now, unavailable, len(done))
 	r.opts.Observer.Batch(res)
 	return firstErr
 }
@@ -150,4 +163,16 @@ func leaseExpiry(events []outbox.Event) time.Time {
 		}
 	}
 	return end
+}
+
+// deliveryLags returns now minus created_at for each delivered ref that
+// was not lost.
+func deliveryLags(now time.Time, done []ports.LeaseRef, createdAt []time.Time, lost []int64) []time.Duration {
+	lags := make([]time.Duration, 0, len(done)-len(lost))
+	for i, ref := range done {
+		if !slices.Contains(lost, ref.ID) {
+			lags = append(lags, max(now.Sub(createdAt[i]), 0))
+		}
+	}
+	return lags
 }

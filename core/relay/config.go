@@ -60,6 +60,10 @@ type Config struct {
 	StopTimeout time.Duration
 	// Policy decides retries after a failed publish.
 	Policy outbox.Policy
+	// OutageLogEvery rate-limits the queue-outage log: at most one
+	// "task queue unavailable" WARN (and its "reachable again" pair) per
+	// period. Default: DefaultOutageLogEvery.
+	OutageLogEvery time.Duration
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -69,6 +73,7 @@ func (c Config) withDefaults() (Config, error) {
 	c.PollInterval = cmp.Or(c.PollInterval, DefaultPollInterval)
 	c.RecoverEvery = cmp.Or(c.RecoverEvery, DefaultRecoverEvery)
 	c.StopTimeout = cmp.Or(c.StopTimeout, DefaultStopTimeout)
+	c.OutageLogEvery = cmp.Or(c.OutageLogEvery, DefaultOutageLogEvery)
 	switch {
 	case c.Owner == "":
 		return c, fmt.Errorf("relay: Config.Owner is empty; set a process-unique id such as relay-<host>-<pid>")

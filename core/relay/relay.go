@@ -21,8 +21,9 @@ type Relay struct {
 	cfg   Config
 	opts  Options
 
-	wake []chan struct{}
-	svc  startstop.Service
+	wake   []chan struct{}
+	svc    startstop.Service
+	outage outageLog
 }
 
 // Options are the optional collaborators of a Relay.
@@ -60,7 +61,7 @@ func New(store ports.OutboxRelayStore, pub ports.Publisher, clock ports.Clock, c
 	if opts.RedactFunc == nil {
 		opts.RedactFunc = outbox.SafeMessage
 	}
-	r := &Relay{store: store, pub: pub, clock: clock, cfg: cfg, opts: opts}
+	r := &Relay{store: store, pub: pub, clock: clock, cfg: cfg, opts: opts, outage: outageLog{every: cfg.OutageLogEvery}}
 	for range cfg.Loops {
 		r.wake = append(r.wake, make(chan struct{}, 1))
 	}

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 
 	"github.com/hibiken/asynq"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/fx"
 
 	"github.com/july/template/core/ports"
@@ -44,6 +45,23 @@ var Module = fx.Module("asynq",
 		newWorker,
 	),
 )
+
+// MetricsModule exports the sizes of the app's queues (the Enqueuer's
+// queue and the worker's Queues) as asynq_queue_tasks{queue,state} and
+// asynq_queue_stats_up{queue}, read through Module's *asynq.Inspector at
+// scrape time (NewQueueStats). It needs a prometheus.Registerer from the app.
+var MetricsModule = fx.Module("asynq-metrics", fx.Invoke(registerQueueStats))
+
+func registerQueueStats(reg prometheus.Registerer, ins *asynq.Inspector, e *Enqueuer, cfg ModuleConfig) error {
+	queues := []string{e.Config().Queue}
+	for q := range cfg.Server.Queues {
+		queues = append(queues, q)
+	}
+	if err := reg.Register(NewQueueStats(ins, queues)); err != nil {
+		return fmt.Errorf("asynq queue: register queue metrics: %w", err)
+	}
+	return nil
+}
 
 // DeadLetterRecorder is told about each task that failed for good (see
 // DeadLetterFunc); relay.DeadLetter implements it. Apps provide one to

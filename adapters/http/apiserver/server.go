@@ -40,7 +40,8 @@ type Params struct {
 	// JWTSecret verifies the HS256 bearer tokens of Prefix; at least
 	// auth.MinSecretLen bytes. Required.
 	JWTSecret []byte
-	// Metrics gets the access log's failure counter and is served on GET
+	// Metrics gets the access log's failure counter and the request
+	// metrics (http_requests_total, http_request_duration_seconds), and is served on GET
 	// /metrics. Default: a new, empty registry.
 	Metrics Registry
 	// AccessLogHashKey keys the access log's body hashes. Production sets a
@@ -96,6 +97,10 @@ func New(p Params) (*Server, error) {
 	if err := metrics.Register(failures); err != nil {
 		return nil, err
 	}
+	requests, err := newRequestMetrics(metrics)
+	if err != nil {
+		return nil, err
+	}
 	access := accesslog.New(accesslog.Config{
 		Logger:     p.Logger,
 		Redactor:   &redaction.Redactor{Registry: redaction.Default().With(p.AccessLogRules...), HashKey: p.AccessLogHashKey, MaxBytes: p.AccessLogBodyCap},
@@ -105,7 +110,7 @@ func New(p Params) (*Server, error) {
 		Skip:       func(c echo.Context) bool { return probeRoutes[c.Path()] },
 	})
 	mappers := append([]httpx.ErrorMapper{idemhttp.MapError}, p.Mappers...)
-	e := httpx.NewServer(httpx.ServerConfig{Middleware: []echo.MiddlewareFunc{access}}, p.Logger, mappers...)
+	e := httpx.NewServer(httpx.ServerConfig{Middleware: []echo.MiddlewareFunc{requests.middleware, access}}, p.Logger, mappers...)
 	// Keep the client's own X-Request-ID / Idempotency-Key before the
 	// request-id middleware normalises it (idempotent create endpoints).
 	e.Pre(idemhttp.CaptureKey())

@@ -45,14 +45,16 @@ DELETE FROM tb_outbox_event AS e USING old WHERE e.id = old.id`
 
 // statsSQL reads the whole backlog in one pass, one row per (status,
 // event_type, retry_count); Stats folds the groups into the counts, the
-// backlog by type and the retry histogram. The oldest-pending age is how
-// long the most overdue Pending row has been due: it measures relay lag,
-// not how long ago the business fact happened. Delivered rows, the bulk of
-// the table, are excluded, so the planner can use the partial indexes of
-// the live statuses.
+// backlog by type, the retry histogram and the two ages: the oldest
+// created_at among undelivered rows (how long a business fact has waited,
+// which keeps rising during an outage) and the oldest next_attempt_at among
+// due Pending rows (relay lag). Delivered rows, the bulk of the table, are
+// excluded, so the planner can use the partial indexes of the live
+// statuses.
 const statsSQL = `SELECT status, event_type, retry_count, count(*),
 	count(*) FILTER (WHERE status = 2 AND lease_expires_at <= ?),
-	min(next_attempt_at) FILTER (WHERE status = 1)
+	min(created_at) FILTER (WHERE status IN (1, 2)),
+	min(next_attempt_at) FILTER (WHERE status = 1 AND next_attempt_at <= ?)
 FROM tb_outbox_event
 WHERE status IN (1, 2, 4)
 GROUP BY status, event_type, retry_count`
@@ -153,25 +155,31 @@ func (s *Store) audit(ctx context.Context, tx bun.Tx, rec ports.AuditRecord, ids
 }
 
 // Stats returns the backlog at now in one query (one consistent
-// snapshot). OldestPendingAge is how long the most overdue Pending row has
-// been due (0 when none is due).
+// snapshot). OldestPendingAge is the age of the oldest undelivered row by
+// created_at, OldestDueAge how long the most overdue Pending row has been
+// due (each 0 when there is none).
 func (s *Store) Stats(ctx context.Context, now time.Time) (ports.OutboxStats, error) {
 	st := ports.OutboxStats{BacklogByType: map[string]int64{}, RetryHistogram: map[int]int64{}}
-	rows, err := s.db.QueryContext(ctx, statsSQL, now)
+	rows, err := s.db.QueryContext(ctx, statsSQL, now, now)
 	if err != nil {
 		return st, fmt.Errorf("count outbox events: %w", pgerr.Translate(err))
 	}
 	defer rows.Close()
-	var oldest time.Time
+	var oldest, oldestDue time.Time
+	earliest := func(cur *time.Time, t bun.NullTime) {
+		if !t.IsZero() && (cur.IsZero() || t.Before(*cur)) {
+			*cur = t.Time
+		}
+	}
 	for rows.Next() {
 		var (
-			status      outbox.Status
-			eventType   string
-			retries     int
-			n, expired  int64
-			groupOldest bun.NullTime
+			status           outbox.Status
+			eventType        string
+			retries          int
+			n, expired       int64
+			groupOldest, due bun.NullTime
 		)
-		if err := rows.Scan(&status, &eventType, &retries, &n, &expired, &groupOldest); err != nil {
+		if err := rows.Scan(&status, &eventType, &retries, &n, &expired, &groupOldest, &due); err != nil {
 			return st, fmt.Errorf("count outbox events: %w", err)
 		}
 		switch status {
@@ -186,15 +194,17 @@ func (s *Store) Stats(ctx context.Context, now time.Time) (ports.OutboxStats, er
 			st.Failed += n
 		}
 		st.RetryHistogram[retries] += n
-		if !groupOldest.IsZero() && (oldest.IsZero() || groupOldest.Before(oldest)) {
-			oldest = groupOldest.Time
-		}
+		earliest(&oldest, groupOldest)
+		earliest(&oldestDue, due)
 	}
 	if err := rows.Err(); err != nil {
 		return st, fmt.Errorf("count outbox events: %w", pgerr.Translate(err))
 	}
 	if !oldest.IsZero() {
 		st.OldestPendingAge = max(now.Sub(oldest), 0)
+	}
+	if !oldestDue.IsZero() {
+		st.OldestDueAge = max(now.Sub(oldestDue), 0)
 	}
 	return st, nil
 }
