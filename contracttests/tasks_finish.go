@@ -3,6 +3,7 @@ package contracttests
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -165,9 +166,9 @@ func runTaskCancelRecover(t *testing.T, newStore func(t *testing.T) ports.TaskSt
 		live := b.claim("live", "worker-b", taskT0.Add(30*time.Second))
 		pending := b.create("idle", 1)
 		at := expired.Lease.ExpiresAt
-		n, err := b.store.RecoverExpired(b.ctx, at, 10)
+		ids, err := b.store.RecoverExpired(b.ctx, at, 10)
 		require.NoError(t, err)
-		require.Equal(t, 1, n, "rule: only the lease expired at or before %s is recovered", at)
+		require.Equal(t, []string{"e1"}, ids, "rule: only the lease expired at or before %s is recovered, and its id is returned", at)
 		want := expired
 		want.Status, want.Lease, want.UpdatedAt = tasks.Pending, lease.Lease{Token: expired.Lease.Token}, at
 		requireTask(t, want, b.get("e1"), "rule: recovery makes the task Pending, releases the lease, keeps counts, StartedAt and token")
@@ -185,13 +186,69 @@ func runTaskCancelRecover(t *testing.T, newStore func(t *testing.T) ports.TaskSt
 			b.claimed(fmt.Sprintf("l%d", i), 1, "worker-a")
 		}
 		at := taskT0.Add(taskLease)
+		var seen []string
 		for _, want := range []int{2, 1, 0} {
-			n, err := b.store.RecoverExpired(b.ctx, at, 2)
+			ids, err := b.store.RecoverExpired(b.ctx, at, 2)
 			require.NoError(t, err)
-			require.Equal(t, want, n, "rule: recover moves at most limit (2) tasks per call")
+			require.Len(t, ids, want, "rule: recover moves at most limit (2) tasks per call, got %v", ids)
+			seen = append(seen, ids...)
 		}
+		require.ElementsMatch(t, []string{"l0", "l1", "l2"}, seen, "rule: every expired task is returned exactly once")
 		_, err := b.store.RecoverExpired(b.ctx, at, 0)
 		require.Error(t, err, "rule: limit must be at least 1")
+	})
+
+	t.Run("RecoverExpired/LongestExpiredFirst", func(t *testing.T) {
+		t.Parallel()
+		b := newTaskBundle(t, newStore)
+		for i, name := range []string{"late", "early", "middle"} {
+			b.create(name, 1)
+			b.claim(name, "worker-a", taskT0.Add(time.Duration([]int{3, 1, 2}[i])*time.Second))
+		}
+		ids, err := b.store.RecoverExpired(b.ctx, taskT0.Add(time.Hour), 10)
+		require.NoError(t, err)
+		require.Equal(t, []string{"early", "middle", "late"}, ids, "rule: ids come longest expired first")
+	})
+
+	t.Run("RecoverExpired/ConcurrentSweepsReturnEachTaskOnce", func(t *testing.T) {
+		t.Parallel()
+		b := newTaskBundle(t, newStore)
+		const n = 20
+		for i := range n {
+			b.claimed(fmt.Sprintf("c%02d", i), 1, "worker-a")
+		}
+		at := taskT0.Add(taskLease)
+		var (
+			mu  sync.Mutex
+			all []string
+			wg  sync.WaitGroup
+		)
+		errs := make(chan error, 4)
+		for range 4 {
+			wg.Go(func() {
+				for {
+					ids, err := b.store.RecoverExpired(b.ctx, at, 3)
+					if err != nil {
+						errs <- err
+						return
+					}
+					if len(ids) == 0 {
+						return
+					}
+					mu.Lock()
+					all = append(all, ids...)
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			require.NoError(t, err)
+		}
+		require.Len(t, all, n, "rule: %d expired tasks, each returned once by concurrent sweeps: %v", n, all)
+		slices.Sort(all)
+		require.Len(t, slices.Compact(all), n, "rule: no task is returned twice")
 	})
 }
 

@@ -114,14 +114,14 @@ func (s *TaskStore) Cancel(_ context.Context, id string, now time.Time, cancella
 }
 
 // RecoverExpired implements ports.TaskStore, longest expired first.
-func (s *TaskStore) RecoverExpired(_ context.Context, now time.Time, limit int) (int, error) {
+func (s *TaskStore) RecoverExpired(_ context.Context, now time.Time, limit int) ([]string, error) {
 	if limit < 1 {
-		return 0, fmt.Errorf("recover expired tasks: limit %d; pass 1 or more", limit)
+		return nil, fmt.Errorf("recover expired tasks: limit %d; pass 1 or more", limit)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.down("recover expired tasks"); err != nil {
-		return 0, err
+		return nil, err
 	}
 	var expired []tasks.Task
 	for _, t := range s.rows {
@@ -132,16 +132,16 @@ func (s *TaskStore) RecoverExpired(_ context.Context, now time.Time, limit int) 
 	slices.SortFunc(expired, func(a, b tasks.Task) int {
 		return cmp.Or(a.Lease.ExpiresAt.Compare(b.Lease.ExpiresAt), cmp.Compare(a.ID, b.ID))
 	})
-	n := 0
+	ids := []string{}
 	for _, t := range expired[:min(len(expired), limit)] {
 		next, err := t.RecoverExpired(now)
 		if err != nil {
-			return n, err
+			return ids, err
 		}
 		s.rows[t.ID] = next
-		n++
+		ids = append(ids, t.ID)
 	}
-	return n, nil
+	return ids, nil
 }
 
 // apply runs one rule on the stored task and stores its result, atomically.

@@ -21,12 +21,13 @@ var Module = fx.Module("metrics",
 )
 
 // RelayModule provides the relay's counters: relay.Observer,
-// ConsumerFailedFunc and RetentionRemovedFunc.
+// ConsumerFailedFunc, RetentionRemovedFunc and *SweepMetrics.
 var RelayModule = fx.Module("metrics-relay",
 	fx.Provide(
 		fx.Annotate(NewRelayMetrics, fx.As(new(relay.Observer))),
 		NewConsumerFailures,
 		NewRetentionRemoved,
+		NewSweepMetrics,
 	),
 )
 

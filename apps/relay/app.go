@@ -72,6 +72,8 @@ func options(cfg config, log *slog.Logger) fx.Option {
 			fx.Annotate(startAdmin, fx.ParamTags(``, ``, ports.ProbeGroup)),
 			fx.Annotate(metrics.RegisterOutboxStats, fx.ParamTags(``, postgres.RelayOutboxName)),
 			fx.Annotate(startRetention, fx.ParamTags(``, ``, postgres.RelayOutboxName)),
+			fx.Annotate(startTaskRecovery, fx.ParamTags(``, ``, ports.TaskTableGroup)),
+			fx.Annotate(startIdempotencyRetention, fx.ParamTags(``, ``, ports.IdempotencyTableGroup)),
 		),
 		fx.Options(Domains...),
 	)

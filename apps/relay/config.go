@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/july/template/core/relay"
+	"github.com/july/template/core/sweep"
 	"github.com/july/template/internal/envconf"
 )
 
@@ -24,6 +25,10 @@ var envHelp = fmt.Sprintf(`  DATABASE_URL         postgres URL (required)
   RELAY_MAX_ATTEMPTS   delivery attempts before an event fails, %d..%d
                        (default: relay.delivery.max_attempts; %d)
   OUTBOX_RETENTION     keep delivered events this long, then delete (default 0 = off; >= 1h)
+  TASK_RECOVERY_INTERVAL  pause between task-recovery passes, %s..%s (default %s): tasks
+                       whose lease expired go back to pending and are delivered again
+  IDEMPOTENCY_RETENTION   keep idempotency records (key, stored response) this long,
+                       %s..%s (default %s = 7 days); the business row stays
   ASYNQ_QUEUE          queue for outbox envelopes, also for outbox replay (default "default")
   WORKER_CONCURRENCY   Asynq worker goroutines, 1..1000 (default 10)
   WORKER_ENABLED       run the Asynq worker in this process: true|false (default true)
@@ -34,7 +39,9 @@ var envHelp = fmt.Sprintf(`  DATABASE_URL         postgres URL (required)
 	relay.MinBatchSize, relay.MaxBatchSize, relay.DefaultBatchSize,
 	relay.MinLeaseFor, relay.MaxLeaseFor, relay.DefaultLeaseFor,
 	relay.MinPollInterval, relay.MaxPollInterval, relay.DefaultPollInterval,
-	relay.MinMaxAttempts, relay.MaxMaxAttempts, relay.DefaultMaxAttempts)
+	relay.MinMaxAttempts, relay.MaxMaxAttempts, relay.DefaultMaxAttempts,
+	sweep.MinTaskRecoveryEvery, sweep.MaxTaskRecoveryEvery, sweep.DefaultTaskRecoveryEvery,
+	sweep.MinIdempotencyRetention, sweep.MaxIdempotencyRetention, sweep.DefaultIdempotencyRetention)
 
 // config is the relay's environment. Zero BatchSize, LeaseTTL and
 // MaxAttempts mean "not pinned": the registered system-config key decides.
@@ -50,6 +57,8 @@ type config struct {
 	PollInterval      time.Duration
 	MaxAttempts       int
 	Retention         time.Duration
+	TaskRecoveryEvery time.Duration
+	IdemRetention     time.Duration
 	Queue             string
 	WorkerConcurrency int
 	WorkerEnabled     bool
@@ -76,6 +85,10 @@ func loadConfig(getenv func(string) string) (config, error) {
 		WorkerEnabled:     r.Bool("WORKER_ENABLED", true),
 		WorkerRetryBase:   r.Duration("WORKER_RETRY_BASE", time.Second, 10*time.Millisecond, time.Hour),
 		WorkerRetryMax:    r.Duration("WORKER_RETRY_MAX", time.Minute, 10*time.Millisecond, 24*time.Hour),
+		TaskRecoveryEvery: r.Duration("TASK_RECOVERY_INTERVAL", sweep.DefaultTaskRecoveryEvery,
+			sweep.MinTaskRecoveryEvery, sweep.MaxTaskRecoveryEvery),
+		IdemRetention: r.Duration("IDEMPOTENCY_RETENTION", sweep.DefaultIdempotencyRetention,
+			sweep.MinIdempotencyRetention, sweep.MaxIdempotencyRetention),
 	}
 	if s := r.String("OUTBOX_RETENTION", "0"); s != "0" {
 		c.Retention = r.Duration("OUTBOX_RETENTION", 0, time.Hour, 10*365*24*time.Hour)

@@ -1,6 +1,11 @@
 package ports
 
-import "github.com/july/template/core/idempotency"
+import (
+	"context"
+	"time"
+
+	"github.com/july/template/core/idempotency"
+)
 
 // IdempotencyKey identifies one idempotent create command: the caller's
 // request id within a scope, plus the fingerprint of what was asked. The
@@ -29,4 +34,33 @@ type StoredResponse struct {
 	// ContentType is the first response's Content-Type; "" means
 	// application/json.
 	ContentType string
+}
+
+// IdempotencyTableGroup is the fx value group a domain puts its
+// IdempotencyTable in; the relay's idempotency retention covers every
+// member.
+const IdempotencyTableGroup = `group:"idempotency_tables"`
+
+// IdempotencyTable registers one business table that carries idempotency
+// records with the relay's retention job (core/sweep.IdempotencyRetention).
+type IdempotencyTable struct {
+	// Name labels the table in logs and metrics (e.g. "topup.order");
+	// unique among the registered tables, at most 64 bytes.
+	Name string
+	// Records clears the table's expired records.
+	Records IdempotencyExpirer
+}
+
+// IdempotencyExpirer clears expired idempotency records on ONE business
+// table, whose rows carry the record next to the business fact.
+type IdempotencyExpirer interface {
+	// ExpireRecords clears the idempotency record (scope, key, fingerprint
+	// and stored response) of up to limit rows whose record was saved at or
+	// before savedBefore, oldest first, and returns how many it cleared.
+	// The business row itself stays unchanged. Once cleared, the key is
+	// free: a request carrying it again is a new request. Rows without a
+	// record are never counted; concurrent calls never clear a row twice;
+	// limit must be at least 1. When the database cannot be reached it
+	// returns an error wrapping ErrUnavailable and changes nothing.
+	ExpireRecords(ctx context.Context, savedBefore time.Time, limit int) (int, error)
 }

@@ -93,7 +93,33 @@ type TaskStore interface {
 
 	// RecoverExpired moves up to limit Processing tasks whose lease expired
 	// at or before now back to Pending with the lease released, keeping
-	// counts, StartedAt and the fencing token (the next claim gets token+1).
-	// It returns how many it moved; limit must be at least 1.
-	RecoverExpired(ctx context.Context, now time.Time, limit int) (int, error)
+	// counts, StartedAt and the fencing token (the next claim gets token+1),
+	// and UpdatedAt now. It returns the ids it moved, longest expired first
+	// (empty when none expired), so the caller can deliver them again: a
+	// crashed worker's queue message may be gone. Concurrent calls never
+	// return the same task twice; limit must be at least 1.
+	RecoverExpired(ctx context.Context, now time.Time, limit int) ([]string, error)
+}
+
+// TaskTableGroup is the fx value group a domain puts its TaskTable in; the
+// relay's task-recovery sweep covers every member.
+const TaskTableGroup = `group:"task_tables"`
+
+// TaskTable registers one business task table with the relay's
+// task-recovery sweep (core/sweep.TaskRecovery): the sweep returns tasks
+// whose lease expired (a crashed worker) to Pending through Store and
+// delivers each again through EnqueueFunc, because the crashed worker's
+// queue message may be gone.
+type TaskTable struct {
+	// Name labels the table in logs and metrics (e.g. "devices.assignment");
+	// unique among the registered tables, at most 64 bytes.
+	Name string
+	// Store is the table's TaskStore (its RecoverExpired is what the sweep
+	// calls).
+	Store TaskStore
+	// EnqueueFunc delivers task id to a worker again, e.g. by appending the
+	// domain's "task requested" outbox event. A duplicate delivery must be
+	// harmless (the worker's claim and lease make it so); an error leaves
+	// the task Pending and the sweep retries the delivery on its next pass.
+	EnqueueFunc func(ctx context.Context, id string) error
 }

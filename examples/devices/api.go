@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"path"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
@@ -168,22 +169,7 @@ func (a *API) create(c echo.Context) error {
 			replay = stored
 			return nil
 		}
-		ev, err := outbox.New(outbox.NewParams{
-			EventID:        uuid.NewString(),
-			EventType:      EventAssignmentRequested,
-			PayloadVersion: 1,
-			AggregateType:  "device_assignment_task",
-			AggregateID:    rec.ID,
-			ResourceType:   "device_assignment_task",
-			ResourceID:     rec.ID,
-			RequestID:      cmp.Or(httpx.RequestID(ctx), key.RequestID),
-			Payload:        requested{TaskID: rec.ID},
-			Now:            now,
-		})
-		if err != nil {
-			return fmt.Errorf("build %s event: %w", EventAssignmentRequested, err)
-		}
-		if err := pgoutbox.Append(ctx, tx, ev); err != nil {
+		if err := appendRequested(ctx, tx, rec.ID, cmp.Or(httpx.RequestID(ctx), key.RequestID), now); err != nil {
 			return err
 		}
 		if body, err = json.Marshal(Created{TaskID: rec.ID}); err != nil {
@@ -200,6 +186,28 @@ func (a *API) create(c echo.Context) error {
 		return idemhttp.Replay(c, *replay)
 	}
 	return c.JSONBlob(http.StatusAccepted, body)
+}
+
+// appendRequested appends a new EventAssignmentRequested event for task
+// id through db (the caller's transaction, or the pool for a single
+// statement), with a new event_id.
+func appendRequested(ctx context.Context, db bun.IDB, id, requestID string, now time.Time) error {
+	ev, err := outbox.New(outbox.NewParams{
+		EventID:        uuid.NewString(),
+		EventType:      EventAssignmentRequested,
+		PayloadVersion: 1,
+		AggregateType:  "device_assignment_task",
+		AggregateID:    id,
+		ResourceType:   "device_assignment_task",
+		ResourceID:     id,
+		RequestID:      requestID,
+		Payload:        requested{TaskID: id},
+		Now:            now,
+	})
+	if err != nil {
+		return fmt.Errorf("build %s event: %w", EventAssignmentRequested, err)
+	}
+	return pgoutbox.Append(ctx, db, ev)
 }
 
 // readUpload returns the uploaded file's cleaned name and bytes.

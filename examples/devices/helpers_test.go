@@ -38,6 +38,9 @@ type env struct {
 	logs  *testinfra.LogBuffer
 	log   *slog.Logger
 	clock *fakeClock
+	// queue is the relay's private asynq queue (newEnv with relay set).
+	queue string
+	opts  envOpts
 }
 
 // newEnv starts the API. With relay set, the same app also runs the
@@ -45,11 +48,30 @@ type env struct {
 // queue of its own (apps/relay's shape).
 func newEnv(t *testing.T, relay bool) *env {
 	t.Helper()
+	return newEnvOpts(t, envOpts{relay: relay})
+}
+
+// envOpts are newEnv's knobs.
+type envOpts struct {
+	// relay runs the relay side too (see newEnv).
+	relay bool
+	// fakeClock gives every part of the app (API, relay, worker, sweeps)
+	// env.clock instead of the wall clock, so a test moves time by hand.
+	fakeClock bool
+	// afterChunk, with relay, is installed on the relay's worker before it
+	// starts (devices.SetAfterChunk).
+	afterChunk func(done int64) error
+}
+
+func newEnvOpts(t *testing.T, o envOpts) *env {
+	t.Helper()
+	relay := o.relay
 	v := &env{
 		db:    testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.MigrateWith(devices.MigrationsFS)}).Bun,
 		redis: testinfra.NewRedis(t),
 		logs:  &testinfra.LogBuffer{},
 		clock: &fakeClock{now: time.Now().UTC()},
+		opts:  o,
 	}
 	v.log = slog.New(slog.NewJSONHandler(v.logs, nil))
 	var extra []fx.Option
@@ -64,7 +86,12 @@ func newEnv(t *testing.T, relay bool) *env {
 		fx.NopLogger,
 		fx.Supply(v.db, v.log, apiserver.Params{Logger: v.log, JWTSecret: secret}),
 		fx.Provide(
-			func() ports.Clock { return ports.ClockFunc(time.Now) },
+			func() ports.Clock {
+				if o.fakeClock {
+					return v.clock
+				}
+				return ports.ClockFunc(time.Now)
+			},
 			func() ports.Guard { return guard },
 		),
 		apiserver.Module,

@@ -11,8 +11,9 @@ import (
 var migrationFiles embed.FS
 
 // MigrationsFS holds this domain's bun migrations (versions
-// 20261201200001..3) at its root: the task table, the failure details and
-// the assignment facts. Tests apply it with postgres.MigrateWith.
+// 20261201200001..5) at its root: the task table, the failure details,
+// the assignment facts, and the idempotency records' saved-at column and
+// its index (for the relay's idempotency retention). Tests apply it with postgres.MigrateWith.
 var MigrationsFS fs.FS = mustSub(migrationFiles, "migrations")
 
 // Migrations returns the release set apps/migrate applies after the

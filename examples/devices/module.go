@@ -24,11 +24,15 @@ var APIModule = fx.Module("examples/devices/api",
 )
 
 // RelayModule wires the worker into apps/relay as the consumer of
-// EventAssignmentRequested. It needs *bun.DB and ports.Clock.
+// EventAssignmentRequested, and registers the task table with the relay's
+// sweeps: task recovery (ports.TaskTableGroup) and idempotency retention
+// (ports.IdempotencyTableGroup). It needs *bun.DB and ports.Clock.
 var RelayModule = fx.Module("examples/devices/relay",
 	fx.Provide(
 		newWorker,
 		queue.AsConsumer(func(w *Worker) queue.Consumer { return w.Consumer() }),
+		fx.Annotate(NewTaskTable, fx.ResultTags(ports.TaskTableGroup)),
+		fx.Annotate(NewIdempotencyTable, fx.ResultTags(ports.IdempotencyTableGroup)),
 	),
 )
 

@@ -13,6 +13,7 @@ import (
 	"github.com/july/template/adapters/postgres/pgoutbox"
 	"github.com/july/template/core/ports"
 	"github.com/july/template/core/relay"
+	"github.com/july/template/core/sweep"
 	"github.com/july/template/core/tasks"
 	"github.com/july/template/examples/devices"
 )
@@ -24,6 +25,7 @@ func relayOptions(t *testing.T, v *env) fx.Option {
 	t.Helper()
 	// Registered before the app starts, so it runs after the app stopped.
 	q := v.redis.AsynqQueue(t, "devices")
+	v.queue = q
 	return fx.Options(
 		fx.Supply(queue.ModuleConfig{
 			RedisURL: v.redis.URL,
@@ -33,6 +35,11 @@ func relayOptions(t *testing.T, v *env) fx.Option {
 		queue.Module,
 		queue.RunWorker,
 		devices.RelayModule,
+		fx.Invoke(func(w *devices.Worker) {
+			if v.opts.afterChunk != nil {
+				devices.SetAfterChunk(w, v.opts.afterChunk)
+			}
+		}),
 		fx.Invoke(func(lc fx.Lifecycle, db *bun.DB, pub ports.Publisher, clock ports.Clock) error {
 			store, err := pgoutbox.NewStore(db, pgoutbox.Config{})
 			if err != nil {
@@ -46,6 +53,15 @@ func relayOptions(t *testing.T, v *env) fx.Option {
 			lc.Append(fx.Hook{OnStart: r.Start, OnStop: r.Stop})
 			return nil
 		}),
+		// apps/relay's task-recovery sweep over the registered task tables.
+		fx.Invoke(fx.Annotate(func(lc fx.Lifecycle, tables []ports.TaskTable, clock ports.Clock) error {
+			s, err := sweep.NewTaskRecovery(tables, clock, sweep.TaskRecoveryConfig{Every: sweep.MinTaskRecoveryEvery}, v.log)
+			if err != nil {
+				return err
+			}
+			lc.Append(fx.Hook{OnStart: s.Start, OnStop: s.Stop})
+			return nil
+		}, fx.ParamTags(``, ports.TaskTableGroup, ``))),
 	)
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/july/template/adapters/asynq/queue"
 	"github.com/july/template/adapters/http/httpx"
+	"github.com/july/template/adapters/postgres/pgidem"
 	"github.com/july/template/core/ports"
 )
 
@@ -25,11 +26,34 @@ var APIModule = fx.Module("examples.topup.api",
 	fx.Invoke(fx.Annotate(func(g *echo.Group, a *API) { a.Register(g) }, fx.ParamTags(`name:"api_v1"`, ``))),
 )
 
-// RelayModule adds the topup.created consumer to apps/relay's worker. It
-// needs the app's *bun.DB, ports.Clock and *slog.Logger.
+// RelayModule adds the topup.created consumer to apps/relay's worker and
+// registers ex_topup_order's idempotency records with the relay's
+// retention job (ports.IdempotencyTableGroup). It needs the app's
+// *bun.DB, ports.Clock and *slog.Logger.
 var RelayModule = fx.Module("examples.topup.relay",
-	fx.Provide(queue.AsConsumer(newModuleConsumer)),
+	fx.Provide(
+		queue.AsConsumer(newModuleConsumer),
+		fx.Annotate(NewIdempotencyTable, fx.ResultTags(ports.IdempotencyTableGroup)),
+	),
 )
+
+// SweepName labels ex_topup_order in the idempotency retention's logs and
+// metrics.
+const SweepName = "topup.order"
+
+// NewIdempotencyTable registers ex_topup_order with the relay's
+// idempotency retention (core/sweep.IdempotencyRetention): after the
+// window an order keeps its row and loses its key and stored response, so
+// the same create request sent again is a new order. An order has no
+// other business key, so nothing refuses that second order: a client must
+// not retry a create later than the window.
+func NewIdempotencyTable(db *bun.DB) (ports.IdempotencyTable, error) {
+	records, err := pgidem.NewExpirer(db, tableOrder)
+	if err != nil {
+		return ports.IdempotencyTable{}, err
+	}
+	return ports.IdempotencyTable{Name: SweepName, Records: records}, nil
+}
 
 func newModuleAPI(db *bun.DB, guard ports.Guard, clock ports.Clock, log *slog.Logger) (*API, error) {
 	links, err := NewRandomPayLinks()

@@ -53,7 +53,13 @@ type Record struct {
 //	  ADD COLUMN idem_response_status int,
 //	  ADD COLUMN idem_response_body   bytea,
 //	  ADD COLUMN idem_response_content_type varchar(128),
+//	  ADD COLUMN idem_saved_at        timestamptz DEFAULT now(),
 //	  ADD CONSTRAINT uq_orders_idem UNIQUE (idem_principal, idem_operation, idem_request_id);
+//
+// idem_saved_at (SavedAtColumnSQL) is when the record was saved, stamped
+// by its DEFAULT at insert; Expirer clears records older than the
+// retention window by it (index: ExpiringIndexSQL). A table without it
+// still works with Insert and SaveResponse, but its records never expire.
 //
 // The response body is bytea, so a replay returns the first response's
 // status, Content-Type and body byte for byte (DESIGN.md, IETF
@@ -65,7 +71,8 @@ idem_fingerprint varchar(80),
 idem_result_ref varchar(128),
 idem_response_status int,
 idem_response_body bytea,
-idem_response_content_type varchar(128)`
+idem_response_content_type varchar(128),
+` + SavedAtColumnSQL
 
 // UniqueColumns is the column list of the business table's
 // unique constraint and of Insert's ON CONFLICT target.

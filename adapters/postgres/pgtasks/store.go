@@ -1,11 +1,13 @@
 package pgtasks
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -71,11 +73,12 @@ const (
 	// taskRecoverSQL locks the victims in a materialized CTE so LIMIT
 	// bounds the rows changed and concurrent sweeps skip each other's rows.
 	taskRecoverSQL = `WITH expired AS MATERIALIZED (
-		SELECT id FROM ? WHERE status = 2 AND lease_expires_at <= ?
+		SELECT id, lease_expires_at FROM ? WHERE status = 2 AND lease_expires_at <= ?
 		ORDER BY lease_expires_at LIMIT ? FOR UPDATE SKIP LOCKED
 	)
 	UPDATE ? AS t SET status = 1, updated_at = ?, lease_owner = NULL, lease_expires_at = NULL
-	FROM expired WHERE t.id = expired.id`
+	FROM expired WHERE t.id = expired.id
+	RETURNING t.id::text, expired.lease_expires_at`
 )
 
 // Store is ports.TaskStore over one business task table that embeds
@@ -195,15 +198,29 @@ func (s *Store) Cancel(ctx context.Context, id string, now time.Time, cancellabl
 }
 
 // RecoverExpired implements ports.TaskStore, longest expired first.
-func (s *Store) RecoverExpired(ctx context.Context, now time.Time, limit int) (int, error) {
+func (s *Store) RecoverExpired(ctx context.Context, now time.Time, limit int) ([]string, error) {
 	if limit < 1 {
-		return 0, fmt.Errorf("recover expired tasks: limit %d; pass 1 or more", limit)
+		return nil, fmt.Errorf("recover expired tasks: limit %d; pass 1 or more", limit)
 	}
-	res, err := s.db.ExecContext(ctx, taskRecoverSQL, s.table, now, limit, s.table, now)
-	if err != nil {
-		return 0, fmt.Errorf("recover expired tasks in %s: %w", s.table, pgerr.Translate(err))
+	var rows []recoveredRow
+	if err := s.db.NewRaw(taskRecoverSQL, s.table, now, limit, s.table, now).Scan(ctx, &rows); err != nil {
+		return nil, fmt.Errorf("recover expired tasks in %s: %w", s.table, pgerr.Translate(err))
 	}
-	return pgerr.Affected(res)
+	// RETURNING has no order: sort as the CTE chose them.
+	slices.SortFunc(rows, func(a, b recoveredRow) int {
+		return cmp.Or(a.ExpiredAt.Compare(b.ExpiredAt), cmp.Compare(a.ID, b.ID))
+	})
+	ids := make([]string, len(rows))
+	for i, r := range rows {
+		ids[i] = r.ID
+	}
+	return ids, nil
+}
+
+// recoveredRow is what taskRecoverSQL returns per task.
+type recoveredRow struct {
+	ID        string    `bun:"id"`
+	ExpiredAt time.Time `bun:"lease_expires_at"`
 }
 
 // write runs one conditional UPDATE ... RETURNING. No row means the

@@ -1,0 +1,1 @@
+DROP INDEX IF EXISTS ex_devices_task_idem_saved_ix;

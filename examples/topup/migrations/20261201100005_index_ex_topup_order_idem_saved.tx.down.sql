@@ -1,0 +1,1 @@
+DROP INDEX IF EXISTS ex_topup_order_idem_saved_ix;
