@@ -64,7 +64,7 @@ func lint(m migration, st Statement, existed map[string]bool, before Catalog, d 
 		switch {
 		case kind == KindColumn && (reVolatile.MatchString(o.Def) || strings.Contains(o.Def, " generated always as (")):
 			flag(LintVolatileDefault, k)
-		case kind == KindIndex:
+		case kind == KindIndex && !reConcurrently.MatchString(st.SQL):
 			flag(LintIndexNotConcurrent, k)
 		case kind == KindConstraint && !o.Invalid && (strings.HasPrefix(o.Def, "CHECK ") || strings.HasPrefix(o.Def, "FOREIGN KEY ")):
 			flag(LintConstraintScan, k)

@@ -226,6 +226,21 @@ func TestLintFlagsLockingOperationsOnExistingTables(t *testing.T) {
 		})
 	}
 
+	t.Run("ConcurrentIndexInANonTxFile", func(t *testing.T) {
+		t.Parallel()
+		db := emptyDB(t)
+		set := testSet("test/hot", base)
+		set.FS.(fstest.MapFS)["20990401000002_index_hot.up.sql"] = &fstest.MapFile{Data: []byte(`CREATE INDEX CONCURRENTLY ix_hot_code ON tb_hot (code)`)}
+		sets := []release.Set{release.Foundation(), set}
+		r, err := release.Check(t.Context(), db.Bun, sets)
+		require.NoError(t, err)
+		require.True(t, r.OK(), "CREATE INDEX CONCURRENTLY is rehearsed and not linted: %v", codes(r))
+		up(t, db.Bun, sets)
+		r, err = release.Check(t.Context(), db.Bun, sets)
+		require.NoError(t, err)
+		require.True(t, r.OK(), "after up the index matches: %v", codes(r))
+	})
+
 	t.Run("NewTableIsNotHot", func(t *testing.T) {
 		t.Parallel()
 		db := emptyDB(t)
