@@ -3,8 +3,8 @@
 # spare ports, waits until the api and the relay answer /readyz, asks the API
 # for the relay's config with the printed token, creates a top-up and
 # waits until the relay has delivered it and the wallet is credited (the
-# example domain end to end), updates a config key and finds its audit
-# record with `relay audit list` (no failed or retried row), stops it with SIGTERM (what
+# example domain end to end), updates a config key and replays an event and finds their
+# audit records with `relay audit list` (no failed or retried row), stops it with SIGTERM (what
 # Ctrl-C does to the script) and checks that it exits cleanly and leaves no
 # api or relay process behind.
 set -euo pipefail
@@ -57,6 +57,16 @@ for _ in $(seq 1 60); do
   sleep 0.5
 done
 [ -n "$kept" ] || fail "relay audit list does not show the config update within 30s"
+# An operator replay (of the delivered top-up event: refused, but audited).
+ev=$(psql -h 127.0.0.1 -p "${PGPORT:-5432}" -U postgres -d "$DB_NAME" -tAc "SELECT event_id FROM tb_outbox_event WHERE event_type = 'topup.created' LIMIT 1")
+[ -n "$ev" ] || fail "no topup.created event in the outbox"
+./bin/relay outbox replay --event-id "$ev" --operator check-run --reason "check-run replay" >/dev/null 2>&1 || fail "relay outbox replay failed"
+kept=""
+for _ in $(seq 1 60); do
+  if ./bin/relay audit list --actor check-run 2>/dev/null | grep -q outbox.replay; then kept=1; break; fi
+  sleep 0.5
+done
+[ -n "$kept" ] || fail "relay audit list does not show the replay within 30s"
 bad=$(psql -h 127.0.0.1 -p "${PGPORT:-5432}" -U postgres -d "$DB_NAME" -tAc "SELECT count(*) FROM tb_outbox_event WHERE status = 4 OR (event_type = 'audit.recorded' AND retry_count > 0)")
 [ "$bad" = 0 ] || fail "$bad outbox rows failed or retried in the default deployment"
 
