@@ -53,7 +53,7 @@ func runOutboxOutage(t *testing.T, caps OutboxCaps, newStore func(t *testing.T) 
 				return err
 			},
 			"ResolveConsumerFailures": func(ctx context.Context) error {
-				_, err := down.ResolveConsumerFailures(ctx, []string{evs[0].EventID}, at)
+				_, err := down.ResolveConsumerFailures(ctx, "b", []string{evs[0].EventID}, at)
 				return err
 			},
 			"MarkConsumerFailed": func(ctx context.Context) error {

@@ -300,12 +300,19 @@ func (s *OutboxStore) MarkConsumerFailed(_ context.Context, f ports.ConsumerFail
 		return false, err
 	}
 	id, ok := s.byUUID[f.EventID]
-	if !ok || s.rows[id].Status != outbox.Delivered || s.open(f.EventID) >= 0 {
+	if !ok || s.rows[id].Status != outbox.Delivered {
 		return false, nil
 	}
 	rec, err := outbox.NewConsumerFailure(*s.rows[id], f.Code, f.Message, f.At)
 	if err != nil {
 		return false, err
+	}
+	if i := s.open(f.EventID); i >= 0 {
+		if s.failures[i].ReplayRequestedAt == nil {
+			return false, nil
+		}
+		s.failures[i] = rec // failed again during its replay: the stamp goes
+		return true, nil
 	}
 	s.failures = append(s.failures, rec)
 	return true, nil
@@ -355,7 +362,7 @@ func (s *OutboxStore) RequestConsumerReplay(_ context.Context, p ports.ConsumerR
 }
 
 // ResolveConsumerFailures implements ports.ConsumerFailureStore.
-func (s *OutboxStore) ResolveConsumerFailures(_ context.Context, eventIDs []string, now time.Time) (int, error) {
+func (s *OutboxStore) ResolveConsumerFailures(_ context.Context, batchID string, eventIDs []string, now time.Time) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.down("resolve consumer failures"); err != nil {
@@ -363,7 +370,7 @@ func (s *OutboxStore) ResolveConsumerFailures(_ context.Context, eventIDs []stri
 	}
 	n := 0
 	for _, id := range eventIDs {
-		if i := s.open(id); i >= 0 {
+		if i := s.open(id); i >= 0 && s.failures[i].ReplayRequestedAt != nil && s.failures[i].ReplayBatchID == batchID {
 			at := now
 			s.failures[i].ResolvedAt = &at
 			n++

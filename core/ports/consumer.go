@@ -41,10 +41,12 @@ type ConsumerReplayParams struct {
 type ConsumerFailureStore interface {
 	// MarkConsumerFailed records f as an open failure of its event when the
 	// event is Delivered (outbox.NewConsumerFailure decides the stored code
-	// and message). The event row does not change. It reports whether a
-	// failure was recorded: false, with a nil error, when no event has that
-	// id (a plain task, a purged row, not a uuid), the event is not
-	// Delivered (not yet marked by the relay), or it has an open failure.
+	// and message). The event row does not change. An open failure that a
+	// replay has stamped is failed again: it takes f and loses the stamp, so
+	// that replay cannot resolve it. It reports whether a failure was
+	// recorded: false, with a nil error, when no event has that id (a plain
+	// task, a purged row, not a uuid), the event is not Delivered (not yet
+	// marked by the relay), or it has an open, unstamped failure.
 	MarkConsumerFailed(ctx context.Context, f ConsumerFailure) (bool, error)
 
 	// Get returns the event with eventID or ErrNotFound.
@@ -60,9 +62,11 @@ type ConsumerFailureStore interface {
 	// ids without an open failure are left out.
 	RequestConsumerReplay(ctx context.Context, p ConsumerReplayParams) ([]string, error)
 
-	// ResolveConsumerFailures closes the open failures of eventIDs at now
-	// (their events were enqueued again) and returns how many it closed.
-	ResolveConsumerFailures(ctx context.Context, eventIDs []string, now time.Time) (int, error)
+	// ResolveConsumerFailures closes the open failures of eventIDs that are
+	// still stamped with batchID (their events were enqueued again) at now,
+	// and returns how many it closed. A failure recorded again since the
+	// stamp stays open.
+	ResolveConsumerFailures(ctx context.Context, batchID string, eventIDs []string, now time.Time) (int, error)
 }
 
 // RetainedTasks forgets the task queue's retained copies of events (a

@@ -137,3 +137,19 @@ func TestKeyedHashCorrelates(t *testing.T) {
 	require.Equal(t, parts[3], parts[7], "equal secrets hash equally")
 	require.NotEqual(t, parts[3], parts[11])
 }
+
+// REGRESSION (review): with hashed redactions a JSON document inside a
+// string came out verbatim, because the nested result was checked for the
+// plain [REDACTED] marker.
+func TestHashedRedactionInsideJSONString(t *testing.T) {
+	t.Parallel()
+
+	r := &redaction.Redactor{HashKey: []byte("0123456789abcdef0123456789abcdef"), HashRedacted: true}
+	res, err := r.RedactJSON([]byte(`{"data":"{\"password\":\"hunter2\"}"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(res.Text, "hunter2") {
+		t.Fatalf("a secret inside a JSON string leaked with hashed redactions: %s", res.Text)
+	}
+}

@@ -2,6 +2,7 @@ package redaction
 
 import (
 	"bytes"
+	"strings"
 )
 
 // maxDepth is encoding/json's nesting limit: json.Valid rejects documents
@@ -141,7 +142,9 @@ func (w *walker) emitString(raw []byte) {
 	if w.nest < maxNest && looksJSON(s) {
 		sub := walker{in: []byte(s), m: w.m, hashKey: w.hashKey, nest: w.nest + 1}
 		if out, err := redactJSONWith(sub); err == nil {
-			if bytes.Equal(out, sub.in) || !bytes.Contains(out, []byte(Redacted)) {
+			// A hashed redaction reads [REDACTED:<hash>], so look for the
+			// common prefix, not the plain marker.
+			if bytes.Equal(out, sub.in) || !bytes.Contains(out, []byte(strings.TrimSuffix(Redacted, "]"))) {
 				w.out = append(w.out, raw...)
 			} else {
 				w.redactions++

@@ -11,6 +11,9 @@ import (
 	"github.com/july/template/core/ports"
 )
 
+// MaxReplayIDs bounds the events of one replay.
+const MaxReplayIDs = 500
+
 // StuckAfter is how overdue a Pending row must be before an operator may
 // replay it as stuck.
 const StuckAfter = 10 * time.Minute
@@ -95,7 +98,10 @@ func (o *Operator) Replay(ctx context.Context, cmd ReplayCommand) (ReplayOutcome
 	if err := req.Validate(); err != nil {
 		return ReplayOutcome{}, fmt.Errorf("replay outbox events: %w", err)
 	}
-	failures, err := o.store.OpenConsumerFailures(ctx, ports.ConsumerFailureFilter{EventIDs: cmd.EventIDs, Limit: 500})
+	if len(cmd.EventIDs) > MaxReplayIDs {
+		return ReplayOutcome{}, &outbox.ValidationError{Field: "event_id", Reason: fmt.Sprintf("give at most %d event ids per replay", MaxReplayIDs)}
+	}
+	failures, err := o.store.OpenConsumerFailures(ctx, ports.ConsumerFailureFilter{EventIDs: cmd.EventIDs, Limit: MaxReplayIDs})
 	if err != nil {
 		return ReplayOutcome{}, fmt.Errorf("replay outbox events: read consumer failures: %w", err)
 	}
@@ -150,7 +156,7 @@ func (o *Operator) Replay(ctx context.Context, cmd ReplayCommand) (ReplayOutcome
 		resolved = append(resolved, id)
 	}
 	if len(resolved) > 0 {
-		if _, err := o.store.ResolveConsumerFailures(ctx, resolved, o.clock.Now()); err != nil {
+		if _, err := o.store.ResolveConsumerFailures(ctx, out.BatchID, resolved, o.clock.Now()); err != nil {
 			return out, fmt.Errorf("replay outbox events: %d events were enqueued again but their failures stay open (a rerun enqueues them once more): %w", len(resolved), err)
 		}
 	}

@@ -161,7 +161,14 @@ func (r *TaskRecovery) recoverTable(ctx context.Context, tt ports.TaskTable) (in
 
 // deliver calls EnqueueFunc for each id; failures are kept for the next
 // pass.
+// deliverTimeout bounds re-enqueueing one pass's recovered tasks.
+const deliverTimeout = 30 * time.Second
+
 func (r *TaskRecovery) deliver(ctx context.Context, tt ports.TaskTable, ids []string) {
+	// Detached: the tasks are already Pending; a stop must not cut their
+	// re-enqueue short and leave them without a message.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), deliverTimeout)
+	defer cancel()
 	for _, id := range ids {
 		if err := tt.EnqueueFunc(ctx, id); err != nil {
 			r.cfg.EnqueueFailedFunc(tt.Name)

@@ -21,7 +21,10 @@ import (
 // event row is not touched.
 const consumerFailedSQL = `INSERT INTO tb_outbox_consumer_failure (event_id, event_type, error_code, error_message, failed_at)
 SELECT e.event_id, e.event_type, ?, ?, ? FROM tb_outbox_event e WHERE e.event_id = ?::uuid AND e.status = 3
-ON CONFLICT (event_id) WHERE resolved_at IS NULL DO NOTHING`
+ON CONFLICT (event_id) WHERE resolved_at IS NULL DO UPDATE
+SET error_code = EXCLUDED.error_code, error_message = EXCLUDED.error_message, failed_at = EXCLUDED.failed_at,
+	replay_batch_id = NULL, replay_requested_at = NULL
+WHERE tb_outbox_consumer_failure.replay_requested_at IS NOT NULL`
 
 const consumerFailureColumns = `event_id, event_type, error_code, error_message, failed_at, coalesce(replay_batch_id, ''), replay_requested_at, resolved_at`
 
@@ -107,13 +110,13 @@ func (s *Store) RequestConsumerReplay(ctx context.Context, p ports.ConsumerRepla
 }
 
 // ResolveConsumerFailures implements ports.ConsumerFailureStore.
-func (s *Store) ResolveConsumerFailures(ctx context.Context, eventIDs []string, now time.Time) (int, error) {
+func (s *Store) ResolveConsumerFailures(ctx context.Context, batchID string, eventIDs []string, now time.Time) (int, error) {
 	ids := validIDs(eventIDs)
 	if len(ids) == 0 {
 		return 0, nil
 	}
-	res, err := s.db.ExecContext(ctx, `UPDATE tb_outbox_consumer_failure SET resolved_at = ? WHERE resolved_at IS NULL AND event_id = ANY(?::uuid[])`,
-		now, pgdialect.Array(ids))
+	res, err := s.db.ExecContext(ctx, `UPDATE tb_outbox_consumer_failure SET resolved_at = ? WHERE resolved_at IS NULL AND replay_batch_id = ? AND event_id = ANY(?::uuid[])`,
+		now, batchID, pgdialect.Array(ids))
 	if err != nil {
 		return 0, fmt.Errorf("resolve %d consumer failures: %w", len(ids), pgerr.Translate(err))
 	}

@@ -227,9 +227,13 @@ func applyOnce(ctx context.Context, db *bun.DB, m migration, f sqlFile, group in
 				return errors.Join(err, dropErr(has, d))
 			}
 		}
+		// One statement at a time: a multi-statement string is an implicit
+		// transaction, where CREATE INDEX CONCURRENTLY is refused.
 		for _, q := range f.Queries {
-			if _, err := conn.ExecContext(ctx, q); err != nil {
-				return err
+			for _, st := range SplitStatements(q) {
+				if _, err := conn.ExecContext(ctx, st.SQL); err != nil {
+					return err
+				}
 			}
 		}
 		return record(conn)

@@ -107,6 +107,10 @@ func Rehearse(ctx context.Context, db *bun.DB, sets []Set) (*Rehearsal, error) {
 			if isCopy(st.SQL) {
 				continue // COPY waits for the client's data; it changes no catalog (migration_writes_data refuses it)
 			}
+			if f, bad := statementRefused(m, st, live); bad {
+				step.findings = append(step.findings, f)
+				continue
+			}
 			next, nextCounts, err := rehearseStatement(ctx, tx, st)
 			for copied := 0; err != nil && copied < maxExternalTables; copied++ {
 				// A table no migration creates (made by an older tool) is
@@ -229,6 +233,23 @@ func isDuplicate(code string) bool {
 // reConcurrently finds CONCURRENTLY in index statements: it cannot run in
 // the rehearsal's transaction, and the catalog effect is the same without.
 var reConcurrently = regexp.MustCompile(`(?i)\b(index)\s+concurrently\b`)
+
+// statementRefused reports a statement the rehearsal must not run, or
+// that up could not run: one naming the live schema (it would touch live
+// tables inside check), or CONCURRENTLY in a .tx file (refused inside the
+// migration's transaction).
+func statementRefused(m migration, st Statement, live string) (Finding, bool) {
+	norm := strings.Join(splitStatements(st.SQL), ";")
+	if strings.Contains(norm, strings.ToLower(live)+".") || strings.Contains(norm, `"`+live+`".`) {
+		return Finding{Severity: SeverityViolation, Code: "migration_schema_qualified", Object: m.Version, Count: 1,
+			Message: fmt.Sprintf("line %d names schema %s; write unqualified names (the search_path decides), so the migration applies to the schema it is released to / 第 %d 行写了 schema 前缀，请使用不带 schema 的名称", st.Line, live, st.Line)}, true
+	}
+	if reConcurrently.MatchString(st.SQL) && strings.HasSuffix(m.Up, ".tx.up.sql") {
+		return Finding{Severity: SeverityViolation, Code: "concurrently_in_tx", Object: m.Version, Count: 1,
+			Message: fmt.Sprintf("line %d uses CONCURRENTLY in a .tx migration, where Postgres refuses it; move it to a migration file without .tx / 第 %d 行在事务迁移中使用 CONCURRENTLY，请移到不带 .tx 的迁移文件", st.Line, st.Line)}, true
+	}
+	return Finding{}, false
+}
 
 // isCopy reports a COPY statement.
 func isCopy(sql string) bool {

@@ -241,6 +241,21 @@ func TestLintFlagsLockingOperationsOnExistingTables(t *testing.T) {
 		require.True(t, r.OK(), "after up the index matches: %v", codes(r))
 	})
 
+	t.Run("RefusedStatements", func(t *testing.T) {
+		t.Parallel()
+		db := emptyDB(t)
+		for name, tc := range map[string]struct{ file, sql, want string }{
+			"concurrently in a .tx file": {"20990401000002_index_hot.tx.up.sql", `CREATE INDEX CONCURRENTLY ix_hot_code ON tb_hot (code)`, "violation:concurrently_in_tx:20990401000002"},
+			"schema-qualified":           {"20990401000002_touch_live.tx.up.sql", `ALTER TABLE public.tb_hot ADD COLUMN x int`, "violation:migration_schema_qualified:20990401000002"},
+		} {
+			set := testSet("test/hot", base)
+			set.FS.(fstest.MapFS)[tc.file] = &fstest.MapFile{Data: []byte(tc.sql)}
+			r, err := release.Check(t.Context(), db.Bun, []release.Set{release.Foundation(), set})
+			require.NoError(t, err)
+			require.Contains(t, codes(r), tc.want, name)
+		}
+	})
+
 	t.Run("NewTableIsNotHot", func(t *testing.T) {
 		t.Parallel()
 		db := emptyDB(t)
