@@ -64,6 +64,9 @@ type apiApp struct {
 	guard   ports.Guard
 	srv     *httpx.HTTPServer
 	logs    *testinfra.LogBuffer
+	// pg and rd sit between the app and Postgres / Redis when
+	// appOpts.proxied is set: Down makes the dependency refuse connections.
+	pg, rd *testinfra.Proxy
 }
 
 type appOpts struct {
@@ -71,6 +74,10 @@ type appOpts struct {
 	redisURL string
 	// seed runs on the migrated database before the app starts.
 	seed func(t *testing.T, db *testinfra.DB)
+	// proxied puts a testinfra.Proxy in front of Postgres and Redis.
+	proxied bool
+	// tune changes the config before the app is built.
+	tune func(*config)
 }
 
 // startAPI builds the app from the same options() main uses, with the
@@ -96,6 +103,13 @@ func startAPI(t *testing.T, o appOpts) *apiApp {
 		o.seed(t, db)
 	}
 	a := &apiApp{db: db, logs: &testinfra.LogBuffer{}}
+	if o.proxied {
+		cfg.DatabaseURL, a.pg = testinfra.ProxyURL(t, cfg.DatabaseURL)
+		cfg.RedisURL, a.rd = testinfra.ProxyURL(t, cfg.RedisURL)
+	}
+	if o.tune != nil {
+		o.tune(&cfg)
+	}
 	app := fx.New(options(cfg, appkit.NewLogger(a.logs, cfg.LogLevel, httpx.LogIDs)), testKeys,
 		fx.Populate(&a.svc, &a.metrics, &a.echo, &a.guard, &a.srv))
 	require.NoError(t, app.Err())

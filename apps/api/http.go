@@ -12,6 +12,7 @@ import (
 	"github.com/july/template/adapters/http/apiserver"
 	"github.com/july/template/adapters/http/configapi"
 	"github.com/july/template/adapters/http/httpx"
+	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/core/configsvc"
 	"github.com/july/template/core/ports"
 	"github.com/july/template/core/redaction"
@@ -22,6 +23,7 @@ var httpOptions = fx.Options(
 		fx.Annotate(newServerParams, fx.ParamTags(``, ``, ``, ``, ports.ProbeGroup)),
 		fx.Annotate(configapi.AccessRoutes, fx.ResultTags(`group:"access_routes,flatten"`)),
 		fx.Annotate(func() httpx.ErrorMapper { return configapi.MapError }, fx.ResultTags(`group:"error_mappers"`)),
+		fx.Annotate(func() httpx.ErrorMapper { return mapPostgresDown }, fx.ResultTags(`group:"error_mappers"`)),
 	),
 	apiserver.Module,
 	fx.Invoke(
@@ -39,7 +41,7 @@ var httpOptions = fx.Options(
 func newServerParams(cfg config, log *slog.Logger, metrics *prometheus.Registry, svc *configsvc.Service, probes []ports.Probe) apiserver.Params {
 	checks := make([]httpx.Check, len(probes))
 	for i, p := range probes {
-		checks[i] = httpx.Check(p)
+		checks[i] = httpx.Check{Name: p.Name, Check: p.Check, Optional: optionalDeps[p.Name]}
 	}
 	return apiserver.Params{
 		Logger:           log,
@@ -50,6 +52,22 @@ func newServerParams(cfg config, log *slog.Logger, metrics *prometheus.Registry,
 		Checks:           checks,
 	}
 }
+
+// mapPostgresDown renders every error the Postgres adapter classifies as
+// an outage (including a domain handler's raw RunInTx error) as 503
+// DEPENDENCY_UNAVAILABLE.
+func mapPostgresDown(err error) (*httpx.Error, bool) {
+	if postgres.IsUnavailable(err) {
+		return httpx.DependencyUnavailable(err), true
+	}
+	return nil, false
+}
+
+// optionalDeps are the probes the API serves without, reported as degraded
+// by /readyz instead of unready: with Redis down config reads fall back to
+// Postgres and Postgres decides creates (the idempotency guard is a
+// shortcut only), so a Redis outage must not pull every pod.
+var optionalDeps = map[string]bool{"redis": true}
 
 func registerConfigAPI(g *echo.Group, svc *configsvc.Service, log *slog.Logger) {
 	configapi.Register(g, svc, log)

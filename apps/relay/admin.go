@@ -19,7 +19,7 @@ func startAdmin(lc fx.Lifecycle, cfg config, probes []ports.Probe, h metrics.Han
 	e := httpx.NewServer(httpx.ServerConfig{}, log)
 	checks := make([]httpx.Check, len(probes))
 	for i, p := range probes {
-		checks[i] = httpx.Check(p)
+		checks[i] = httpx.Check{Name: p.Name, Check: p.Check} // the relay needs both Postgres and Redis
 	}
 	httpx.RegisterHealth(e, httpx.DefaultReadyTimeout, checks...)
 	e.GET("/metrics", echo.WrapHandler(h))

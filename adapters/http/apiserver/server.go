@@ -59,7 +59,9 @@ type Params struct {
 	// Mappers render the domains' errors. idemhttp.MapError is always
 	// installed, because New always installs idemhttp.CaptureKey.
 	Mappers []httpx.ErrorMapper
-	// Checks are GET /readyz's dependencies.
+	// Checks are GET /readyz's dependencies; an Optional one down is
+	// reported as degraded, not unready. Each outcome sets the gauge
+	// dependency_up{dependency} (1 up, 0 down), which operators alert on.
 	Checks []httpx.Check
 }
 
@@ -69,6 +71,8 @@ type Server struct {
 	Echo *echo.Echo
 	// API is Prefix behind bearer authentication: domains' routes go here.
 	API *echo.Group
+	// Health serves /healthz and /readyz; Drain it on shutdown.
+	Health *httpx.Health
 }
 
 // New assembles the API server. It registers GET /healthz, /readyz and
@@ -114,7 +118,24 @@ func New(p Params) (*Server, error) {
 	e.Server.WriteTimeout = 30 * time.Second
 	e.Server.IdleTimeout = 2 * time.Minute
 
-	httpx.RegisterHealth(e, 0, p.Checks...)
+	up := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "dependency_up",
+		Help: "Whether a dependency answered the last readiness check (1) or not (0); an optional one at 0 means the API runs degraded.",
+	}, []string{"dependency"})
+	if err := metrics.Register(up); err != nil {
+		return nil, err
+	}
+	health := &httpx.Health{Checks: p.Checks, Logger: p.Logger, Report: func(name string, ok bool) {
+		v := 0.0
+		if ok {
+			v = 1
+		}
+		up.WithLabelValues(name).Set(v)
+	}}
+	for _, ch := range p.Checks {
+		up.WithLabelValues(ch.Name).Set(1) // until the first check says otherwise
+	}
+	health.Register(e)
 	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(metrics, promhttp.HandlerOpts{Registry: metrics})))
-	return &Server{Echo: e, API: e.Group(Prefix, auth.Middleware(jwt))}, nil
+	return &Server{Echo: e, API: e.Group(Prefix, auth.Middleware(jwt)), Health: health}, nil
 }
