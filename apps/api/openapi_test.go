@@ -30,7 +30,7 @@ func outageCalls(t *testing.T, a *apiApp) []call {
 	task := "/api/v1/device-assignments/00000000-0000-4000-8000-000000000000"
 	return []call{
 		{a, apitest.Request{Method: "POST", Path: "/api/v1/topups", Token: agent, Body: `{"amount_cents":1000,"channel":"wechat"}`, Header: map[string]string{"Idempotency-Key": "outage-topup-1"}}},
-		{a, apitest.Request{Method: "GET", Path: "/api/v1/topups/some-order", Token: agent}},
+		{a, apitest.Request{Method: "GET", Path: "/api/v1/topups/00000000-0000-4000-8000-000000000000", Token: agent}},
 		{a, apitest.Request{Method: "GET", Path: "/api/v1/wallets/me", Token: agent}},
 		{a, apitest.Request{Method: "GET", Path: "/api/v1/system-configs?module=test", Token: adm}},
 		{a, apitest.Request{Method: "GET", Path: configsPath + "test.conf.none", Token: adm}},

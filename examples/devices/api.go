@@ -248,13 +248,13 @@ func cleanFileName(name string) string {
 // task are both ErrTaskNotFound.
 func (a *API) load(c echo.Context) (taskHead, error) {
 	ctx := c.Request().Context()
-	id := c.Param("task_id")
-	if uuid.Validate(id) != nil {
-		return taskHead{}, ErrTaskNotFound // not an id we issue; no lookup
+	id, err := httpx.PathUUID(c, "task_id") // 400 naming task_id; no lookup
+	if err != nil {
+		return taskHead{}, err
 	}
 	p, _ := auth.PrincipalFrom(ctx)
 	var h taskHead
-	err := a.db.NewSelect().Model(&h).Where("id = ? AND owner_subject = ?", id, p.Subject).Scan(ctx)
+	err = a.db.NewSelect().Model(&h).Where("id = ? AND owner_subject = ?", id, p.Subject).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
 		return taskHead{}, ErrTaskNotFound
 	}

@@ -256,7 +256,12 @@ func TestForeignOrMissingTaskIsNotFound(t *testing.T) {
 	_, id := v.upload(t, "owner", "upload-foreign-01", "device_sn,target_agent_id\nFF00000001,agent-1\n")
 
 	var bodies []string
-	for _, target := range []string{id, uuid.NewString(), "not-a-uuid"} {
+	for _, suffix := range []string{"", "/failures"} {
+		r := v.do(t, http.MethodGet, "/api/v1/device-assignments/not-a-uuid"+suffix, "stranger", nil)
+		require.Equal(t, http.StatusBadRequest, r.Status, "rule: a malformed id is the caller's mistake, named, with no lookup")
+		require.Equal(t, "task_id", r.Error.Details[0].Field)
+	}
+	for _, target := range []string{id, uuid.NewString()} {
 		for _, suffix := range []string{"", "/failures"} {
 			r := v.do(t, http.MethodGet, "/api/v1/device-assignments/"+target+suffix, "stranger", nil)
 			require.Equal(t, http.StatusNotFound, r.Status, "GET %s%s", target, suffix)

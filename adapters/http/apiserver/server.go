@@ -137,5 +137,8 @@ func New(p Params) (*Server, error) {
 	}
 	health.Register(e)
 	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(metrics, promhttp.HandlerOpts{Registry: metrics})))
-	return &Server{Echo: e, API: e.Group(Prefix, auth.Middleware(jwt)), Health: health}, nil
+	api := e.Group(Prefix, auth.Middleware(jwt))
+	api.RouteNotFound("/*", methodNotAllowed(e)) // after authentication, like every API answer
+	api.RouteNotFound("", methodNotAllowed(e))
+	return &Server{Echo: e, API: api, Health: health}, nil
 }

@@ -67,6 +67,9 @@ func (j *JWT) Authenticate(_ context.Context, r *http.Request) (Principal, error
 	if c.Subject == "" {
 		return Principal{}, fmt.Errorf("%w: token has no subject", ErrUnauthenticated)
 	}
+	if err := ValidateSubject(c.Subject); err != nil {
+		return Principal{}, err
+	}
 	return Principal{Subject: c.Subject, Roles: c.Roles}, nil
 }
 
@@ -86,6 +89,9 @@ func IssueToken(secret []byte, sub string, roles []string, ttl time.Duration, no
 	}
 	if sub == "" || ttl <= 0 {
 		return "", errors.New("auth: issue token: subject must be set and ttl positive")
+	}
+	if err := ValidateSubject(sub); err != nil {
+		return "", fmt.Errorf("auth: issue token: %w", err)
 	}
 	t := jwt.NewWithClaims(jwt.SigningMethodHS256, claims{
 		Roles: roles,
