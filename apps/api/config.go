@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/july/template/adapters/http/auth"
+	"github.com/july/template/adapters/http/httpx"
 	"github.com/july/template/adapters/redis"
 	"github.com/july/template/internal/envconf"
 )
@@ -23,7 +24,12 @@ const envHelp = `  DATABASE_URL         postgres URL (required)
                        super_admin may manage system config
   ACCESS_LOG_HASH_KEY  key of the access log's body hashes, at least 32 bytes
                        (default: derived from AUTH_JWT_SECRET, so it is never public)
-  SHUTDOWN_TIMEOUT     grace period for in-flight requests on SIGTERM (default 15s)
+  SHUTDOWN_TIMEOUT     grace period for in-flight requests on SIGTERM, after the
+                       drain delay (default 15s)
+  SHUTDOWN_DRAIN_DELAY on SIGTERM /readyz answers 503 for this long while requests
+                       are still served, so endpoints drop the pod before the
+                       listener closes (default 5s, 0s..1m; at least the readiness
+                       probe's periodSeconds)
 `
 
 // secret is a byte string that never prints: fmt, %#v and slog all show a
@@ -43,6 +49,7 @@ type config struct {
 	JWTSecret        secret
 	AccessLogHashKey secret
 	ShutdownTimeout  time.Duration
+	DrainDelay       time.Duration
 	// CachePrefix starts every Redis key of the config cache. It is not read
 	// from the environment; tests set it to their private prefix.
 	CachePrefix string
@@ -61,6 +68,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		LogLevel:        r.LogLevel("LOG_LEVEL"),
 		HTTPAddr:        r.Addr("HTTP_ADDR", ":8080"),
 		ShutdownTimeout: r.Duration("SHUTDOWN_TIMEOUT", 15*time.Second, time.Second, 5*time.Minute),
+		DrainDelay:      r.Duration("SHUTDOWN_DRAIN_DELAY", httpx.DefaultDrainDelay, 0, time.Minute),
 		CachePrefix:     redis.DefaultConfigPrefix,
 	}
 	jwtSecret, errSecret := readSecret(getenv)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"sync"
 	"testing"
 	"time"
 
@@ -67,6 +68,8 @@ type apiApp struct {
 	// pg and rd sit between the app and Postgres / Redis when
 	// appOpts.proxied is set: Down makes the dependency refuse connections.
 	pg, rd *testinfra.Proxy
+	// stop stops the app (once; the test's cleanup calls it too).
+	stop func() error
 }
 
 type appOpts struct {
@@ -116,11 +119,12 @@ func startAPI(t *testing.T, o appOpts) *apiApp {
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	require.NoError(t, app.Start(ctx))
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	a.stop = sync.OnceValue(func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
-		require.NoError(t, app.Stop(ctx))
+		return app.Stop(ctx)
 	})
+	t.Cleanup(func() { require.NoError(t, a.stop()) })
 	a.url = "http://" + a.srv.Addr().String()
 	return a
 }

@@ -74,14 +74,20 @@ func registerConfigAPI(g *echo.Group, svc *configsvc.Service, log *slog.Logger) 
 }
 
 // startHTTP listens on HTTP_ADDR when the app starts (so a taken port fails
-// the start) and drains in-flight requests for SHUTDOWN_TIMEOUT on stop.
+// the start) and, on stop, drains (newHTTPServer).
 func startHTTP(lc fx.Lifecycle, srv *httpx.HTTPServer) {
 	lc.Append(fx.Hook{OnStart: srv.Start, OnStop: srv.Stop})
 }
 
-func newHTTPServer(cfg config, e *echo.Echo, log *slog.Logger) *httpx.HTTPServer {
+// newHTTPServer stops in two steps on SIGTERM: /readyz fails for
+// SHUTDOWN_DRAIN_DELAY while every request is still served, then the
+// listener closes and in-flight requests get SHUTDOWN_TIMEOUT.
+func newHTTPServer(cfg config, s *apiserver.Server, log *slog.Logger) *httpx.HTTPServer {
+	e := s.Echo
 	e.Server.Addr, e.Server.Handler = cfg.HTTPAddr, e
-	return httpx.NewHTTPServer(e.Server, cfg.ShutdownTimeout, log)
+	srv := httpx.NewHTTPServer(e.Server, cfg.ShutdownTimeout, log)
+	srv.SetDrain(cfg.DrainDelay, s.Health.Drain)
+	return srv
 }
 
 // bodyCap is the access log's per-body cap after redaction, from the
