@@ -6,8 +6,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/july/template/core/relay"
 	"github.com/july/template/adapters/http/httpx"
+	"github.com/july/template/core/relay"
 	"github.com/july/template/internal/envconf"
 )
 
