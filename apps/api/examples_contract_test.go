@@ -58,9 +58,13 @@ func exampleCalls(t *testing.T, a *apiApp, record func(*apiApp, apitest.Request)
 		require.NotEmpty(t, c.TaskID, res.Body)
 		return c.TaskID
 	}
-	pending, finished := taskID("contract-devices-1"), taskID("contract-devices-2")
+	pending, finished, completed := taskID("contract-devices-1"), taskID("contract-devices-2"), taskID("contract-devices-6")
 	res = record(a, apitest.Request{Method: "POST", Path: "/api/v1/device-assignments/" + finished + "/cancel", Token: agent})
 	require.Equal(t, http.StatusOK, res.Status, res.Body)
+	// Completed as a worker would leave it: a cancel of it is 409.
+	_, err := a.db.Bun.ExecContext(t.Context(), `UPDATE ex_devices_task SET status = 3, total_count = 1, success_count = 1,
+		started_at = now(), finished_at = now(), updated_at = now() WHERE id = ?`, completed)
+	require.NoError(t, err)
 	res = record(a, apitest.Request{Method: "GET", Path: "/api/v1/device-assignments/" + pending, Token: agent})
 	require.Equal(t, http.StatusOK, res.Status, res.Body)
 	etag := res.Header.Get("ETag")
@@ -103,6 +107,7 @@ func exampleCalls(t *testing.T, a *apiApp, record func(*apiApp, apitest.Request)
 		{a, apitest.Request{Method: "POST", Path: task + missing + "/cancel", Token: agent}},
 		{a, apitest.Request{Method: "POST", Path: task + pending + "/cancel"}},
 		{a, apitest.Request{Method: "POST", Path: task + finished + "/cancel", Token: agent}},
+		{a, apitest.Request{Method: "POST", Path: task + completed + "/cancel", Token: agent}},
 	}
 }
 

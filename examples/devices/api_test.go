@@ -181,9 +181,13 @@ func TestCancel(t *testing.T) {
 	require.Equal(t, tasks.Cancelled, v.getTask(t, "user-1", pending).Status)
 	require.Zero(t, v.count(t, "SELECT count(*) FROM ex_devices_assignment WHERE task_id = ?", pending), "rule: nothing applied")
 
+	// A retried cancel (the first answer was lost) succeeds with the
+	// current view, so the caller learns its cancel worked.
 	again := v.do(t, http.MethodPost, "/api/v1/device-assignments/"+pending+"/cancel", "user-1", nil)
-	require.Equal(t, http.StatusConflict, again.Status)
-	require.Equal(t, devices.CodeNotCancellable, again.Error.Code)
+	require.Equal(t, http.StatusOK, again.Status, "body %s", again.Body)
+	repeated := taskOf(t, again)
+	require.Equal(t, tasks.Cancelled, repeated.Status)
+	require.Equal(t, cancelled.FinishedAt, repeated.FinishedAt, "rule: a repeated cancel changes nothing")
 
 	_, done := v.upload(t, "user-1", "upload-cancel-02", "device_sn,target_agent_id\nCC00000002,agent-1\n")
 	require.NoError(t, v.worker(t, "w").Process(t.Context(), done))
