@@ -109,7 +109,7 @@ func TestListAndDefaults(t *testing.T) {
 		keys = append(keys, v.Key)
 		require.Zero(t, v.Version, "never written: default at version 0")
 	}
-	require.Equal(t, []string{keyCount, keyDoc, keyFixed, keyFlag, keyMode, keySecret, keyText}, keys)
+	require.Equal(t, []string{keyCount, keyDoc, keyFixed, keyFlag, keyMode, keySecret, keyText, keyTier}, keys)
 
 	res = a.do(t, apitest.Request{Method: "GET", Path: "/api/v1/system-configs", Token: admin(t)})
 	require.Equal(t, http.StatusOK, res.Status, res.Body)

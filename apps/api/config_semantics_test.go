@@ -36,3 +36,31 @@ func TestConcurrentUnversionedPuts(t *testing.T) {
 	require.Equal(t, int64(n), r.Version, "each accepted PUT wrote one version")
 	require.Len(t, a.audits(t, keyCount), n, "each accepted PUT was audited once")
 }
+
+// Item 12: a sensitive key's enum values are masked like its value: not in
+// the view's constraints, the 422 reason, the audit reason or the access log.
+func TestSensitiveEnumIsMasked(t *testing.T) {
+	t.Parallel()
+	a := startAPI(t, appOpts{})
+	adm := admin(t)
+	secrets := []string{"tier-alpha-9f3", "tier-omega-7c1"}
+	get := a.do(t, apitest.Request{Method: "GET", Path: configsPath + keyTier, Token: adm})
+	require.Equal(t, http.StatusOK, get.Status, get.Body)
+	list := a.do(t, apitest.Request{Method: "GET", Path: "/api/v1/system-configs?module=test", Token: adm})
+	bad := a.do(t, apitest.Request{Method: "PUT", Path: configsPath + keyTier, Token: adm, Body: `{"value":"tier-nope"}`})
+	require.Equal(t, http.StatusUnprocessableEntity, bad.Status, bad.Body)
+	ok := a.do(t, apitest.Request{Method: "PUT", Path: configsPath + keyTier, Token: adm, Body: `{"value":"tier-omega-7c1"}`})
+	require.Equal(t, http.StatusOK, ok.Status, "a listed value is still accepted: %s", ok.Body)
+	audits := a.audits(t, keyTier)
+	require.Len(t, audits, 2)
+	for _, s := range secrets {
+		require.NotContains(t, get.Body, s, "view")
+		require.NotContains(t, list.Body, s, "list")
+		require.NotContains(t, bad.Body, s, "422 reason")
+		require.NotContains(t, ok.Body, s, "200 view")
+		for _, au := range audits {
+			require.NotContains(t, fmt.Sprintf("%+v", au), s, "audit record")
+		}
+		require.NotContains(t, a.logs.String(), s, "access log")
+	}
+}

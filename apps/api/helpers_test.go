@@ -38,6 +38,7 @@ const (
 	keyMode   = "test.conf.mode"
 	keySecret = "test.conf.secret"
 	keyFixed  = "test.conf.fixed"
+	keyTier   = "test.conf.tier" // sensitive, with enum values that must never show
 )
 
 func i64(n int64) *int64 { return &n }
@@ -52,6 +53,7 @@ var testKeys = fx.Invoke(func(reg *sysconfig.Registry) error {
 		sysconfig.Spec{Key: keyMode, Module: "test", Type: sysconfig.TypeString, Default: "a", Enum: []string{"a", "b"}, UIHint: sysconfig.UISelect, Description: "测试模式"},
 		sysconfig.Spec{Key: keySecret, Module: "test", Type: sysconfig.TypeString, Default: "none", MaxLen: 32, Sensitive: true, Description: "测试密钥"},
 		sysconfig.Spec{Key: keyFixed, Module: "test", Type: sysconfig.TypeString, Default: "fixed", ReadOnly: true, Description: "测试只读"},
+		sysconfig.Spec{Key: keyTier, Module: "test", Type: sysconfig.TypeString, Default: "tier-alpha-9f3", Enum: []string{"tier-alpha-9f3", "tier-omega-7c1"}, Sensitive: true, Description: "测试敏感枚举"},
 	)
 })
 
