@@ -156,3 +156,51 @@ func jsonUnmarshalError(body string, e *apitest.Error) error {
 	}
 	return nil
 }
+
+// Item 8: optional issuer and audience checks, a maximum lifetime, and
+// always: no future iat beyond the leeway, no crit header.
+func TestJWTPolicy(t *testing.T) {
+	t.Parallel()
+	a := startAPI(t, appOpts{tune: func(c *config) {
+		c.JWTIssuer, c.JWTAudience, c.JWTMaxLifetime = "https://id.example.com", "july-api", 2*time.Hour
+	}})
+	now := time.Now()
+	sign := func(claims jwt.MapClaims, hdr map[string]any) string {
+		tk := jwt.NewWithClaims(jwt.SigningMethodHS256, claims)
+		for k, v := range hdr {
+			tk.Header[k] = v
+		}
+		s, err := tk.SignedString(testSecret)
+		require.NoError(t, err)
+		return s
+	}
+	base := func() jwt.MapClaims {
+		return jwt.MapClaims{"sub": "jwt-user", "iss": "https://id.example.com", "aud": "july-api",
+			"iat": now.Unix(), "exp": now.Add(time.Hour).Unix()}
+	}
+	with := func(k string, v any) jwt.MapClaims {
+		c := base()
+		if v == nil {
+			delete(c, k)
+		} else {
+			c[k] = v
+		}
+		return c
+	}
+	res := a.do(t, apitest.Request{Method: "GET", Path: "/api/v1/wallets/me", Token: sign(base(), nil)})
+	require.Equal(t, http.StatusOK, res.Status, res.Body)
+	for name, tok := range map[string]string{
+		"wrong issuer":   sign(with("iss", "https://evil.example.com"), nil),
+		"no issuer":      sign(with("iss", nil), nil),
+		"wrong audience": sign(with("aud", "other-api"), nil),
+		"no audience":    sign(with("aud", nil), nil),
+		"future iat":     sign(with("iat", now.Add(10*time.Minute).Unix()), nil),
+		"too long-lived": sign(with("exp", now.Add(3*time.Hour).Unix()), nil),
+		"crit header":    sign(base(), map[string]any{"crit": []string{"exp"}}),
+		"long, no iat":   sign(jwt.MapClaims{"sub": "jwt-user", "iss": "https://id.example.com", "aud": "july-api", "exp": now.Add(30 * 24 * time.Hour).Unix()}, nil),
+	} {
+		res := a.do(t, apitest.Request{Method: "GET", Path: "/api/v1/wallets/me", Token: tok})
+		require.Equal(t, http.StatusUnauthorized, res.Status, "%s: %s", name, res.Body)
+		require.Equal(t, "UNAUTHENTICATED", res.Error.Code, name)
+	}
+}

@@ -97,6 +97,7 @@ func startAPI(t *testing.T, o appOpts) *apiApp {
 		JWTSecret:        testSecret,
 		AccessLogHashKey: deriveHashKey(testSecret),
 		ShutdownTimeout:  5 * time.Second,
+		JWTMaxLifetime:   24 * time.Hour,
 	}
 	if o.redisURL != "" {
 		cfg.RedisURL, cfg.CachePrefix = o.redisURL, "t:down:"

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/july/template/adapters/http/apiserver"
+	"github.com/july/template/adapters/http/auth"
 	"github.com/july/template/adapters/http/configapi"
 	"github.com/july/template/adapters/http/httpx"
 	"github.com/july/template/adapters/postgres"
@@ -46,6 +47,7 @@ func newServerParams(cfg config, log *slog.Logger, metrics *prometheus.Registry,
 	return apiserver.Params{
 		Logger:           log,
 		JWTSecret:        cfg.JWTSecret,
+		JWTPolicy:        auth.JWTPolicy{Issuer: cfg.JWTIssuer, Audience: cfg.JWTAudience, MaxLifetime: cfg.JWTMaxLifetime},
 		Metrics:          metrics,
 		AccessLogHashKey: cfg.AccessLogHashKey,
 		AccessLogBodyCap: bodyCap(svc),

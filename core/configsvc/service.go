@@ -157,8 +157,9 @@ func (s *Service) Update(ctx context.Context, req sysconfig.UpdateRequest, meta 
 }
 
 // MaxUnversionedAttempts bounds the compare-and-set retries of an update
-// without a version under write contention on one key.
-const MaxUnversionedAttempts = 10
+// without a version under write contention on one key. Every conflict means
+// another writer committed, so n concurrent writers need at most n attempts.
+const MaxUnversionedAttempts = 50
 
 // update is one attempt of Update; retry reports a version conflict of an
 // unversioned request, which the caller retries without auditing it.

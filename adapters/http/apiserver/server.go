@@ -40,6 +40,8 @@ type Params struct {
 	// JWTSecret verifies the HS256 bearer tokens of Prefix; at least
 	// auth.MinSecretLen bytes. Required.
 	JWTSecret []byte
+	// JWTPolicy adds optional issuer, audience and lifetime checks.
+	JWTPolicy auth.JWTPolicy
 	// Metrics gets the access log's failure counter and is served on GET
 	// /metrics. Default: a new, empty registry.
 	Metrics Registry
@@ -85,6 +87,7 @@ func New(p Params) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	jwt = jwt.WithPolicy(p.JWTPolicy)
 	policies := make(map[string]accesslog.RoutePolicy, len(p.Routes))
 	for _, r := range p.Routes {
 		if _, dup := policies[r.Path]; dup {
