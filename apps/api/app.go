@@ -46,7 +46,7 @@ func options(cfg config, log *slog.Logger) fx.Option {
 		fx.Supply(cfg, log),
 		fx.Supply(postgres.Config{URL: cfg.DatabaseURL}),
 		postgres.Module,
-		fx.Supply(redis.ModuleConfig{URL: cfg.RedisURL, Cache: redis.CacheConfig{Prefix: cfg.CachePrefix}}),
+		fx.Supply(redis.ModuleConfig{URL: cfg.RedisURL, Cache: redis.CacheConfig{Prefix: cfg.CachePrefix}, CounterPrefix: cfg.CounterPrefix}),
 		redis.Module,
 		metrics.Module,
 		fx.Provide(

@@ -61,6 +61,9 @@ type config struct {
 	// CachePrefix starts every Redis key of the config cache. It is not read
 	// from the environment; tests set it to their private prefix.
 	CachePrefix string
+	// CounterPrefix starts the Redis keys of the rejected-update limit;
+	// like CachePrefix it is for tests only.
+	CounterPrefix string
 }
 
 const (
@@ -81,6 +84,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		JWTMaxLifetime:  r.Duration("AUTH_JWT_MAX_LIFETIME", 24*time.Hour, time.Minute, 720*time.Hour),
 		DrainDelay:      r.Duration("SHUTDOWN_DRAIN_DELAY", httpx.DefaultDrainDelay, 0, time.Minute),
 		CachePrefix:     redis.DefaultConfigPrefix,
+		CounterPrefix:   redis.DefaultCounterPrefix,
 	}
 	jwtSecret, errSecret := readSecret(getenv)
 	c.JWTSecret = jwtSecret

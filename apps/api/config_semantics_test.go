@@ -64,3 +64,48 @@ func TestSensitiveEnumIsMasked(t *testing.T) {
 		require.NotContains(t, a.logs.String(), s, "access log")
 	}
 }
+
+// Item 9: rejected updates are audited, but one principal's rejections are
+// bounded per window: past the limit 429 with Retry-After, counted, the
+// first 429 audited once; with Redis down the limit still holds.
+func TestRejectedUpdatesAreRateLimited(t *testing.T) {
+	t.Parallel()
+	a := startAPI(t, appOpts{proxied: true})
+	flood := func(sub string) {
+		t.Helper()
+		tok := token(t, sub, "ops")
+		for i := range 20 {
+			res := a.do(t, apitest.Request{Method: "PUT", Path: configsPath + keyFlag, Token: tok, Body: `{"value":true}`})
+			require.Equal(t, http.StatusForbidden, res.Status, "attempt %d: %s", i+1, res.Body)
+		}
+		for range 3 {
+			res := a.do(t, apitest.Request{Method: "PUT", Path: configsPath + keyFlag, Token: tok, Body: `{"value":true}`})
+			require.Equal(t, http.StatusTooManyRequests, res.Status, res.Body)
+			require.Equal(t, "CONFIG_UPDATE_RATE_LIMITED", res.Error.Code)
+			require.True(t, res.Error.Retryable)
+			require.NotEmpty(t, res.Header.Get("Retry-After"))
+		}
+	}
+	before := len(a.audits(t, keyFlag))
+	flood("flooder-1")
+	require.Equal(t, before+21, len(a.audits(t, keyFlag)), "20 rejections and the first 429 are audited, later 429s are not")
+	require.Equal(t, 3.0, a.plainCounter(t, "config_update_rate_limited_total"))
+	res := a.do(t, apitest.Request{Method: "PUT", Path: configsPath + keyFlag, Token: admin(t), Body: `{"value":true}`})
+	require.Equal(t, http.StatusOK, res.Status, "another principal is not limited: %s", res.Body)
+
+	a.rd.Down()
+	flood("flooder-2") // the in-process fallback holds the limit
+}
+
+// plainCounter returns an unlabelled counter's value, 0 if absent.
+func (a *apiApp) plainCounter(t *testing.T, name string) float64 {
+	t.Helper()
+	mfs, err := a.metrics.Gather()
+	require.NoError(t, err)
+	for _, mf := range mfs {
+		if mf.GetName() == name && len(mf.GetMetric()) > 0 {
+			return mf.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	return 0
+}

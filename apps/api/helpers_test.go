@@ -100,10 +100,10 @@ func startAPI(t *testing.T, o appOpts) *apiApp {
 		JWTMaxLifetime:   24 * time.Hour,
 	}
 	if o.redisURL != "" {
-		cfg.RedisURL, cfg.CachePrefix = o.redisURL, "t:down:"
+		cfg.RedisURL, cfg.CachePrefix, cfg.CounterPrefix = o.redisURL, "t:down:", "t:down:count:"
 	} else {
 		r := testinfra.NewRedis(t)
-		cfg.RedisURL, cfg.CachePrefix = r.URL, r.Prefix
+		cfg.RedisURL, cfg.CachePrefix, cfg.CounterPrefix = r.URL, r.Prefix, r.Prefix+"count:"
 	}
 	if o.seed != nil {
 		o.seed(t, db)

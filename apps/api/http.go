@@ -71,8 +71,21 @@ func mapPostgresDown(err error) (*httpx.Error, bool) {
 // shortcut only), so a Redis outage must not pull every pod.
 var optionalDeps = map[string]bool{"redis": true}
 
-func registerConfigAPI(g *echo.Group, svc *configsvc.Service, log *slog.Logger) {
-	configapi.Register(g, svc, log)
+// registerConfigAPI bounds rejected config updates per principal in Redis
+// (in-process while Redis is down), counted by
+// config_update_rate_limited_total.
+func registerConfigAPI(g *echo.Group, svc *configsvc.Service, log *slog.Logger, counter ports.WindowCounter, metrics *prometheus.Registry) error {
+	limited := prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "config_update_rate_limited_total",
+		Help: "Config updates answered 429 because their principal's updates were rejected too often.",
+	})
+	if err := metrics.Register(limited); err != nil {
+		return err
+	}
+	configapi.Register(g, svc, log, configapi.Options{RejectLimit: &configapi.RejectLimit{
+		Counter: counter, OnLimited: limited.Inc,
+	}})
+	return nil
 }
 
 // startHTTP listens on HTTP_ADDR when the app starts (so a taken port fails

@@ -94,6 +94,11 @@ func TestOpenAPIContract(t *testing.T) {
 		{a, apitest.Request{Method: "PUT", Path: key, Token: adm, Body: `{"value":99}`}},
 		{a, apitest.Request{Method: "PUT", Path: configsPath + keyDoc, Token: adm, Body: `{"value":{"x":[1,true,null]}}`}},
 	}
+	flooder := token(t, "ops-flooder", "ops")
+	for range 20 {
+		record(a, apitest.Request{Method: "PUT", Path: key, Token: flooder, Body: `{"value":2}`})
+	}
+	calls = append(calls, call{a, apitest.Request{Method: "PUT", Path: key, Token: flooder, Body: `{"value":2}`}})
 	calls = append(calls, exampleCalls(t, a, record)...)
 	calls = append(calls, outageCalls(t, pgDown)...)
 	for _, cl := range calls {
