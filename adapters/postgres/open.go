@@ -36,6 +36,7 @@ func Open(ctx context.Context, cfg Config) (*bun.DB, error) {
 		// once; outboxbench measured about 25% more relay throughput.
 		pcfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
 	}
+	pcfg.DialFunc = classifyDial(pcfg.DialFunc)
 	for k, v := range cfg.RuntimeParams {
 		pcfg.RuntimeParams[k] = v
 	}

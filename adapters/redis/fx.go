@@ -21,10 +21,13 @@ type ModuleConfig struct {
 	Cache CacheConfig
 	// Guard configures the short guard.
 	Guard GuardConfig
+	// CounterPrefix starts the WindowCounter's keys. Default:
+	// DefaultCounterPrefix.
+	CounterPrefix string
 }
 
 // Module provides a rueidis.Client (closed on stop), ports.ConfigCache,
-// ports.Guard and a "redis" ports.Probe in ports.ProbeGroup. Redis is a
+// ports.Guard, ports.WindowCounter and a "redis" ports.Probe in ports.ProbeGroup. Redis is a
 // cache and a guard here, so the app starts and serves from Postgres while
 // Redis is down: the client is forced to single-node mode, which keeps a
 // client (and redials) when the first dial fails.
@@ -33,6 +36,7 @@ var Module = fx.Module("redis",
 		newFxClient,
 		fx.Annotate(newFxCache, fx.As(new(ports.ConfigCache))),
 		fx.Annotate(newFxGuard, fx.As(new(ports.Guard))),
+		fx.Annotate(newFxCounter, fx.As(new(ports.WindowCounter))),
 		fx.Annotate(newFxProbe, fx.ResultTags(ports.ProbeGroup)),
 	),
 )
@@ -63,6 +67,10 @@ func newFxCache(client rueidis.Client, cfg ModuleConfig) (*ConfigCache, error) {
 
 func newFxGuard(client rueidis.Client, cfg ModuleConfig) (*Guard, error) {
 	return NewGuard(client, cfg.Guard)
+}
+
+func newFxCounter(client rueidis.Client, cfg ModuleConfig) (*WindowCounter, error) {
+	return NewWindowCounter(client, cfg.CounterPrefix)
 }
 
 func newFxProbe(client rueidis.Client) ports.Probe {

@@ -30,9 +30,12 @@ var Domains = []fx.Option{
 
 func serve(ctx context.Context, cfg config, stdout io.Writer) error {
 	log := appkit.NewLogger(stdout, cfg.LogLevel, httpx.LogIDs)
-	return appkit.Serve(ctx, options(cfg, log), cfg.ShutdownTimeout+5*time.Second,
+	return appkit.Serve(ctx, options(cfg, log), cfg.DrainDelay+cfg.ShutdownTimeout+5*time.Second,
 		func() { log.Info("api started", "http_addr", cfg.HTTPAddr) },
-		func() { log.Info("api stopping: draining in-flight requests", "timeout", cfg.ShutdownTimeout.String()) })
+		func() {
+			log.Info("api stopping: readiness fails for the drain delay, then in-flight requests finish",
+				"drain_delay", cfg.DrainDelay.String(), "timeout", cfg.ShutdownTimeout.String())
+		})
 }
 
 // options is the whole API graph; main and the tests build it the same way.
@@ -42,7 +45,7 @@ func options(cfg config, log *slog.Logger) fx.Option {
 		fx.Supply(cfg, log),
 		fx.Supply(postgres.Config{URL: cfg.DatabaseURL}),
 		postgres.Module,
-		fx.Supply(redis.ModuleConfig{URL: cfg.RedisURL, Cache: redis.CacheConfig{Prefix: cfg.CachePrefix}}),
+		fx.Supply(redis.ModuleConfig{URL: cfg.RedisURL, Cache: redis.CacheConfig{Prefix: cfg.CachePrefix}, CounterPrefix: cfg.CounterPrefix}),
 		redis.Module,
 		metrics.Module,
 		fx.Supply(metrics.Component("api")),

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/july/template/adapters/http/auth"
+	"github.com/july/template/adapters/http/httpx"
 	"github.com/july/template/adapters/redis"
 	"github.com/july/template/internal/envconf"
 )
@@ -21,9 +22,19 @@ const envHelp = `  DATABASE_URL         postgres URL (required)
   AUTH_JWT_SECRET      HS256 secret for bearer tokens, at least 32 bytes (required;
                        never printed). Tokens carry "sub" and "roles"; role
                        super_admin may manage system config
+  AUTH_JWT_ISSUER      when set, a token's "iss" must equal it (default: not checked)
+  AUTH_JWT_AUDIENCE    when set, a token's "aud" must contain it (default: not checked)
+  AUTH_JWT_MAX_LIFETIME longest accepted token lifetime, exp minus iat (default 24h,
+                       1m..720h). Always refused: an iat in the future beyond 30s of
+                       clock skew, and any "crit" header
   ACCESS_LOG_HASH_KEY  key of the access log's body hashes, at least 32 bytes
                        (default: derived from AUTH_JWT_SECRET, so it is never public)
-  SHUTDOWN_TIMEOUT     grace period for in-flight requests on SIGTERM (default 15s)
+  SHUTDOWN_TIMEOUT     grace period for in-flight requests on SIGTERM, after the
+                       drain delay (default 15s)
+  SHUTDOWN_DRAIN_DELAY on SIGTERM /readyz answers 503 for this long while requests
+                       are still served, so endpoints drop the pod before the
+                       listener closes (default 5s, 0s..1m; at least the readiness
+                       probe's periodSeconds)
 `
 
 // secret is a byte string that never prints: fmt, %#v and slog all show a
@@ -41,11 +52,18 @@ type config struct {
 	LogLevel         slog.Level
 	HTTPAddr         string
 	JWTSecret        secret
+	JWTIssuer        string
+	JWTAudience      string
+	JWTMaxLifetime   time.Duration
 	AccessLogHashKey secret
 	ShutdownTimeout  time.Duration
+	DrainDelay       time.Duration
 	// CachePrefix starts every Redis key of the config cache. It is not read
 	// from the environment; tests set it to their private prefix.
 	CachePrefix string
+	// CounterPrefix starts the Redis keys of the rejected-update limit;
+	// like CachePrefix it is for tests only.
+	CounterPrefix string
 }
 
 const (
@@ -61,7 +79,12 @@ func loadConfig(getenv func(string) string) (config, error) {
 		LogLevel:        r.LogLevel("LOG_LEVEL"),
 		HTTPAddr:        r.Addr("HTTP_ADDR", ":8080"),
 		ShutdownTimeout: r.Duration("SHUTDOWN_TIMEOUT", 15*time.Second, time.Second, 5*time.Minute),
+		JWTIssuer:       r.String("AUTH_JWT_ISSUER", ""),
+		JWTAudience:     r.String("AUTH_JWT_AUDIENCE", ""),
+		JWTMaxLifetime:  r.Duration("AUTH_JWT_MAX_LIFETIME", 24*time.Hour, time.Minute, 720*time.Hour),
+		DrainDelay:      r.Duration("SHUTDOWN_DRAIN_DELAY", httpx.DefaultDrainDelay, 0, time.Minute),
 		CachePrefix:     redis.DefaultConfigPrefix,
+		CounterPrefix:   redis.DefaultCounterPrefix,
 	}
 	jwtSecret, errSecret := readSecret(getenv)
 	c.JWTSecret = jwtSecret

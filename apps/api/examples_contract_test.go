@@ -58,9 +58,13 @@ func exampleCalls(t *testing.T, a *apiApp, record func(*apiApp, apitest.Request)
 		require.NotEmpty(t, c.TaskID, res.Body)
 		return c.TaskID
 	}
-	pending, finished := taskID("contract-devices-1"), taskID("contract-devices-2")
+	pending, finished, completed := taskID("contract-devices-1"), taskID("contract-devices-2"), taskID("contract-devices-6")
 	res = record(a, apitest.Request{Method: "POST", Path: "/api/v1/device-assignments/" + finished + "/cancel", Token: agent})
 	require.Equal(t, http.StatusOK, res.Status, res.Body)
+	// Completed as a worker would leave it: a cancel of it is 409.
+	_, err := a.db.Bun.ExecContext(t.Context(), `UPDATE ex_devices_task SET status = 3, total_count = 1, success_count = 1,
+		started_at = now(), finished_at = now(), updated_at = now() WHERE id = ?`, completed)
+	require.NoError(t, err)
 	res = record(a, apitest.Request{Method: "GET", Path: "/api/v1/device-assignments/" + pending, Token: agent})
 	require.Equal(t, http.StatusOK, res.Status, res.Body)
 	etag := res.Header.Get("ETag")
@@ -78,6 +82,10 @@ func exampleCalls(t *testing.T, a *apiApp, record func(*apiApp, apitest.Request)
 		{a, apitest.Request{Method: "POST", Path: topups, Body: order, Header: idem("contract-topup-3")}},
 		{a, apitest.Request{Method: "POST", Path: topups, Token: agent, Body: order, Header: idem(topupBusy)}},
 		{a, apitest.Request{Method: "POST", Path: topups, Token: agent, Body: `{"amount_cents":0,"channel":"wechat"}`, Header: idem("contract-topup-4")}},
+		{a, apitest.Request{Method: "POST", Path: topups, Token: agent, Body: order, Header: map[string]string{"Idempotency-Key": "contract-topup-5", "Content-Type": "text/plain"}}},
+		{a, apitest.Request{Method: "GET", Path: topups + "/not-a-uuid", Token: agent}},
+		{a, apitest.Request{Method: "GET", Path: task + "not-a-uuid", Token: agent}},
+		{a, apitest.Request{Method: "POST", Path: task + "not-a-uuid/cancel", Token: agent}},
 		{a, apitest.Request{Method: "GET", Path: topups + "/" + o.TopupID, Token: agent}},
 		{a, apitest.Request{Method: "GET", Path: topups + "/" + o.TopupID}},
 		{a, apitest.Request{Method: "GET", Path: topups + "/" + o.TopupID, Token: other}},
@@ -99,6 +107,7 @@ func exampleCalls(t *testing.T, a *apiApp, record func(*apiApp, apitest.Request)
 		{a, apitest.Request{Method: "POST", Path: task + missing + "/cancel", Token: agent}},
 		{a, apitest.Request{Method: "POST", Path: task + pending + "/cancel"}},
 		{a, apitest.Request{Method: "POST", Path: task + finished + "/cancel", Token: agent}},
+		{a, apitest.Request{Method: "POST", Path: task + completed + "/cancel", Token: agent}},
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"sync"
 	"testing"
 	"time"
 
@@ -37,6 +38,7 @@ const (
 	keyMode   = "test.conf.mode"
 	keySecret = "test.conf.secret"
 	keyFixed  = "test.conf.fixed"
+	keyTier   = "test.conf.tier" // sensitive, with enum values that must never show
 )
 
 func i64(n int64) *int64 { return &n }
@@ -51,6 +53,7 @@ var testKeys = fx.Invoke(func(reg *sysconfig.Registry) error {
 		sysconfig.Spec{Key: keyMode, Module: "test", Type: sysconfig.TypeString, Default: "a", Enum: []string{"a", "b"}, UIHint: sysconfig.UISelect, Description: "测试模式"},
 		sysconfig.Spec{Key: keySecret, Module: "test", Type: sysconfig.TypeString, Default: "none", MaxLen: 32, Sensitive: true, Description: "测试密钥"},
 		sysconfig.Spec{Key: keyFixed, Module: "test", Type: sysconfig.TypeString, Default: "fixed", ReadOnly: true, Description: "测试只读"},
+		sysconfig.Spec{Key: keyTier, Module: "test", Type: sysconfig.TypeString, Default: "tier-alpha-9f3", Enum: []string{"tier-alpha-9f3", "tier-omega-7c1"}, Sensitive: true, Description: "测试敏感枚举"},
 	)
 })
 
@@ -64,6 +67,11 @@ type apiApp struct {
 	guard   ports.Guard
 	srv     *httpx.HTTPServer
 	logs    *testinfra.LogBuffer
+	// pg and rd sit between the app and Postgres / Redis when
+	// appOpts.proxied is set: Down makes the dependency refuse connections.
+	pg, rd *testinfra.Proxy
+	// stop stops the app (once; the test's cleanup calls it too).
+	stop func() error
 }
 
 type appOpts struct {
@@ -71,6 +79,10 @@ type appOpts struct {
 	redisURL string
 	// seed runs on the migrated database before the app starts.
 	seed func(t *testing.T, db *testinfra.DB)
+	// proxied puts a testinfra.Proxy in front of Postgres and Redis.
+	proxied bool
+	// tune changes the config before the app is built.
+	tune func(*config)
 }
 
 // startAPI builds the app from the same options() main uses, with the
@@ -85,28 +97,37 @@ func startAPI(t *testing.T, o appOpts) *apiApp {
 		JWTSecret:        testSecret,
 		AccessLogHashKey: deriveHashKey(testSecret),
 		ShutdownTimeout:  5 * time.Second,
+		JWTMaxLifetime:   24 * time.Hour,
 	}
 	if o.redisURL != "" {
-		cfg.RedisURL, cfg.CachePrefix = o.redisURL, "t:down:"
+		cfg.RedisURL, cfg.CachePrefix, cfg.CounterPrefix = o.redisURL, "t:down:", "t:down:count:"
 	} else {
 		r := testinfra.NewRedis(t)
-		cfg.RedisURL, cfg.CachePrefix = r.URL, r.Prefix
+		cfg.RedisURL, cfg.CachePrefix, cfg.CounterPrefix = r.URL, r.Prefix, r.Prefix+"count:"
 	}
 	if o.seed != nil {
 		o.seed(t, db)
 	}
 	a := &apiApp{db: db, logs: &testinfra.LogBuffer{}}
+	if o.proxied {
+		cfg.DatabaseURL, a.pg = testinfra.ProxyURL(t, cfg.DatabaseURL)
+		cfg.RedisURL, a.rd = testinfra.ProxyURL(t, cfg.RedisURL)
+	}
+	if o.tune != nil {
+		o.tune(&cfg)
+	}
 	app := fx.New(options(cfg, appkit.NewLogger(a.logs, cfg.LogLevel, httpx.LogIDs)), testKeys,
 		fx.Populate(&a.svc, &a.metrics, &a.echo, &a.guard, &a.srv))
 	require.NoError(t, app.Err())
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	require.NoError(t, app.Start(ctx))
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	a.stop = sync.OnceValue(func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
-		require.NoError(t, app.Stop(ctx))
+		return app.Stop(ctx)
 	})
+	t.Cleanup(func() { require.NoError(t, a.stop()) })
 	a.url = "http://" + a.srv.Addr().String()
 	return a
 }

@@ -10,8 +10,10 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/july/template/adapters/http/apiserver"
+	"github.com/july/template/adapters/http/auth"
 	"github.com/july/template/adapters/http/configapi"
 	"github.com/july/template/adapters/http/httpx"
+	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/core/configsvc"
 	"github.com/july/template/core/ports"
 	"github.com/july/template/core/redaction"
@@ -22,6 +24,7 @@ var httpOptions = fx.Options(
 		fx.Annotate(newServerParams, fx.ParamTags(``, ``, ``, ``, ports.ProbeGroup)),
 		fx.Annotate(configapi.AccessRoutes, fx.ResultTags(`group:"access_routes,flatten"`)),
 		fx.Annotate(func() httpx.ErrorMapper { return configapi.MapError }, fx.ResultTags(`group:"error_mappers"`)),
+		fx.Annotate(func() httpx.ErrorMapper { return mapPostgresDown }, fx.ResultTags(`group:"error_mappers"`)),
 	),
 	apiserver.Module,
 	fx.Invoke(
@@ -39,11 +42,12 @@ var httpOptions = fx.Options(
 func newServerParams(cfg config, log *slog.Logger, metrics *prometheus.Registry, svc *configsvc.Service, probes []ports.Probe) apiserver.Params {
 	checks := make([]httpx.Check, len(probes))
 	for i, p := range probes {
-		checks[i] = httpx.Check(p)
+		checks[i] = httpx.Check{Name: p.Name, Check: p.Check, Optional: optionalDeps[p.Name]}
 	}
 	return apiserver.Params{
 		Logger:           log,
 		JWTSecret:        cfg.JWTSecret,
+		JWTPolicy:        auth.JWTPolicy{Issuer: cfg.JWTIssuer, Audience: cfg.JWTAudience, MaxLifetime: cfg.JWTMaxLifetime},
 		Metrics:          metrics,
 		AccessLogHashKey: cfg.AccessLogHashKey,
 		AccessLogBodyCap: bodyCap(svc),
@@ -51,19 +55,54 @@ func newServerParams(cfg config, log *slog.Logger, metrics *prometheus.Registry,
 	}
 }
 
-func registerConfigAPI(g *echo.Group, svc *configsvc.Service, log *slog.Logger) {
-	configapi.Register(g, svc, log)
+// mapPostgresDown renders every error the Postgres adapter classifies as
+// an outage (including a domain handler's raw RunInTx error) as 503
+// DEPENDENCY_UNAVAILABLE.
+func mapPostgresDown(err error) (*httpx.Error, bool) {
+	if postgres.IsUnavailable(err) {
+		return httpx.DependencyUnavailable(err), true
+	}
+	return nil, false
+}
+
+// optionalDeps are the probes the API serves without, reported as degraded
+// by /readyz instead of unready: with Redis down config reads fall back to
+// Postgres and Postgres decides creates (the idempotency guard is a
+// shortcut only), so a Redis outage must not pull every pod.
+var optionalDeps = map[string]bool{"redis": true}
+
+// registerConfigAPI bounds rejected config updates per principal in Redis
+// (in-process while Redis is down), counted by
+// config_update_rate_limited_total.
+func registerConfigAPI(g *echo.Group, svc *configsvc.Service, log *slog.Logger, counter ports.WindowCounter, metrics *prometheus.Registry) error {
+	limited := prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "config_update_rate_limited_total",
+		Help: "Config updates answered 429 because their principal's updates were rejected too often.",
+	})
+	if err := metrics.Register(limited); err != nil {
+		return err
+	}
+	configapi.Register(g, svc, log, configapi.Options{RejectLimit: &configapi.RejectLimit{
+		Counter: counter, OnLimited: limited.Inc,
+	}})
+	return nil
 }
 
 // startHTTP listens on HTTP_ADDR when the app starts (so a taken port fails
-// the start) and drains in-flight requests for SHUTDOWN_TIMEOUT on stop.
+// the start) and, on stop, drains (newHTTPServer).
 func startHTTP(lc fx.Lifecycle, srv *httpx.HTTPServer) {
 	lc.Append(fx.Hook{OnStart: srv.Start, OnStop: srv.Stop})
 }
 
-func newHTTPServer(cfg config, e *echo.Echo, log *slog.Logger) *httpx.HTTPServer {
+// newHTTPServer stops in two steps on SIGTERM: /readyz fails for
+// SHUTDOWN_DRAIN_DELAY while every request is still served, then the
+// listener closes and in-flight requests get SHUTDOWN_TIMEOUT.
+func newHTTPServer(cfg config, s *apiserver.Server, log *slog.Logger) *httpx.HTTPServer {
+	e := s.Echo
 	e.Server.Addr, e.Server.Handler = cfg.HTTPAddr, e
-	return httpx.NewHTTPServer(e.Server, cfg.ShutdownTimeout, log)
+	srv := httpx.NewHTTPServer(e.Server, cfg.ShutdownTimeout, log)
+	srv.SetDrain(cfg.DrainDelay, s.Health.Drain)
+	return srv
 }
 
 // bodyCap is the access log's per-body cap after redaction, from the

@@ -35,7 +35,7 @@ Usage:
                                               with AUTH_JWT_SECRET (e.g. --roles super_admin)
 
 Endpoints:
-  GET /healthz, GET /readyz (Postgres and Redis), GET /metrics
+  GET /healthz (alive), GET /readyz (Postgres; Redis down: 200 "degraded"), GET /metrics
   GET /api/v1/system-configs?module=, GET|PUT /api/v1/system-configs/{key}
   (contract: docs/openapi.yaml)
 

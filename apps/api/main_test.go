@@ -111,6 +111,7 @@ func TestTokenCommand(t *testing.T) {
 		{"no secret", []string{"token", "--sub", "a"}, map[string]string{}, "AUTH_JWT_SECRET: is required"},
 		{"short secret", []string{"token", "--sub", "a"}, map[string]string{"AUTH_JWT_SECRET": "hunter2"}, "shorter than 32 bytes"},
 		{"no subject", []string{"token", "--roles", "super_admin"}, validEnv(), "--sub is required"},
+		{"subject with a space", []string{"token", "--sub", "John Doe"}, validEnv(), "--sub must be"},
 		{"bad ttl", []string{"token", "--sub", "a", "--ttl", "-1h"}, validEnv(), "--ttl must be positive"},
 		{"unknown flag", []string{"token", "--sub", "a", "--role", "x"}, validEnv(), "flag provided but not defined"},
 	}

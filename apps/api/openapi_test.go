@@ -12,12 +12,34 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/july/template/adapters/http/apitest"
+	"github.com/july/template/examples/devices"
 )
 
 // call is one request of TestOpenAPIContract against one app.
 type call struct {
 	app *apiApp
 	req apitest.Request
+}
+
+// outageCalls send every /api/v1 operation to a, whose Postgres refuses
+// connections: each answers 503 DEPENDENCY_UNAVAILABLE.
+func outageCalls(t *testing.T, a *apiApp) []call {
+	t.Helper()
+	agent, adm := token(t, "outage-agent", "agent"), admin(t)
+	upload, ct := multipartBody(t, devices.FormField, "device_sn,target_agent_id\nSN-0001,agent-9\n")
+	task := "/api/v1/device-assignments/00000000-0000-4000-8000-000000000000"
+	return []call{
+		{a, apitest.Request{Method: "POST", Path: "/api/v1/topups", Token: agent, Body: `{"amount_cents":1000,"channel":"wechat"}`, Header: map[string]string{"Idempotency-Key": "outage-topup-1"}}},
+		{a, apitest.Request{Method: "GET", Path: "/api/v1/topups/00000000-0000-4000-8000-000000000000", Token: agent}},
+		{a, apitest.Request{Method: "GET", Path: "/api/v1/wallets/me", Token: agent}},
+		{a, apitest.Request{Method: "GET", Path: "/api/v1/system-configs?module=test", Token: adm}},
+		{a, apitest.Request{Method: "GET", Path: configsPath + "test.conf.none", Token: adm}},
+		{a, apitest.Request{Method: "PUT", Path: configsPath + keyCount, Token: adm, Body: `{"value":2}`}},
+		{a, apitest.Request{Method: "POST", Path: "/api/v1/device-assignments", Token: agent, Body: upload, Header: map[string]string{"Content-Type": ct, "Idempotency-Key": "outage-devices-1"}}},
+		{a, apitest.Request{Method: "GET", Path: task, Token: agent}},
+		{a, apitest.Request{Method: "GET", Path: task + "/failures", Token: agent}},
+		{a, apitest.Request{Method: "POST", Path: task + "/cancel", Token: agent}},
+	}
 }
 
 // TestOpenAPIContract exercises every documented operation and status
@@ -30,6 +52,8 @@ func TestOpenAPIContract(t *testing.T) {
 	c := apitest.OpenAPI(t)
 	a := startAPI(t, appOpts{})
 	down := startAPI(t, appOpts{redisURL: "redis://127.0.0.1:1/0"})
+	pgDown := startAPI(t, appOpts{proxied: true})
+	pgDown.pg.Down()
 	adm := admin(t)
 	ops := token(t, "ops-1", "ops")
 	key := configsPath + keyCount
@@ -47,6 +71,7 @@ func TestOpenAPIContract(t *testing.T) {
 		{a, apitest.Request{Method: "GET", Path: "/healthz"}},
 		{a, apitest.Request{Method: "GET", Path: "/readyz"}},
 		{down, apitest.Request{Method: "GET", Path: "/readyz"}},
+		{pgDown, apitest.Request{Method: "GET", Path: "/readyz"}},
 		{a, apitest.Request{Method: "GET", Path: "/metrics"}},
 		{a, apitest.Request{Method: "GET", Path: "/api/v1/system-configs?module=test", Token: adm}},
 		{a, apitest.Request{Method: "GET", Path: "/api/v1/system-configs?module=x-y", Token: adm}},
@@ -69,7 +94,13 @@ func TestOpenAPIContract(t *testing.T) {
 		{a, apitest.Request{Method: "PUT", Path: key, Token: adm, Body: `{"value":99}`}},
 		{a, apitest.Request{Method: "PUT", Path: configsPath + keyDoc, Token: adm, Body: `{"value":{"x":[1,true,null]}}`}},
 	}
+	flooder := token(t, "ops-flooder", "ops")
+	for range 20 {
+		record(a, apitest.Request{Method: "PUT", Path: key, Token: flooder, Body: `{"value":2}`})
+	}
+	calls = append(calls, call{a, apitest.Request{Method: "PUT", Path: key, Token: flooder, Body: `{"value":2}`}})
 	calls = append(calls, exampleCalls(t, a, record)...)
+	calls = append(calls, outageCalls(t, pgDown)...)
 	for _, cl := range calls {
 		record(cl.app, cl.req)
 	}

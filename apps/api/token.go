@@ -26,6 +26,10 @@ func tokenCommand(args []string, getenv func(string) string, stdout, stderr io.W
 		fs.Usage()
 		return exitUsage
 	}
+	if err := auth.ValidateSubject(*sub); err != nil {
+		fmt.Fprintf(stderr, "api token: --sub must be %s (the API refuses other subjects with 401 TOKEN_SUBJECT_INVALID)\n", auth.SubjectFormat)
+		return exitUsage
+	}
 	key, err := readSecret(getenv)
 	if err != nil {
 		fmt.Fprintf(stderr, "api token: %v\n", err)

@@ -13,16 +13,36 @@ import (
 	"github.com/july/template/core/ports"
 )
 
-// startAdmin serves /healthz, /readyz (every adapter's probe, the API's
-// handlers and error envelope) and /metrics on ADMIN_ADDR.
-func startAdmin(lc fx.Lifecycle, cfg config, probes []ports.Probe, h metrics.Handler, log *slog.Logger) {
+// adminServer is the relay's ADMIN_ADDR listener.
+type adminServer struct{ *httpx.HTTPServer }
+
+// newAdmin serves /healthz, /readyz (every adapter's probe, the API's
+// handlers and error envelope) and /metrics on ADMIN_ADDR. On stop it
+// fails /readyz for SHUTDOWN_DRAIN_DELAY while the relay loops and the
+// worker keep running (fx stops the admin server first: it starts last),
+// then the loops finish their batches and the worker waits for in-flight
+// tasks up to SHUTDOWN_TIMEOUT.
+func newAdmin(cfg config, probes []ports.Probe, h metrics.Handler, log *slog.Logger) adminServer {
 	e := httpx.NewServer(httpx.ServerConfig{}, log)
 	checks := make([]httpx.Check, len(probes))
 	for i, p := range probes {
-		checks[i] = httpx.Check(p)
+		checks[i] = httpx.Check{Name: p.Name, Check: p.Check} // the relay needs both Postgres and Redis
 	}
-	httpx.RegisterHealth(e, httpx.DefaultReadyTimeout, checks...)
+	health := &httpx.Health{Timeout: httpx.DefaultReadyTimeout, Checks: checks, Logger: log}
+	health.Register(e)
 	e.GET("/metrics", echo.WrapHandler(h))
 	srv := httpx.NewHTTPServer(&http.Server{Addr: cfg.AdminAddr, Handler: e, ReadHeaderTimeout: 5 * time.Second}, 5*time.Second, log)
+	srv.SetDrain(cfg.DrainDelay, health.Drain)
+	return adminServer{srv}
+}
+
+// startAdmin starts the admin server with the app.
+func startAdmin(lc fx.Lifecycle, srv adminServer) {
 	lc.Append(fx.Hook{OnStart: srv.Start, OnStop: srv.Stop})
 }
+
+// adminOption wires the admin server; its probes are ports.ProbeGroup.
+var adminOption = fx.Options(
+	fx.Provide(fx.Annotate(newAdmin, fx.ParamTags(``, ports.ProbeGroup))),
+	fx.Invoke(startAdmin),
+)

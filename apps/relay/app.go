@@ -31,7 +31,7 @@ var Domains = []fx.Option{
 
 func serve(ctx context.Context, cfg config, stdout io.Writer) error {
 	log := appkit.NewLogger(stdout, cfg.LogLevel, httpx.LogIDs, queue.LogIDs)
-	return appkit.Serve(ctx, options(cfg, log), 30*time.Second,
+	return appkit.Serve(ctx, options(cfg, log), cfg.DrainDelay+cfg.ShutdownTimeout+15*time.Second,
 		func() {
 			log.Info("relay started", "owner", cfg.Owner, "loops", cfg.Loops, "admin_addr", cfg.AdminAddr)
 		},
@@ -50,7 +50,7 @@ func options(cfg config, log *slog.Logger) fx.Option {
 			RedisURL: cfg.RedisURL,
 			Enqueuer: queue.Config{Queue: cfg.Queue},
 			Server: queue.ServerConfig{Queues: map[string]int{cfg.Queue: 1}, Concurrency: cfg.WorkerConcurrency, Logger: log,
-				RetryBase: cfg.WorkerRetryBase, RetryMax: cfg.WorkerRetryMax},
+				RetryBase: cfg.WorkerRetryBase, RetryMax: cfg.WorkerRetryMax, ShutdownTimeout: cfg.ShutdownTimeout},
 		}),
 		queue.Module,
 		metrics.Module,
@@ -69,12 +69,12 @@ func options(cfg config, log *slog.Logger) fx.Option {
 		),
 		fx.Invoke(
 			startRelay,
-			fx.Annotate(startAdmin, fx.ParamTags(``, ``, ports.ProbeGroup)),
 			fx.Annotate(metrics.RegisterOutboxStats, fx.ParamTags(``, postgres.RelayOutboxName)),
 			fx.Annotate(startRetention, fx.ParamTags(``, ``, postgres.RelayOutboxName)),
 			fx.Annotate(startTaskRecovery, fx.ParamTags(``, ``, ports.TaskTableGroup)),
 			fx.Annotate(startIdempotencyRetention, fx.ParamTags(``, ``, ports.IdempotencyTableGroup)),
 		),
+		adminOption, // after every other hook: stops first, see newAdmin
 		fx.Options(Domains...),
 	)
 }

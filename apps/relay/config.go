@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/july/template/adapters/http/httpx"
 	"github.com/july/template/core/relay"
 	"github.com/july/template/core/sweep"
 	"github.com/july/template/internal/envconf"
@@ -35,6 +36,10 @@ var envHelp = fmt.Sprintf(`  DATABASE_URL         postgres URL (required)
   WORKER_RETRY_BASE    a failed consumer's first retry after about this long, doubling
                        (default 1s, jittered x0.5..x1.5)
   WORKER_RETRY_MAX     the longest wait between consumer retries (default 1m)
+  SHUTDOWN_DRAIN_DELAY on SIGTERM the admin /readyz answers 503 for this long while
+                       the relay and worker keep working (default 5s, 0s..1m)
+  SHUTDOWN_TIMEOUT     then the worker waits this long for in-flight tasks
+                       (default 15s, 1s..5m)
 `, relay.MinLoops, relay.MaxLoops, relay.DefaultLoops,
 	relay.MinBatchSize, relay.MaxBatchSize, relay.DefaultBatchSize,
 	relay.MinLeaseFor, relay.MaxLeaseFor, relay.DefaultLeaseFor,
@@ -64,6 +69,8 @@ type config struct {
 	WorkerEnabled     bool
 	WorkerRetryBase   time.Duration
 	WorkerRetryMax    time.Duration
+	DrainDelay        time.Duration
+	ShutdownTimeout   time.Duration
 }
 
 func loadConfig(getenv func(string) string) (config, error) {
@@ -89,6 +96,8 @@ func loadConfig(getenv func(string) string) (config, error) {
 			sweep.MinTaskRecoveryEvery, sweep.MaxTaskRecoveryEvery),
 		IdemRetention: r.Duration("IDEMPOTENCY_RETENTION", sweep.DefaultIdempotencyRetention,
 			sweep.MinIdempotencyRetention, sweep.MaxIdempotencyRetention),
+		DrainDelay:      r.Duration("SHUTDOWN_DRAIN_DELAY", httpx.DefaultDrainDelay, 0, time.Minute),
+		ShutdownTimeout: r.Duration("SHUTDOWN_TIMEOUT", 15*time.Second, time.Second, 5*time.Minute),
 	}
 	if s := r.String("OUTBOX_RETENTION", "0"); s != "0" {
 		c.Retention = r.Duration("OUTBOX_RETENTION", 0, time.Hour, 10*365*24*time.Hour)

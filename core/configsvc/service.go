@@ -141,6 +141,29 @@ func (s *Service) Get(ctx context.Context, key string) (sysconfig.View, error) {
 // keeps the committed change and raises an alert; the cache's TTL and its
 // version marker bound the staleness.
 func (s *Service) Update(ctx context.Context, req sysconfig.UpdateRequest, meta Meta) (sysconfig.View, error) {
+	// An update without a version is unconditional (last writer wins): a
+	// concurrent write between the read and the compare-and-set is retried
+	// against the new version instead of answering a conflict the caller
+	// never asked for. Each attempt that commits is audited once.
+	for attempt := 1; ; attempt++ {
+		v, retry, err := s.update(ctx, req, meta)
+		if !retry || attempt >= MaxUnversionedAttempts {
+			if retry {
+				return sysconfig.View{}, s.reject(ctx, req, nil, err, meta, s.clock.Now())
+			}
+			return v, err
+		}
+	}
+}
+
+// MaxUnversionedAttempts bounds the compare-and-set retries of an update
+// without a version under write contention on one key. Every conflict means
+// another writer committed, so n concurrent writers need at most n attempts.
+const MaxUnversionedAttempts = 50
+
+// update is one attempt of Update; retry reports a version conflict of an
+// unversioned request, which the caller retries without auditing it.
+func (s *Service) update(ctx context.Context, req sysconfig.UpdateRequest, meta Meta) (sysconfig.View, bool, error) {
 	now := s.clock.Now()
 	var current *sysconfig.Stored
 	row, err := s.store.Get(ctx, req.Key)
@@ -148,27 +171,30 @@ func (s *Service) Update(ctx context.Context, req sysconfig.UpdateRequest, meta 
 	case err == nil:
 		current = &row
 	case !errors.Is(err, ports.ErrNotFound):
-		return sysconfig.View{}, fmt.Errorf("read system config %q before update: %w", req.Key, err)
+		return sysconfig.View{}, false, fmt.Errorf("read system config %q before update: %w", req.Key, err)
 	}
 	plan, err := sysconfig.PlanUpdate(s.reg, req, current)
 	if err != nil {
-		return sysconfig.View{}, s.reject(ctx, req, current, err, meta, now)
+		return sysconfig.View{}, false, s.reject(ctx, req, current, err, meta, now)
 	}
 	stored, err := s.store.Apply(ctx, plan, toPort(plan.Audit, meta, now), now)
 	if err != nil {
 		var vc *sysconfig.VersionConflictError
 		if errors.As(err, &vc) {
-			return sysconfig.View{}, s.reject(ctx, req, current, err, meta, now)
+			if req.ExpectedVersion == nil {
+				return sysconfig.View{}, true, err
+			}
+			return sysconfig.View{}, false, s.reject(ctx, req, current, err, meta, now)
 		}
 		_ = s.reject(ctx, req, current, err, meta, now) // best effort: the write itself failed
-		return sysconfig.View{}, fmt.Errorf("apply system config %q: %w", req.Key, err)
+		return sysconfig.View{}, false, fmt.Errorf("apply system config %q: %w", req.Key, err)
 	}
 	if err := s.cache.Invalidate(ctx, req.Key, stored.Version, s.opts.CacheTTL); err != nil {
 		s.opts.AlertFunc(ctx, sysconfig.Alert{Key: req.Key, Code: CodeInvalidationFailed,
 			Message: fmt.Sprintf("配置 %s 已更新为版本 %d，但缓存失效失败；旧值最多保留 %s，请检查 Redis", req.Key, stored.Version, s.opts.CacheTTL)})
 	}
 	s.remember(req.Key, plan.Value)
-	return sysconfig.ViewOf(&plan.Spec, &stored), nil
+	return sysconfig.ViewOf(&plan.Spec, &stored), false, nil
 }
 
 // RecordForbidden audits an update attempt by an authenticated caller who

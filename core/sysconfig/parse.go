@@ -98,6 +98,9 @@ func (s Spec) Check(v Value) error {
 		return s.invalid("值类型与注册类型不一致")
 	}
 	if len(s.Enum) > 0 && !slices.Contains(s.canonicalEnum(), v.text) {
+		if s.Sensitive { // its allowed values are masked like the value
+			return s.invalid("值不在允许范围内（敏感配置不列出可选值，请向配置负责人确认）")
+		}
 		return s.invalid("值不在允许范围内，可选值：" + strings.Join(s.Enum, "、"))
 	}
 	if s.Min != nil && v.num < *s.Min {

@@ -71,6 +71,9 @@ func ViewOf(spec *Spec, stored *Stored) View {
 	}
 	c := spec.clone() // the view must not alias the caller's spec
 	v.Constraints = Constraints{Enum: c.Enum, Min: c.Min, Max: c.Max, MaxLen: c.MaxLen}
+	if spec.Sensitive {
+		v.Constraints.Enum = nil // the allowed values of a secret are as secret as the value
+	}
 	text := spec.Default
 	if stored != nil {
 		text = stored.Value

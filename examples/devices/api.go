@@ -256,13 +256,13 @@ func cleanFileName(name string) string {
 // task are both ErrTaskNotFound.
 func (a *API) load(c echo.Context) (taskHead, error) {
 	ctx := c.Request().Context()
-	id := c.Param("task_id")
-	if uuid.Validate(id) != nil {
-		return taskHead{}, ErrTaskNotFound // not an id we issue; no lookup
+	id, err := httpx.PathUUID(c, "task_id") // 400 naming task_id; no lookup
+	if err != nil {
+		return taskHead{}, err
 	}
 	p, _ := auth.PrincipalFrom(ctx)
 	var h taskHead
-	err := a.db.NewSelect().Model(&h).Where("id = ? AND owner_subject = ?", id, p.Subject).Scan(ctx)
+	err = a.db.NewSelect().Model(&h).Where("id = ? AND owner_subject = ?", id, p.Subject).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
 		return taskHead{}, ErrTaskNotFound
 	}
@@ -306,14 +306,24 @@ func (a *API) failures(c echo.Context) error {
 }
 
 // cancel cancels a Pending or Processing task; the worker stops at its
-// next chunk, keeping the rows it already applied.
+// next chunk, keeping the rows it already applied. Cancelling a cancelled
+// task answers 200 with its current view (idempotent); another finished
+// task is 409 TASK_NOT_CANCELLABLE.
 func (a *API) cancel(c echo.Context) error {
 	h, err := a.load(c)
 	if err != nil {
 		return err
 	}
+	if cur := h.Task(h.ID); cur.Status == tasks.Cancelled {
+		// A retried cancel (its first answer lost) succeeds with the
+		// current view and changes nothing.
+		return c.JSON(http.StatusOK, cur.View())
+	}
 	t, err := a.store.Cancel(c.Request().Context(), h.ID, a.clock.Now(), true)
 	if errors.Is(err, tasks.ErrTerminal) {
+		if cur, lerr := a.load(c); lerr == nil && cur.Task(cur.ID).Status == tasks.Cancelled {
+			return c.JSON(http.StatusOK, cur.Task(cur.ID).View()) // cancelled concurrently
+		}
 		return fmt.Errorf("%w: %w", ErrNotCancellable, err)
 	}
 	if err != nil {

@@ -181,9 +181,13 @@ func TestCancel(t *testing.T) {
 	require.Equal(t, tasks.Cancelled, v.getTask(t, "user-1", pending).Status)
 	require.Zero(t, v.count(t, "SELECT count(*) FROM ex_devices_assignment WHERE task_id = ?", pending), "rule: nothing applied")
 
+	// A retried cancel (the first answer was lost) succeeds with the
+	// current view, so the caller learns its cancel worked.
 	again := v.do(t, http.MethodPost, "/api/v1/device-assignments/"+pending+"/cancel", "user-1", nil)
-	require.Equal(t, http.StatusConflict, again.Status)
-	require.Equal(t, devices.CodeNotCancellable, again.Error.Code)
+	require.Equal(t, http.StatusOK, again.Status, "body %s", again.Body)
+	repeated := taskOf(t, again)
+	require.Equal(t, tasks.Cancelled, repeated.Status)
+	require.Equal(t, cancelled.FinishedAt, repeated.FinishedAt, "rule: a repeated cancel changes nothing")
 
 	_, done := v.upload(t, "user-1", "upload-cancel-02", "device_sn,target_agent_id\nCC00000002,agent-1\n")
 	require.NoError(t, v.worker(t, "w").Process(t.Context(), done))
@@ -256,7 +260,12 @@ func TestForeignOrMissingTaskIsNotFound(t *testing.T) {
 	_, id := v.upload(t, "owner", "upload-foreign-01", "device_sn,target_agent_id\nFF00000001,agent-1\n")
 
 	var bodies []string
-	for _, target := range []string{id, uuid.NewString(), "not-a-uuid"} {
+	for _, suffix := range []string{"", "/failures"} {
+		r := v.do(t, http.MethodGet, "/api/v1/device-assignments/not-a-uuid"+suffix, "stranger", nil)
+		require.Equal(t, http.StatusBadRequest, r.Status, "rule: a malformed id is the caller's mistake, named, with no lookup")
+		require.Equal(t, "task_id", r.Error.Details[0].Field)
+	}
+	for _, target := range []string{id, uuid.NewString()} {
 		for _, suffix := range []string{"", "/failures"} {
 			r := v.do(t, http.MethodGet, "/api/v1/device-assignments/"+target+suffix, "stranger", nil)
 			require.Equal(t, http.StatusNotFound, r.Status, "GET %s%s", target, suffix)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/july/template/adapters/http/accesslog"
 	"github.com/july/template/adapters/http/auth"
+	"github.com/july/template/adapters/http/httpx"
 	"github.com/july/template/adapters/http/idemhttp"
 	"github.com/july/template/core/idempotency"
 	"github.com/july/template/core/ports"
@@ -76,7 +77,7 @@ func NewAPI(cfg APIConfig) (*API, error) {
 
 // Register adds the routes to g, the authenticated /api/v1 group.
 func (a *API) Register(g *echo.Group) {
-	g.POST(RouteTopups, a.create, a.idem)
+	g.POST(RouteTopups, a.create, httpx.RequireJSON(), a.idem) // 415 before any reservation
 	g.GET(RouteTopup, a.get)
 	g.GET(RouteWallet, a.wallet)
 }

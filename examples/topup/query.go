@@ -10,6 +10,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/uptrace/bun"
+
+	"github.com/july/template/adapters/http/httpx"
 )
 
 // LedgerPageSize is how many ledger entries GET /wallets/me returns,
@@ -59,9 +61,13 @@ func (a *API) get(c echo.Context) error {
 	if !ok {
 		return echo.ErrUnauthorized // the group's auth middleware runs first
 	}
+	id, err := httpx.PathUUID(c, "id")
+	if err != nil {
+		return err
+	}
 	var o Order
-	err := a.db.NewSelect().Model(&o).
-		Where("id = ?", c.Param("id")).Where("agent_id = ?", agent).
+	err = a.db.NewSelect().Model(&o).
+		Where("id = ?", id).Where("agent_id = ?", agent).
 		Limit(1).Scan(ctx)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):

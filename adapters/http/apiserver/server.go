@@ -40,6 +40,8 @@ type Params struct {
 	// JWTSecret verifies the HS256 bearer tokens of Prefix; at least
 	// auth.MinSecretLen bytes. Required.
 	JWTSecret []byte
+	// JWTPolicy adds optional issuer, audience and lifetime checks.
+	JWTPolicy auth.JWTPolicy
 	// Metrics gets the access log's failure counter and the request
 	// metrics (http_requests_total, http_request_duration_seconds), and is served on GET
 	// /metrics. Default: a new, empty registry.
@@ -60,7 +62,9 @@ type Params struct {
 	// Mappers render the domains' errors. idemhttp.MapError is always
 	// installed, because New always installs idemhttp.CaptureKey.
 	Mappers []httpx.ErrorMapper
-	// Checks are GET /readyz's dependencies.
+	// Checks are GET /readyz's dependencies; an Optional one down is
+	// reported as degraded, not unready. Each outcome sets the gauge
+	// dependency_up{dependency} (1 up, 0 down), which operators alert on.
 	Checks []httpx.Check
 }
 
@@ -70,6 +74,8 @@ type Server struct {
 	Echo *echo.Echo
 	// API is Prefix behind bearer authentication: domains' routes go here.
 	API *echo.Group
+	// Health serves /healthz and /readyz; Drain it on shutdown.
+	Health *httpx.Health
 }
 
 // New assembles the API server. It registers GET /healthz, /readyz and
@@ -82,6 +88,7 @@ func New(p Params) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	jwt = jwt.WithPolicy(p.JWTPolicy)
 	policies := make(map[string]accesslog.RoutePolicy, len(p.Routes))
 	for _, r := range p.Routes {
 		if _, dup := policies[r.Path]; dup {
@@ -119,7 +126,12 @@ func New(p Params) (*Server, error) {
 	e.Server.WriteTimeout = 30 * time.Second
 	e.Server.IdleTimeout = 2 * time.Minute
 
-	httpx.RegisterHealth(e, 0, p.Checks...)
+	// dependency_up comes from the probes at scrape time (metrics.ProbeModule).
+	health := &httpx.Health{Checks: p.Checks, Logger: p.Logger}
+	health.Register(e)
 	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(metrics, promhttp.HandlerOpts{Registry: metrics})))
-	return &Server{Echo: e, API: e.Group(Prefix, auth.Middleware(jwt))}, nil
+	api := e.Group(Prefix, auth.Middleware(jwt))
+	api.RouteNotFound("/*", methodNotAllowed(e)) // after authentication, like every API answer
+	api.RouteNotFound("", methodNotAllowed(e))
+	return &Server{Echo: e, API: api, Health: health}, nil
 }

@@ -26,6 +26,27 @@ type JWT struct {
 	secret []byte
 	leeway time.Duration
 	now    func() time.Time
+	policy JWTPolicy
+}
+
+// JWTPolicy adds checks beyond signature, "exp" and "sub". The zero value
+// adds none except the always-on ones: an "iat" in the future beyond the
+// leeway and any "crit" header (no extension is understood) are refused.
+type JWTPolicy struct {
+	// Issuer, when set, must equal the token's "iss".
+	Issuer string
+	// Audience, when set, must be one of the token's "aud".
+	Audience string
+	// MaxLifetime, when positive, caps "exp" minus "iat" (or minus now when
+	// the token has no "iat").
+	MaxLifetime time.Duration
+}
+
+// WithPolicy returns a copy of j that also enforces p.
+func (j *JWT) WithPolicy(p JWTPolicy) *JWT {
+	cp := *j
+	cp.policy = p
+	return &cp
 }
 
 var _ Authenticator = (*JWT)(nil)
@@ -55,17 +76,42 @@ func (j *JWT) Authenticate(_ context.Context, r *http.Request) (Principal, error
 		return Principal{}, fmt.Errorf("%w: no bearer token in the authorization header", ErrUnauthenticated)
 	}
 	var c claims
-	_, err := jwt.ParseWithClaims(raw, &c, func(*jwt.Token) (any, error) { return j.secret, nil },
+	opts := []jwt.ParserOption{
 		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
 		jwt.WithExpirationRequired(),
+		jwt.WithIssuedAt(), // an iat in the future beyond the leeway is refused
 		jwt.WithLeeway(j.leeway),
 		jwt.WithTimeFunc(j.now),
-	)
+	}
+	if j.policy.Issuer != "" {
+		opts = append(opts, jwt.WithIssuer(j.policy.Issuer))
+	}
+	if j.policy.Audience != "" {
+		opts = append(opts, jwt.WithAudience(j.policy.Audience))
+	}
+	tok, err := jwt.ParseWithClaims(raw, &c, func(*jwt.Token) (any, error) { return j.secret, nil }, opts...)
 	if err != nil {
 		return Principal{}, fmt.Errorf("%w: %w", ErrUnauthenticated, err)
 	}
+	if _, ok := tok.Header["crit"]; ok {
+		// RFC 7515 §4.1.11: a recipient must refuse extensions it does not
+		// understand, and this one understands none.
+		return Principal{}, fmt.Errorf("%w: token has a crit header", ErrUnauthenticated)
+	}
+	if max := j.policy.MaxLifetime; max > 0 {
+		from := j.now()
+		if c.IssuedAt != nil {
+			from = c.IssuedAt.Time
+		}
+		if c.ExpiresAt.Sub(from) > max+j.leeway {
+			return Principal{}, fmt.Errorf("%w: token lifetime exceeds %s", ErrUnauthenticated, max)
+		}
+	}
 	if c.Subject == "" {
 		return Principal{}, fmt.Errorf("%w: token has no subject", ErrUnauthenticated)
+	}
+	if err := ValidateSubject(c.Subject); err != nil {
+		return Principal{}, err
 	}
 	return Principal{Subject: c.Subject, Roles: c.Roles}, nil
 }
@@ -86,6 +132,9 @@ func IssueToken(secret []byte, sub string, roles []string, ttl time.Duration, no
 	}
 	if sub == "" || ttl <= 0 {
 		return "", errors.New("auth: issue token: subject must be set and ttl positive")
+	}
+	if err := ValidateSubject(sub); err != nil {
+		return "", fmt.Errorf("auth: issue token: %w", err)
 	}
 	t := jwt.NewWithClaims(jwt.SigningMethodHS256, claims{
 		Roles: roles,

@@ -14,11 +14,20 @@ var (
 	errUnauthenticated = httpx.Unauthorized(httpx.CodeUnauthenticated,
 		"未登录或登录已过期：请在 Authorization 头中携带有效的 Bearer 令牌后重试")
 	errForbidden = httpx.Forbidden(httpx.CodeForbidden, "当前账号无权执行此操作")
+	// errSubjectInvalid is a correctly signed token whose subject the
+	// service cannot use: the issuer must fix it, so it says so.
+	errSubjectInvalid = httpx.Unauthorized(CodeSubjectInvalid,
+		"令牌的 sub（用户标识）格式不正确：须为 1-128 字节、不含空白和控制字符的可打印字符，请联系令牌签发方修正")
 )
+
+// CodeSubjectInvalid is the 401 of a token whose "sub" breaks SubjectFormat.
+const CodeSubjectInvalid = "TOKEN_SUBJECT_INVALID"
 
 // Middleware authenticates every request with a and stores the Principal
 // in the request context (PrincipalFrom). Missing or invalid credentials
-// end the request with 401 UNAUTHENTICATED and "WWW-Authenticate: Bearer";
+// end the request with 401 UNAUTHENTICATED (TOKEN_SUBJECT_INVALID for a
+// valid token whose subject breaks SubjectFormat) and
+// "WWW-Authenticate: Bearer";
 // any other Authenticator error is returned as is (a 500).
 func Middleware(a Authenticator) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
@@ -60,5 +69,8 @@ func RequireRole(role string) echo.MiddlewareFunc {
 // packages that find no principal (idemhttp) answer with it too.
 func Unauthenticated(c echo.Context, cause error) error {
 	c.Response().Header().Set(echo.HeaderWWWAuthenticate, "Bearer")
+	if isSubjectInvalid(cause) {
+		return errSubjectInvalid.WithCause(cause)
+	}
 	return errUnauthenticated.WithCause(cause)
 }

@@ -28,8 +28,15 @@ type ListResponse struct {
 
 // handlers serves the routes over one Service.
 type handlers struct {
-	svc *configsvc.Service
-	log *slog.Logger
+	svc   *configsvc.Service
+	log   *slog.Logger
+	limit *RejectLimit
+}
+
+// Options are Register's optional settings.
+type Options struct {
+	// RejectLimit, when set, bounds rejected PUTs per principal (429).
+	RejectLimit *RejectLimit
 }
 
 // Register adds the system-config routes to g:
@@ -47,15 +54,22 @@ type handlers struct {
 // Service.Update. A 401 is not audited: there is no authenticated subject
 // to record as the actor (the access log records it). log receives the
 // line of an audit that could not be written; nil means slog.Default().
-func Register(g *echo.Group, svc *configsvc.Service, log *slog.Logger) {
+// With Options.RejectLimit a principal's rejected PUTs are bounded per
+// window (429 CONFIG_UPDATE_RATE_LIMITED, see RejectLimit).
+func Register(g *echo.Group, svc *configsvc.Service, log *slog.Logger, opts ...Options) {
 	if log == nil {
 		log = slog.Default()
 	}
 	h := &handlers{svc: svc, log: log}
+	for _, o := range opts {
+		if o.RejectLimit != nil {
+			h.limit = o.RejectLimit
+		}
+	}
 	admin := h.requireAdmin
 	g.GET(RouteList, h.list, admin)
 	g.GET(RouteKey, h.get, admin)
-	g.PUT(RouteKey, h.put, admin)
+	g.PUT(RouteKey, h.put, h.limitRejected, admin)
 }
 
 // requireAdmin is auth.RequireRole(super_admin) that first audits a PUT by

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"mime"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -61,8 +60,8 @@ func moduleParam(c echo.Context) (string, error) {
 // the error handler answers 413.
 func decodeUpdate(c echo.Context) (updateBody, error) {
 	r := c.Request()
-	if mt, _, err := mime.ParseMediaType(r.Header.Get(echo.HeaderContentType)); err != nil || mt != echo.MIMEApplicationJSON {
-		return updateBody{}, echo.ErrUnsupportedMediaType
+	if !httpx.IsJSON(r.Header.Get(echo.HeaderContentType)) {
+		return updateBody{}, httpx.NotJSON()
 	}
 	data, err := io.ReadAll(r.Body)
 	var mbe *http.MaxBytesError

@@ -2,6 +2,7 @@ package httpx
 
 import (
 	"net/http"
+	"time"
 )
 
 // Stable machine codes this package emits. Clients branch on codes, never
@@ -19,7 +20,13 @@ const (
 	CodeForbidden        = "FORBIDDEN"
 	CodeNotReady         = "NOT_READY"
 	CodeUnavailable      = "SERVICE_UNAVAILABLE"
+	// CodeDependencyUnavailable is a request that needed a backing service
+	// (Postgres, or Redis where a route truly needs it) while it was down.
+	CodeDependencyUnavailable = "DEPENDENCY_UNAVAILABLE"
 )
+
+// DependencyRetryAfter is the Retry-After of a DEPENDENCY_UNAVAILABLE answer.
+const DependencyRetryAfter = 5 * time.Second
 
 // MsgInternal is the only message a 500 ever carries.
 const MsgInternal = "服务内部错误，请稍后重试；如持续出现请提供 request_id 联系支持"
@@ -40,7 +47,10 @@ type Error struct {
 	Message   string
 	Retryable bool
 	Details   []Detail
-	Err       error
+	// RetryAfter, when positive, is sent as the Retry-After header (whole
+	// seconds, at least 1).
+	RetryAfter time.Duration
+	Err        error
 }
 
 // Error implements error. It is for logs: code and cause, not the message.
@@ -105,6 +115,17 @@ func TooManyRequests(code, msg string) *Error {
 // Unavailable is a 503: a dependency is down; retryable.
 func Unavailable(code, msg string) *Error {
 	return NewError(http.StatusServiceUnavailable, code, msg, true)
+}
+
+// DependencyUnavailable is the 503 of a request that needed a backing
+// service that is down (an error wrapping ports.ErrUnavailable): retryable,
+// with Retry-After, and naming nothing internal.
+func DependencyUnavailable(err error) *Error {
+	return &Error{
+		Status: http.StatusServiceUnavailable, Code: CodeDependencyUnavailable,
+		Message:   "依赖的服务暂时不可用，请求未被处理：请在 Retry-After 指定的秒数后使用相同的请求重试",
+		Retryable: true, RetryAfter: DependencyRetryAfter, Err: err,
+	}
 }
 
 // Internal is the generic 500 for cause err.

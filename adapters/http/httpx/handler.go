@@ -7,8 +7,11 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/july/template/core/ports"
 )
 
 // ErrorMapper maps the typed errors of one domain package to an *Error.
@@ -41,6 +44,9 @@ func NewErrorHandler(log *slog.Logger, mappers ...ErrorMapper) echo.HTTPErrorHan
 		if c.Response().Committed {
 			return // the handler already started a response; nothing more can be sent
 		}
+		if e.RetryAfter > 0 {
+			c.Response().Header().Set("Retry-After", strconv.Itoa(max(1, int(e.RetryAfter.Seconds()))))
+		}
 		if c.Request().Method == http.MethodHead {
 			_ = c.NoContent(e.Status)
 			return
@@ -62,8 +68,9 @@ func NewErrorHandler(log *slog.Logger, mappers ...ErrorMapper) echo.HTTPErrorHan
 }
 
 // Resolve returns the *Error err renders as: an *Error in its chain, else
-// the first mapper's answer, else a mapping of net/http and echo errors,
-// else Internal(err). An *Error found in the chain is returned as is; every
+// the first mapper's answer, else DependencyUnavailable for an error
+// wrapping ports.ErrUnavailable (every adapter classifies its outages so),
+// else a mapping of net/http and echo errors, else Internal(err). An *Error found in the chain is returned as is; every
 // other result carries err as its cause, for the log.
 func Resolve(err error, mappers ...ErrorMapper) *Error {
 	var e *Error
@@ -77,6 +84,9 @@ func Resolve(err error, mappers ...ErrorMapper) *Error {
 			}
 			return e
 		}
+	}
+	if errors.Is(err, ports.ErrUnavailable) {
+		return DependencyUnavailable(err)
 	}
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {

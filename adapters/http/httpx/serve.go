@@ -24,6 +24,23 @@ type HTTPServer struct {
 	log             *slog.Logger
 	svc             startstop.Service
 	addr            atomic.Pointer[net.Addr]
+	drainDelay      time.Duration
+	onDrain         func()
+}
+
+// DefaultDrainDelay is how long Stop keeps serving after it flipped
+// readiness, so the orchestrator sees the failing probe and removes the
+// instance from its endpoints before the listener closes. It covers a
+// Kubernetes readiness probe of periodSeconds 5 failing once, plus the
+// endpoint propagation lag.
+const DefaultDrainDelay = 5 * time.Second
+
+// SetDrain makes Stop call onDrain (e.g. Health.Drain) first and keep
+// serving new and in-flight requests for delay before it stops accepting
+// and waits for in-flight requests up to the shutdown timeout. Call it
+// before Start; delay 0 skips the wait.
+func (s *HTTPServer) SetDrain(delay time.Duration, onDrain func()) {
+	s.drainDelay, s.onDrain = delay, onDrain
 }
 
 // NewHTTPServer returns a server for srv (its Addr and Handler set).
@@ -74,5 +91,19 @@ func (s *HTTPServer) Addr() net.Addr {
 	return nil
 }
 
-// Stop drains and stops the server, waiting at most until ctx ends.
-func (s *HTTPServer) Stop(ctx context.Context) error { return s.svc.Stop(ctx) }
+// Stop flips readiness (SetDrain), keeps serving for the drain delay, then
+// stops accepting and waits for in-flight requests for the shutdown
+// timeout, returning at the latest when ctx ends.
+func (s *HTTPServer) Stop(ctx context.Context) error {
+	if s.onDrain != nil {
+		s.onDrain()
+	}
+	if s.drainDelay > 0 && s.Addr() != nil {
+		s.log.Info("draining: readiness fails, still serving", "addr", s.srv.Addr, "drain_delay", s.drainDelay.String())
+		select {
+		case <-time.After(s.drainDelay):
+		case <-ctx.Done():
+		}
+	}
+	return s.svc.Stop(ctx)
+}

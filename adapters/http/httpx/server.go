@@ -12,6 +12,9 @@ type ServerConfig struct {
 	// BodyLimit caps request bodies. Default: DefaultBodyLimit (1 MiB).
 	// Raise it per route with BodyLimit.
 	BodyLimit int64
+	// HeaderLimit caps the request line and headers. Default:
+	// DefaultHeaderLimit (16 KiB).
+	HeaderLimit int
 	// Middleware runs after the request id is assigned and outside panic
 	// recovery, in order: put the access log here so it sees every request,
 	// including panics, with its final status.
@@ -24,7 +27,7 @@ type ServerConfig struct {
 }
 
 // NewServer returns an echo server wired with, in order: RequestIDs,
-// cfg.Middleware, Recover and BodyLimit, and with NewErrorHandler(log,
+// cfg.Middleware, Recover, HeaderLimit and BodyLimit, and with NewErrorHandler(log,
 // mappers...) as its only error handler. Routes are added by the caller.
 func NewServer(cfg ServerConfig, log *slog.Logger, mappers ...ErrorMapper) *echo.Echo {
 	e := echo.New()
@@ -37,6 +40,6 @@ func NewServer(cfg ServerConfig, log *slog.Logger, mappers ...ErrorMapper) *echo
 	}
 	e.Use(RequestIDs(cfg.NewRequestID))
 	e.Use(cfg.Middleware...)
-	e.Use(Recover(log), BodyLimit(cmp.Or(cfg.BodyLimit, DefaultBodyLimit)))
+	e.Use(Recover(log), HeaderLimit(cmp.Or(cfg.HeaderLimit, DefaultHeaderLimit)), BodyLimit(cmp.Or(cfg.BodyLimit, DefaultBodyLimit)))
 	return e
 }

@@ -43,6 +43,13 @@ func Translate(err error) error {
 	}
 }
 
+// Unavailable reports whether err means Postgres could not be reached or
+// the connection broke (see Translate); it also knows the driver's errors
+// for a connection it closed after such a failure.
+func Unavailable(err error) bool {
+	return err != nil && (errors.Is(err, ports.ErrUnavailable) || unreachable(err))
+}
+
 // unreachable reports whether err means the server could not be reached or
 // the connection broke, rather than that the statement was refused.
 func unreachable(err error) bool {
@@ -59,7 +66,10 @@ func unreachable(err error) bool {
 		// shutting down or not yet accepting connections.
 		return strings.HasPrefix(pgErr.Code, "08") || pgErr.Code == "57P01" || pgErr.Code == "57P02" || pgErr.Code == "57P03"
 	default:
-		return strings.Contains(err.Error(), "connection refused")
+		// pgconn's error for a statement on a connection it closed after a
+		// network failure is unexported; its text is stable ("conn closed").
+		msg := err.Error()
+		return strings.Contains(msg, "connection refused") || strings.HasSuffix(msg, "conn closed")
 	}
 }
 
