@@ -33,6 +33,17 @@ func readBody(r *http.Request) ([]byte, error) {
 	return body, nil
 }
 
+// fingerprint is the route's command fingerprint when it declares one and
+// the body decodes, else fingerprintBody.
+func fingerprint(cfg Config, contentType string, body []byte) (idempotency.Fingerprint, error) {
+	if cfg.Command != nil {
+		if cmd, err := cfg.Command(body); err == nil {
+			return idempotency.FromCommand(cmd)
+		}
+	}
+	return fingerprintBody(cfg.Fingerprinter, contentType, body)
+}
+
 // fingerprintBody fingerprints a request body with fp's version label:
 //
 //   - JSON (application/json or any "+json" type): canonically with fp, so
