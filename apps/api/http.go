@@ -47,6 +47,7 @@ func newServerParams(cfg config, log *slog.Logger, metrics *prometheus.Registry,
 	return apiserver.Params{
 		Logger:           log,
 		JWTSecret:        cfg.JWTSecret,
+		BodyBudget:       cfg.BodyBudget,
 		JWTPolicy:        auth.JWTPolicy{Issuer: cfg.JWTIssuer, Audience: cfg.JWTAudience, MaxLifetime: cfg.JWTMaxLifetime},
 		Metrics:          metrics,
 		AccessLogHashKey: cfg.AccessLogHashKey,

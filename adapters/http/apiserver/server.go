@@ -61,6 +61,9 @@ type Params struct {
 	// Mappers render the domains' errors. idemhttp.MapError is always
 	// installed, because New always installs idemhttp.CaptureKey.
 	Mappers []httpx.ErrorMapper
+	// BodyBudget bounds the request-body bytes in flight at once (503
+	// SERVER_BUSY past it). Default: httpx.DefaultBodyBudget.
+	BodyBudget int64
 	// Checks are GET /readyz's dependencies; an Optional one down is
 	// reported as degraded, not unready. Each outcome sets the gauge
 	// dependency_up{dependency} (1 up, 0 down), which operators alert on.
@@ -112,7 +115,7 @@ func New(p Params) (*Server, error) {
 		Skip:       func(c echo.Context) bool { return probeRoutes[c.Path()] },
 	})
 	mappers := append([]httpx.ErrorMapper{idemhttp.MapError}, p.Mappers...)
-	e := httpx.NewServer(httpx.ServerConfig{Middleware: []echo.MiddlewareFunc{access}}, p.Logger, mappers...)
+	e := httpx.NewServer(httpx.ServerConfig{Middleware: []echo.MiddlewareFunc{access}, BodyBudget: p.BodyBudget}, p.Logger, mappers...)
 	// Keep the client's own X-Request-ID / Idempotency-Key before the
 	// request-id middleware normalises it (idempotent create endpoints).
 	e.Pre(idemhttp.CaptureKey())

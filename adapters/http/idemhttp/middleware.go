@@ -137,7 +137,7 @@ func (cfg *Config) key(c echo.Context) (ports.IdempotencyKey, error) {
 	if err := scope.Validate(); err != nil {
 		return ports.IdempotencyKey{}, httpx.Internal(err) // the authenticator produced an unusable principal
 	}
-	body, err := readBody(r)
+	body, err := httpx.ReadBody(c)
 	if err != nil {
 		return ports.IdempotencyKey{}, fmt.Errorf("idemhttp: read body: %w", err)
 	}
