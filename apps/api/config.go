@@ -65,6 +65,8 @@ type config struct {
 	// CachePrefix starts every Redis key of the config cache. It is not read
 	// from the environment; tests set it to their private prefix.
 	CachePrefix string
+	// ConfigRefresh overrides the package's ConfigRefresh; tests only.
+	ConfigRefresh time.Duration
 	// CounterPrefix starts the Redis keys of the rejected-update limit;
 	// like CachePrefix it is for tests only.
 	CounterPrefix string

@@ -54,6 +54,10 @@ type Params struct {
 	// AccessLogBodyCap caps each logged body after redaction. Default:
 	// redaction.DefaultMaxBytes.
 	AccessLogBodyCap int
+	// AccessLogBodyCapFunc, when set, is asked for the cap on every logged
+	// body instead (a value that changes at runtime); <= 0 means
+	// AccessLogBodyCap.
+	AccessLogBodyCapFunc func() int
 	// Routes are the domains' access-log policies (full paths, e.g.
 	// "/api/v1/topups"); a path listed twice is an error. Unlisted routes
 	// log under the default policy.
@@ -108,7 +112,7 @@ func New(p Params) (*Server, error) {
 	}
 	access := accesslog.New(accesslog.Config{
 		Logger:     p.Logger,
-		Redactor:   &redaction.Redactor{Registry: redaction.Default().With(p.AccessLogRules...), HashKey: p.AccessLogHashKey, MaxBytes: p.AccessLogBodyCap},
+		Redactor:   capped(&redaction.Redactor{Registry: redaction.Default().With(p.AccessLogRules...), HashKey: p.AccessLogHashKey, MaxBytes: p.AccessLogBodyCap}, p.AccessLogBodyCapFunc),
 		Routes:     policies,
 		Failures:   failures,
 		UserIDFunc: auth.UserID,
@@ -147,4 +151,26 @@ func New(p Params) (*Server, error) {
 	api.RouteNotFound("/*", methodNotAllowed(e)) // after authentication, like every API answer
 	api.RouteNotFound("", methodNotAllowed(e))
 	return &Server{Echo: e, API: api, Health: health}, nil
+}
+
+// capped returns r, or, with capFunc set, r whose body cap is capFunc's
+// answer at each logged body.
+func capped(r *redaction.Redactor, capFunc func() int) accesslog.Redactor {
+	if capFunc == nil {
+		return r
+	}
+	return dynamicCap{r, capFunc}
+}
+
+type dynamicCap struct {
+	*redaction.Redactor
+	cap func() int
+}
+
+func (d dynamicCap) Summarise(p redaction.Policy, b redaction.Body) redaction.Result {
+	r := *d.Redactor
+	if n := d.cap(); n > 0 {
+		r.MaxBytes = n
+	}
+	return r.Summarise(p, b)
 }
