@@ -56,3 +56,40 @@ func TestAccessLogBodyCapComesFromSystemConfig(t *testing.T) {
 	}
 	require.True(t, found, "an access line with the request body: %s", a.logs.String())
 }
+
+// Item 10 (api): a super admin's change of the body cap applies to the
+// running API within the refresh bound, without a restart.
+func TestAccessLogBodyCapAppliesAtRuntime(t *testing.T) {
+	t.Parallel()
+	a := startAPI(t, appOpts{tune: func(c *config) { c.ConfigRefresh = 100 * time.Millisecond }})
+	items := strings.TrimSuffix(strings.Repeat(`{"sku":"SKU-0001","qty":1},`, 400), ",")
+	body := `{"amount_cents":100,"channel":"wechat","items":[` + items + `]}`
+	agent := token(t, "agent-cap-rt", "agent")
+	truncated := func(key string) (bool, int) {
+		t.Helper()
+		a.send(apitest.Request{Method: "POST", Path: "/api/v1/topups", Token: agent, Body: body, Header: map[string]string{"Idempotency-Key": key, "X-Request-ID": key}})
+		for _, line := range strings.Split(a.logs.String(), "\n") {
+			var entry struct {
+				Msg       string `json:"msg"`
+				RequestID string `json:"request_id"`
+				Req       struct {
+					Text      string `json:"text"`
+					Truncated bool   `json:"truncated"`
+				} `json:"req"`
+			}
+			if json.Unmarshal([]byte(line), &entry) == nil && entry.Msg == "access" && entry.RequestID == key && entry.Req.Text != "" {
+				return entry.Req.Truncated, len(entry.Req.Text)
+			}
+		}
+		t.Fatalf("no access line for %s: %s", key, a.logs.String())
+		return false, 0
+	}
+	cut, _ := truncated("cap-rt-00001")
+	require.False(t, cut, "a 10 KB body is under the default 50 KB cap")
+	res := a.do(t, apitest.Request{Method: "PUT", Path: configsPath + configsvc.KeyAccessLogBodyBytes, Token: admin(t), Body: `{"value":2048}`})
+	require.Equal(t, 200, res.Status, res.Body)
+	time.Sleep(200 * time.Millisecond) // past the refresh bound
+	cut, n := truncated("cap-rt-00002")
+	require.True(t, cut, "the new cap applies without a restart")
+	require.LessOrEqual(t, n, 2048)
+}

@@ -29,6 +29,9 @@ const envHelp = `  DATABASE_URL         postgres URL (required)
                        clock skew, and any "crit" header
   ACCESS_LOG_HASH_KEY  key of the access log's body hashes, at least 32 bytes
                        (default: derived from AUTH_JWT_SECRET, so it is never public)
+  HTTP_BODY_BUDGET     request-body bytes all in-flight requests may hold together;
+                       past it a request answers 503 SERVER_BUSY with Retry-After
+                       (default 67108864 = 64 MiB, 1048576..4294967296)
   SHUTDOWN_TIMEOUT     grace period for in-flight requests on SIGTERM, after the
                        drain delay (default 15s)
   SHUTDOWN_DRAIN_DELAY on SIGTERM /readyz answers 503 for this long while requests
@@ -58,9 +61,12 @@ type config struct {
 	AccessLogHashKey secret
 	ShutdownTimeout  time.Duration
 	DrainDelay       time.Duration
+	BodyBudget       int64
 	// CachePrefix starts every Redis key of the config cache. It is not read
 	// from the environment; tests set it to their private prefix.
 	CachePrefix string
+	// ConfigRefresh overrides the package's ConfigRefresh; tests only.
+	ConfigRefresh time.Duration
 	// CounterPrefix starts the Redis keys of the rejected-update limit;
 	// like CachePrefix it is for tests only.
 	CounterPrefix string
@@ -82,6 +88,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		JWTIssuer:       r.String("AUTH_JWT_ISSUER", ""),
 		JWTAudience:     r.String("AUTH_JWT_AUDIENCE", ""),
 		JWTMaxLifetime:  r.Duration("AUTH_JWT_MAX_LIFETIME", 24*time.Hour, time.Minute, 720*time.Hour),
+		BodyBudget:      int64(r.Int("HTTP_BODY_BUDGET", int(httpx.DefaultBodyBudget), 1<<20, 1<<32)),
 		DrainDelay:      r.Duration("SHUTDOWN_DRAIN_DELAY", httpx.DefaultDrainDelay, 0, time.Minute),
 		CachePrefix:     redis.DefaultConfigPrefix,
 		CounterPrefix:   redis.DefaultCounterPrefix,

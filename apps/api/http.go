@@ -1,8 +1,10 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -45,13 +47,15 @@ func newServerParams(cfg config, log *slog.Logger, metrics *prometheus.Registry,
 		checks[i] = httpx.Check{Name: p.Name, Check: p.Check, Optional: optionalDeps[p.Name]}
 	}
 	return apiserver.Params{
-		Logger:           log,
-		JWTSecret:        cfg.JWTSecret,
-		JWTPolicy:        auth.JWTPolicy{Issuer: cfg.JWTIssuer, Audience: cfg.JWTAudience, MaxLifetime: cfg.JWTMaxLifetime},
-		Metrics:          metrics,
-		AccessLogHashKey: cfg.AccessLogHashKey,
-		AccessLogBodyCap: bodyCap(svc),
-		Checks:           checks,
+		Logger:               log,
+		JWTSecret:            cfg.JWTSecret,
+		BodyBudget:           cfg.BodyBudget,
+		JWTPolicy:            auth.JWTPolicy{Issuer: cfg.JWTIssuer, Audience: cfg.JWTAudience, MaxLifetime: cfg.JWTMaxLifetime},
+		Metrics:              metrics,
+		AccessLogHashKey:     cfg.AccessLogHashKey,
+		AccessLogBodyCap:     redaction.DefaultMaxBytes,
+		AccessLogBodyCapFunc: bodyCap(svc, cmp.Or(cfg.ConfigRefresh, ConfigRefresh)),
+		Checks:               checks,
 	}
 }
 
@@ -106,14 +110,31 @@ func newHTTPServer(cfg config, s *apiserver.Server, log *slog.Logger) *httpx.HTT
 }
 
 // bodyCap is the access log's per-body cap after redaction, from the
-// registered key http.access_log.body_cap_bytes, read once at start (a
-// change applies on restart); its registered default is 50 KB.
-func bodyCap(svc *configsvc.Service) int {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	v, err := svc.Value(ctx, configsvc.KeyAccessLogBodyBytes)
-	if err != nil || v.Int() <= 0 {
-		return redaction.DefaultMaxBytes
+// registered key http.access_log.body_cap_bytes (default 50 KB). It is
+// re-read through configsvc (cache, then Postgres) at most every refresh,
+// so a change applies without a restart within that bound.
+func bodyCap(svc *configsvc.Service, refresh time.Duration) func() int {
+	var mu sync.Mutex
+	var cur int
+	var next time.Time
+	return func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		if now := time.Now(); now.After(next) {
+			next = now.Add(refresh)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			v, err := svc.Value(ctx, configsvc.KeyAccessLogBodyBytes)
+			cancel()
+			if err == nil && v.Int() > 0 {
+				cur = int(v.Int())
+			} else if cur == 0 {
+				cur = redaction.DefaultMaxBytes
+			}
+		}
+		return cur
 	}
-	return int(v.Int())
 }
+
+// ConfigRefresh bounds how long the API applies a changed registered key
+// late (well inside the config cache's 5-minute TTL).
+const ConfigRefresh = 30 * time.Second

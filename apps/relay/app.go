@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"io"
 	"log/slog"
@@ -74,6 +75,7 @@ func options(cfg config, log *slog.Logger) fx.Option {
 			fx.Annotate(startTaskRecovery, fx.ParamTags(``, ``, ports.TaskTableGroup)),
 			fx.Annotate(startIdempotencyRetention, fx.ParamTags(``, ``, ports.IdempotencyTableGroup)),
 		),
+		tuningOption(cmp.Or(cfg.TuningRefresh, TuningRefresh)),
 		adminOption, // after every other hook: stops first, see newAdmin
 		fx.Options(Domains...),
 	)
@@ -128,9 +130,9 @@ func newRelay(p relayParams) (*relay.Relay, error) {
 }
 
 // tuning fills the settings the environment left unset from the
-// registered system-config keys, read once at start: an operator changes
-// them through the config API and restarts the relay, or pins them with
-// the environment, which wins. An unreachable or broken key falls back to
+// registered system-config keys, at start and then every TuningRefresh
+// (tuningOption): an operator changes them through the config API and the
+// relay applies them without a restart, unless the environment pins them. An unreachable or broken key falls back to
 // its default with an alert (configsvc.Service.Value).
 func tuning(cfg config, svc *configsvc.Service, log *slog.Logger) config {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

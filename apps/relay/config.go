@@ -20,7 +20,8 @@ var envHelp = fmt.Sprintf(`  DATABASE_URL         postgres URL (required)
   RELAY_OWNER          lease owner id (default relay-<host>-<pid>)
   RELAY_LOOPS          concurrent claim loops, %d..%d (default %d)
   RELAY_BATCH_SIZE     rows per claim, %d..%d (default: system config
-                       relay.delivery.batch_size, read at start; %d)
+                       relay.delivery.batch_size, re-read every 30s;
+                       setting it pins the value; %d)
   RELAY_LEASE_TTL      lease length, %s..%s (default: relay.delivery.lease_ttl_seconds; %s)
   RELAY_POLL_INTERVAL  idle poll when no NOTIFY arrives, %s..%s (default %s)
   RELAY_MAX_ATTEMPTS   delivery attempts before an event fails, %d..%d
@@ -71,6 +72,8 @@ type config struct {
 	WorkerRetryMax    time.Duration
 	DrainDelay        time.Duration
 	ShutdownTimeout   time.Duration
+	// TuningRefresh overrides the package's TuningRefresh; tests only.
+	TuningRefresh time.Duration
 }
 
 func loadConfig(getenv func(string) string) (config, error) {

@@ -56,8 +56,8 @@ func ParseFingerprint(s string) (Fingerprint, error) {
 		return Fingerprint{}, fmt.Errorf("parse fingerprint: %w: version %q is not v<positive integer>", ErrFingerprintMalformed, ver)
 	}
 	v := FingerprintVersion(n)
-	if !v.supported() {
-		return Fingerprint{}, fmt.Errorf("parse fingerprint: %w: %s (this build computes %s)", ErrUnsupportedVersion, v, FingerprintV1)
+	if !v.supported() && v != FingerprintV2 {
+		return Fingerprint{}, fmt.Errorf("parse fingerprint: %w: %s (this build computes %s and %s)", ErrUnsupportedVersion, v, FingerprintV1, FingerprintV2)
 	}
 	if len(sum) != 64 || !lowerHex(sum) {
 		return Fingerprint{}, fmt.Errorf("parse fingerprint: %w: sum is not 64 lowercase hex digits", ErrFingerprintMalformed)

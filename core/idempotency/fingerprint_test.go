@@ -25,7 +25,7 @@ func TestParseFingerprint(t *testing.T) {
 		{"LeadingZero", "v01:" + hex64, idempotency.ErrFingerprintMalformed},
 		{"PlusSign", "v+1:" + hex64, idempotency.ErrFingerprintMalformed},
 		{"Negative", "v-1:" + hex64, idempotency.ErrFingerprintMalformed},
-		{"Unsupported", "v2:" + hex64, idempotency.ErrUnsupportedVersion},
+		{"Unsupported", "v3:" + hex64, idempotency.ErrUnsupportedVersion},
 		{"Uppercase", "v1:" + strings.ToUpper(hex64), idempotency.ErrFingerprintMalformed},
 		{"Short", "v1:" + hex64[:63], idempotency.ErrFingerprintMalformed},
 		{"NotHex", "v1:" + hex64[:63] + "g", idempotency.ErrFingerprintMalformed},
@@ -57,4 +57,26 @@ func TestFingerprintEqual(t *testing.T) {
 	require.False(t, idempotency.Fingerprint{}.Equal(idempotency.Fingerprint{}), "zero equals nothing")
 	require.True(t, idempotency.Fingerprint{}.IsZero())
 	require.Equal(t, "v1:ab", a.String())
+}
+
+func TestFromCommand(t *testing.T) {
+	t.Parallel()
+	type cmd struct {
+		Amount  int64  `json:"amount"`
+		Channel string `json:"channel"`
+	}
+	a, err := idempotency.FromCommand(cmd{1000, "wechat"})
+	require.NoError(t, err)
+	require.Equal(t, idempotency.FingerprintV2, a.Version)
+	b, _ := idempotency.FromCommand(cmd{1000, "wechat"})
+	c, _ := idempotency.FromCommand(cmd{1000, "alipay"})
+	require.True(t, a.Equal(b))
+	require.False(t, a.Equal(c))
+	p, err := idempotency.ParseFingerprint(a.String())
+	require.NoError(t, err)
+	require.Equal(t, a, p)
+	for _, raw := range []any{nil, []byte(`{}`), "x"} {
+		_, err := idempotency.FromCommand(raw)
+		require.Error(t, err, "%T", raw)
+	}
 }

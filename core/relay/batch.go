@@ -30,8 +30,9 @@ func (r *Relay) RunOnce(ctx context.Context, owner string) (int, error) {
 // statement cancelled mid-flight may still commit its leases, and those
 // rows must then be finished, not stranded until their lease expires.
 func (r *Relay) claim(ctx context.Context, owner string) ([]outbox.Event, error) {
+	cfg := r.tuned()
 	events, err := r.store.Claim(context.WithoutCancel(ctx), ports.ClaimParams{
-		Owner: owner, Limit: r.cfg.BatchSize, LeaseFor: r.cfg.LeaseFor, Now: r.clock.Now(),
+		Owner: owner, Limit: cfg.BatchSize, LeaseFor: cfg.LeaseFor, Now: r.clock.Now(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("claim outbox batch: %w", err)
@@ -73,12 +74,13 @@ func (r *Relay) finish(ctx context.Context, owner string, events []outbox.Event)
 		if errors.Is(perr, ports.ErrUnavailable) {
 			unavailable++
 		}
-		d := r.cfg.Policy.OnFailure(ev.RetryCount, perr, now, r.opts.RandFunc())
+		policy := r.policy()
+		d := policy.OnFailure(ev.RetryCount, perr, now, r.opts.RandFunc())
 		if d.Final && d.Class == outbox.ClassTransient && errors.Is(perr, ports.ErrUnavailable) {
 			// An unreachable queue is not the event's fault: keep backing
 			// off (capped by Policy.Backoff.Max) instead of failing it for good.
 			d.Status, d.Final = outbox.Pending, false
-			d.NextAttemptAt = now.Add(r.cfg.Policy.Backoff.Delay(d.RetryCount, r.opts.RandFunc()))
+			d.NextAttemptAt = now.Add(policy.Backoff.Delay(d.RetryCount, r.opts.RandFunc()))
 		}
 		d.Message = r.opts.RedactFunc(d.Message)
 		failed = append(failed, ports.FailItem{Ref: ref, Decision: d})

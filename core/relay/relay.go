@@ -18,8 +18,10 @@ type Relay struct {
 	store ports.OutboxRelayStore
 	pub   ports.Publisher
 	clock ports.Clock
-	cfg   Config
+	cfg   Config // BatchSize, LeaseFor and Policy.MaxAttempts change under tuneMu (Retune)
 	opts  Options
+
+	tuneMu sync.RWMutex
 
 	wake   []chan struct{}
 	svc    startstop.Service
@@ -128,7 +130,7 @@ func (r *Relay) loop(ctx context.Context, i int) {
 		} else if ctx.Err() == nil {
 			events, err = r.claim(ctx, owner)
 		}
-		if len(events) == r.cfg.BatchSize && ctx.Err() == nil {
+		if len(events) == r.tuned().BatchSize && ctx.Err() == nil {
 			ch := make(chan claimed, 1)
 			next = ch
 			go func() {
@@ -181,7 +183,7 @@ func (r *Relay) sweep(ctx context.Context) {
 
 // RecoverOnce returns expired leases to Pending (up to 10 batches' worth).
 func (r *Relay) RecoverOnce(ctx context.Context) (int, error) {
-	n, err := r.store.RecoverExpired(ctx, r.clock.Now(), 10*r.cfg.BatchSize)
+	n, err := r.store.RecoverExpired(ctx, r.clock.Now(), 10*r.tuned().BatchSize)
 	if err != nil {
 		return 0, fmt.Errorf("recover expired outbox leases: %w", err)
 	}

@@ -67,7 +67,9 @@ func NewAPI(cfg APIConfig) (*API, error) {
 		Fingerprinter: fp,
 		Guard:         cfg.Guard,
 		PrincipalFunc: agentID, // the agent is the idempotency principal
-		Logger:        cfg.Logger,
+		// The business fields of a create: amount and channel, typed.
+		Command: func(body []byte) (any, error) { return parseCreate(body) },
+		Logger:  cfg.Logger,
 	})
 	if err != nil {
 		return nil, err

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"time"
 
@@ -31,7 +30,7 @@ func (a *API) create(c echo.Context) error {
 	if !ok {
 		return httpx.Internal(fmt.Errorf("topup: create route without idempotency middleware"))
 	}
-	body, err := io.ReadAll(c.Request().Body)
+	body, err := httpx.ReadBody(c) // held once, shared with the idempotency middleware
 	if err != nil {
 		return err // *http.MaxBytesError renders as 413
 	}

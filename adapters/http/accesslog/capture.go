@@ -33,7 +33,7 @@ type buffer struct {
 func (b *buffer) add(p []byte) {
 	b.n += int64(len(p))
 	if room := b.limit - len(b.data); b.keep && room > 0 && len(p) > 0 {
-		if b.pooled == nil {
+		if b.pooled == nil && b.data == nil {
 			b.pooled = bufPool.Get().(*[]byte)
 			b.data = (*b.pooled)[:0]
 		}

@@ -50,6 +50,11 @@ func (l *logger) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 		var tap *requestTap
 		if r.Body != nil && r.Body != http.NoBody {
 			tap = &requestTap{rc: r.Body, buffer: buffer{limit: l.CaptureBytes, keep: loggable(r.Header.Get("Content-Type"))}}
+			if n := r.ContentLength; tap.keep && n > maxPooled {
+				// A large declared body: size the copy once instead of
+				// doubling a pooled buffer up to it.
+				tap.data = make([]byte, 0, min(n, int64(l.CaptureBytes)))
+			}
 			r.Body = tap
 		}
 		rec := &recorder{ResponseWriter: c.Response().Writer, buffer: buffer{limit: l.CaptureBytes}}

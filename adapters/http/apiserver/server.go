@@ -55,6 +55,10 @@ type Params struct {
 	// AccessLogBodyCap caps each logged body after redaction. Default:
 	// redaction.DefaultMaxBytes.
 	AccessLogBodyCap int
+	// AccessLogBodyCapFunc, when set, is asked for the cap on every logged
+	// body instead (a value that changes at runtime); <= 0 means
+	// AccessLogBodyCap.
+	AccessLogBodyCapFunc func() int
 	// Routes are the domains' access-log policies (full paths, e.g.
 	// "/api/v1/topups"); a path listed twice is an error. Unlisted routes
 	// log under the default policy.
@@ -62,9 +66,12 @@ type Params struct {
 	// Mappers render the domains' errors. idemhttp.MapError is always
 	// installed, because New always installs idemhttp.CaptureKey.
 	Mappers []httpx.ErrorMapper
+	// BodyBudget bounds the request-body bytes in flight at once (503
+	// SERVER_BUSY past it). Default: httpx.DefaultBodyBudget.
+	BodyBudget int64
 	// Checks are GET /readyz's dependencies; an Optional one down is
-	// reported as degraded, not unready. Each outcome sets the gauge
-	// dependency_up{dependency} (1 up, 0 down), which operators alert on.
+	// reported as degraded, not unready (dependency_up comes from the same
+	// probes, see metrics.ProbeModule).
 	Checks []httpx.Check
 }
 
@@ -110,14 +117,14 @@ func New(p Params) (*Server, error) {
 	}
 	access := accesslog.New(accesslog.Config{
 		Logger:     p.Logger,
-		Redactor:   &redaction.Redactor{Registry: redaction.Default().With(p.AccessLogRules...), HashKey: p.AccessLogHashKey, MaxBytes: p.AccessLogBodyCap},
+		Redactor:   capped(&redaction.Redactor{Registry: redaction.Default().With(p.AccessLogRules...), HashKey: p.AccessLogHashKey, MaxBytes: p.AccessLogBodyCap}, p.AccessLogBodyCapFunc),
 		Routes:     policies,
 		Failures:   failures,
 		UserIDFunc: auth.UserID,
 		Skip:       func(c echo.Context) bool { return probeRoutes[c.Path()] },
 	})
 	mappers := append([]httpx.ErrorMapper{idemhttp.MapError}, p.Mappers...)
-	e := httpx.NewServer(httpx.ServerConfig{Middleware: []echo.MiddlewareFunc{requests.middleware, access}}, p.Logger, mappers...)
+	e := httpx.NewServer(httpx.ServerConfig{Middleware: []echo.MiddlewareFunc{requests.middleware, access}, BodyBudget: p.BodyBudget}, p.Logger, mappers...)
 	// Keep the client's own X-Request-ID / Idempotency-Key before the
 	// request-id middleware normalises it (idempotent create endpoints).
 	e.Pre(idemhttp.CaptureKey())
@@ -134,4 +141,26 @@ func New(p Params) (*Server, error) {
 	api.RouteNotFound("/*", methodNotAllowed(e)) // after authentication, like every API answer
 	api.RouteNotFound("", methodNotAllowed(e))
 	return &Server{Echo: e, API: api, Health: health}, nil
+}
+
+// capped returns r, or, with capFunc set, r whose body cap is capFunc's
+// answer at each logged body.
+func capped(r *redaction.Redactor, capFunc func() int) accesslog.Redactor {
+	if capFunc == nil {
+		return r
+	}
+	return dynamicCap{r, capFunc}
+}
+
+type dynamicCap struct {
+	*redaction.Redactor
+	cap func() int
+}
+
+func (d dynamicCap) Summarise(p redaction.Policy, b redaction.Body) redaction.Result {
+	r := *d.Redactor
+	if n := d.cap(); n > 0 {
+		r.MaxBytes = n
+	}
+	return r.Summarise(p, b)
 }

@@ -7,11 +7,18 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
+// DefaultBodyBudget is the in-flight request-body budget when
+// ServerConfig sets none: 64 concurrent bodies at the default limit.
+const DefaultBodyBudget int64 = 64 << 20
+
 // ServerConfig configures NewServer. The zero value is usable.
 type ServerConfig struct {
 	// BodyLimit caps request bodies. Default: DefaultBodyLimit (1 MiB).
 	// Raise it per route with BodyLimit.
 	BodyLimit int64
+	// BodyBudget bounds the bytes of request bodies in flight at once
+	// (see BodyBudget). Default: DefaultBodyBudget; negative disables it.
+	BodyBudget int64
 	// HeaderLimit caps the request line and headers. Default:
 	// DefaultHeaderLimit (16 KiB).
 	HeaderLimit int
@@ -27,7 +34,7 @@ type ServerConfig struct {
 }
 
 // NewServer returns an echo server wired with, in order: RequestIDs,
-// cfg.Middleware, Recover, HeaderLimit and BodyLimit, and with NewErrorHandler(log,
+// cfg.Middleware, Recover, HeaderLimit, BodyBudget and BodyLimit, and with NewErrorHandler(log,
 // mappers...) as its only error handler. Routes are added by the caller.
 func NewServer(cfg ServerConfig, log *slog.Logger, mappers ...ErrorMapper) *echo.Echo {
 	e := echo.New()
@@ -40,6 +47,8 @@ func NewServer(cfg ServerConfig, log *slog.Logger, mappers ...ErrorMapper) *echo
 	}
 	e.Use(RequestIDs(cfg.NewRequestID))
 	e.Use(cfg.Middleware...)
-	e.Use(Recover(log), HeaderLimit(cmp.Or(cfg.HeaderLimit, DefaultHeaderLimit)), BodyLimit(cmp.Or(cfg.BodyLimit, DefaultBodyLimit)))
+	limit := cmp.Or(cfg.BodyLimit, DefaultBodyLimit)
+	e.Use(Recover(log), HeaderLimit(cmp.Or(cfg.HeaderLimit, DefaultHeaderLimit)),
+		BodyBudget(cmp.Or(cfg.BodyBudget, DefaultBodyBudget), limit), BodyLimit(limit))
 	return e
 }

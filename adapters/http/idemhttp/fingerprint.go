@@ -1,13 +1,10 @@
 package idemhttp
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"mime"
-	"net/http"
 	"strings"
 
 	"github.com/july/template/core/idempotency"
@@ -17,20 +14,15 @@ import (
 // starts with a NUL byte, so a raw-body sum never equals a JSON one.
 const rawDomain = "raw\x00"
 
-// readBody reads the whole request body and puts an identical reader back
-// for the handler. The body is bounded by httpx.BodyLimit; an oversized body
-// returns *http.MaxBytesError, which the error handler renders as 413.
-func readBody(r *http.Request) ([]byte, error) {
-	if r.Body == nil || r.Body == http.NoBody {
-		return nil, nil
+// fingerprint is the route's command fingerprint when it declares one and
+// the body decodes, else fingerprintBody.
+func fingerprint(cfg Config, contentType string, body []byte) (idempotency.Fingerprint, error) {
+	if cfg.Command != nil {
+		if cmd, err := cfg.Command(body); err == nil {
+			return idempotency.FromCommand(cmd)
+		}
 	}
-	body, err := io.ReadAll(r.Body)
-	_ = r.Body.Close()
-	if err != nil {
-		return nil, err
-	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	return body, nil
+	return fingerprintBody(cfg.Fingerprinter, contentType, body)
 }
 
 // fingerprintBody fingerprints a request body with fp's version label:

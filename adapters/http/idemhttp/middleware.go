@@ -36,6 +36,14 @@ type Config struct {
 	Operation string
 	// Fingerprinter fingerprints request bodies. Required.
 	Fingerprinter *idempotency.Fingerprinter
+	// Command, when set, declares the route's business fields: it decodes
+	// the body into the route's typed command, and the fingerprint is
+	// idempotency.FromCommand of it (v2), so a retry with an extra field,
+	// another key order or number spelling replays, and any change to a
+	// declared field is IDEMPOTENCY_KEY_REUSED. A body it cannot decode
+	// falls back to the Fingerprinter's fingerprint; the handler then
+	// answers the error itself.
+	Command func(body []byte) (any, error)
 	// Guard, when set, is taken per scope and key while the handler runs,
 	// so a concurrent duplicate gets 409 without touching the database.
 	// Its failures are logged and ignored.
@@ -129,11 +137,11 @@ func (cfg *Config) key(c echo.Context) (ports.IdempotencyKey, error) {
 	if err := scope.Validate(); err != nil {
 		return ports.IdempotencyKey{}, httpx.Internal(err) // the authenticator produced an unusable principal
 	}
-	body, err := readBody(r)
+	body, err := httpx.ReadBody(c)
 	if err != nil {
 		return ports.IdempotencyKey{}, fmt.Errorf("idemhttp: read body: %w", err)
 	}
-	fp, err := fingerprintBody(cfg.Fingerprinter, r.Header.Get(echo.HeaderContentType), body)
+	fp, err := fingerprint(*cfg, r.Header.Get(echo.HeaderContentType), body)
 	switch {
 	case errors.Is(err, errMultipartMalformed):
 		return ports.IdempotencyKey{}, errMultipartInvalid.WithCause(err)

@@ -1,0 +1,41 @@
+package main
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/july/template/adapters/http/apitest"
+)
+
+// Item 13: the create's fingerprint is its canonical business fields: a
+// harmless extra field, another key order or number spelling replays the
+// original answer; a changed business field is 422 IDEMPOTENCY_KEY_REUSED,
+// whatever it is named and however deep a transport field hides.
+func TestFingerprintIsTheCommand(t *testing.T) {
+	t.Parallel()
+	a := startAPI(t, appOpts{})
+	agent := token(t, "fp-agent", "agent")
+	post := func(key, body string) response {
+		t.Helper()
+		return a.do(t, apitest.Request{Method: "POST", Path: "/api/v1/topups", Token: agent, Body: body, Header: map[string]string{"Idempotency-Key": key}})
+	}
+	first := post("fp-key-0001", `{"amount_cents":1000,"channel":"wechat"}`)
+	require.Equal(t, http.StatusCreated, first.Status, first.Body)
+	for name, body := range map[string]string{
+		"extra field":        `{"amount_cents":1000,"channel":"wechat","client_note":"retry"}`,
+		"extra nested field": `{"amount_cents":1000,"channel":"wechat","meta":{"ts":123,"sign":"abc"}}`,
+		"key order, 1e3":     `{"channel":"wechat","amount_cents":1e3}`,
+	} {
+		res := post("fp-key-0001", body)
+		require.Equal(t, http.StatusCreated, res.Status, "%s: %s", name, res.Body)
+		require.Equal(t, "true", res.Header.Get("Idempotent-Replayed"), name)
+		require.JSONEq(t, first.Body, res.Body, name)
+	}
+	changed := post("fp-key-0001", `{"amount_cents":2000,"channel":"wechat"}`)
+	require.Equal(t, http.StatusUnprocessableEntity, changed.Status, changed.Body)
+	require.Equal(t, "IDEMPOTENCY_KEY_REUSED", changed.Error.Code)
+	changed = post("fp-key-0001", `{"amount_cents":1000,"channel":"alipay"}`)
+	require.Equal(t, http.StatusUnprocessableEntity, changed.Status, changed.Body)
+}
