@@ -101,19 +101,5 @@ func TestRedisOutageKeepsReady(t *testing.T) {
 // gauge returns the value of a gauge with the given label, -1 if absent.
 func (a *apiApp) gauge(t *testing.T, name, label, value string) float64 {
 	t.Helper()
-	mfs, err := a.metrics.Gather()
-	require.NoError(t, err)
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == label && l.GetValue() == value {
-					return m.GetGauge().GetValue()
-				}
-			}
-		}
-	}
-	return -1
+	return a.sample(t, name, label, value, -1)
 }

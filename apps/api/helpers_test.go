@@ -204,6 +204,13 @@ func (a *apiApp) row(t *testing.T, key string) (row, bool) {
 // counter returns the value of a counter with the given label, 0 if absent.
 func (a *apiApp) counter(t *testing.T, name, label, value string) float64 {
 	t.Helper()
+	return a.sample(t, name, label, value, 0)
+}
+
+// sample returns the value of the counter or gauge name with the given
+// label, or missing when there is none.
+func (a *apiApp) sample(t *testing.T, name, label, value string, missing float64) float64 {
+	t.Helper()
 	mfs, err := a.metrics.Gather()
 	require.NoError(t, err)
 	for _, mf := range mfs {
@@ -213,10 +220,13 @@ func (a *apiApp) counter(t *testing.T, name, label, value string) float64 {
 		for _, m := range mf.GetMetric() {
 			for _, l := range m.GetLabel() {
 				if l.GetName() == label && l.GetValue() == value {
+					if m.GetGauge() != nil {
+						return m.GetGauge().GetValue()
+					}
 					return m.GetCounter().GetValue()
 				}
 			}
 		}
 	}
-	return 0
+	return missing
 }

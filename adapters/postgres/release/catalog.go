@@ -115,31 +115,40 @@ var catalogQueries = map[string]string{
 		FROM pg_class c WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind IN ('v', 'm')`,
 }
 
+// catalogKinds is the order of catalogQueries in catalogSQL.
+var catalogKinds = []string{KindTable, KindColumn, KindConstraint, KindIndex, KindTrigger, KindPolicy, KindSequence, KindFunction, KindType, KindView}
+
+// catalogSQL reads every kind in one round trip: the rehearsal reads the
+// catalog after each statement.
+var catalogSQL = func() string {
+	parts := make([]string, len(catalogKinds))
+	for i, kind := range catalogKinds {
+		parts[i] = fmt.Sprintf("SELECT '%s' AS kind, q.* FROM (%s) AS q", kind, catalogQueries[kind])
+	}
+	return strings.Join(parts, "\nUNION ALL\n")
+}()
+
 // ReadCatalog reads every tracked object of the current schema.
 func ReadCatalog(ctx context.Context, db bun.IDB) (Catalog, error) {
+	rows, err := db.QueryContext(ctx, catalogSQL)
+	if err != nil {
+		return nil, fmt.Errorf("read the schema catalog: %w", err)
+	}
+	defer rows.Close()
 	cat := Catalog{}
-	for _, kind := range []string{KindTable, KindColumn, KindConstraint, KindIndex, KindTrigger, KindPolicy, KindSequence, KindFunction, KindType, KindView} {
-		rows, err := db.QueryContext(ctx, catalogQueries[kind])
-		if err != nil {
-			return nil, fmt.Errorf("read %s definitions: %w", kind, err)
+	for rows.Next() {
+		var kind, name, def, table string
+		var invalid bool
+		if err := rows.Scan(&kind, &name, &def, &table, &invalid); err != nil {
+			return nil, fmt.Errorf("read the schema catalog: %w", err)
 		}
-		for rows.Next() {
-			var name, def, table string
-			var invalid bool
-			if err := rows.Scan(&name, &def, &table, &invalid); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("read %s definitions: %w", kind, err)
-			}
-			if kind == KindTable {
-				table = ""
-			}
-			cat[ObjectKey(kind, name)] = Object{Def: def, Table: table, Invalid: invalid}
+		if kind == KindTable {
+			table = ""
 		}
-		err = rows.Err()
-		rows.Close()
-		if err != nil {
-			return nil, fmt.Errorf("read %s definitions: %w", kind, err)
-		}
+		cat[ObjectKey(kind, name)] = Object{Def: def, Table: table, Invalid: invalid}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read the schema catalog: %w", err)
 	}
 	return cat, nil
 }

@@ -24,12 +24,17 @@ const MinServerVersion = 130000
 // unfinished tasks are reported as warnings. It writes nothing. The error
 // is for infrastructure failures only; violations are in the report.
 func Check(ctx context.Context, db *bun.DB, sets []Set) (*Report, error) {
-	r := &Report{Phase: "check", Findings: []Finding{}}
 	reh, err := Rehearse(ctx, db, sets)
 	if err != nil {
 		return nil, fmt.Errorf("pre-flight check: %w", err)
 	}
-	err = db.RunInTx(ctx, &sql.TxOptions{ReadOnly: true}, func(ctx context.Context, tx bun.Tx) error {
+	return check(ctx, db, sets, reh)
+}
+
+// check is Check on a rehearsal already taken.
+func check(ctx context.Context, db *bun.DB, sets []Set, reh *Rehearsal) (*Report, error) {
+	r := &Report{Phase: "check", Findings: []Finding{}}
+	err := db.RunInTx(ctx, &sql.TxOptions{ReadOnly: true}, func(ctx context.Context, tx bun.Tx) error {
 		st, err := inspect(ctx, tx, sets, reh, r)
 		if err != nil {
 			return err

@@ -46,8 +46,11 @@ func UpWith(ctx context.Context, db *bun.DB, sets []Set, opts UpOptions) (*UpRes
 }
 
 func up(ctx context.Context, db *bun.DB, sets []Set, opts UpOptions, res *UpResult) error {
-	var err error
-	if res.Check, err = Check(ctx, db, sets); err != nil {
+	reh, err := Rehearse(ctx, db, sets)
+	if err != nil {
+		return fmt.Errorf("pre-flight check: %w", err)
+	}
+	if res.Check, err = check(ctx, db, sets, reh); err != nil {
 		return err
 	}
 	if !res.Check.OK() {
@@ -58,7 +61,7 @@ func up(ctx context.Context, db *bun.DB, sets []Set, opts UpOptions, res *UpResu
 		errors.As(err, &res.Failed)
 		return err
 	}
-	if res.Verify, err = Verify(ctx, db, sets); err != nil {
+	if res.Verify, err = verify(ctx, db, sets, reh); err != nil {
 		return err
 	}
 	if !res.Verify.OK() {
