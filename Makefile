@@ -43,12 +43,12 @@ unit:
 
 ## fuzz: run each fuzz target for FUZZTIME (CI runs their seed corpora inside `make test`).
 fuzz:
-	$(GO) test -run XXX -fuzz '^FuzzRedactJSON$$' -fuzztime $(FUZZTIME) ./core/redaction/
-	$(GO) test -run XXX -fuzz '^FuzzRedactJSONAnyInput$$' -fuzztime $(FUZZTIME) ./core/redaction/
-	$(GO) test -run XXX -fuzz '^FuzzRedactJSONValidity$$' -fuzztime $(FUZZTIME) ./core/redaction/
-	$(GO) test -run XXX -fuzz '^FuzzRedactJSONReference$$' -fuzztime $(FUZZTIME) ./core/redaction/
-	$(GO) test -run XXX -fuzz '^FuzzMatchReference$$' -fuzztime $(FUZZTIME) ./core/redaction/
-	$(GO) test -run XXX -fuzz '^FuzzFingerprintCanonical$$' -fuzztime $(FUZZTIME) ./core/idempotency/
+	./scripts/fuzz.sh ./core/redaction/ FuzzRedactJSON $(FUZZTIME)
+	./scripts/fuzz.sh ./core/redaction/ FuzzRedactJSONAnyInput $(FUZZTIME)
+	./scripts/fuzz.sh ./core/redaction/ FuzzRedactJSONValidity $(FUZZTIME)
+	./scripts/fuzz.sh ./core/redaction/ FuzzRedactJSONReference $(FUZZTIME)
+	./scripts/fuzz.sh ./core/redaction/ FuzzMatchReference $(FUZZTIME)
+	./scripts/fuzz.sh ./core/idempotency/ FuzzFingerprintCanonical $(FUZZTIME)
 
 ## bench: the Go benchmarks recorded in docs/performance.md.
 bench: services
