@@ -12,10 +12,11 @@ import (
 // and no big-number arithmetic is ever needed: |exponent| < 10^9.
 const maxExpDigits = 9
 
-// appendCanonical appends the v1 canonical encoding of a value decoded by
-// encoding/json with UseNumber. The encoding is injective on JSON values:
-// strings are always quoted, numbers never are.
-func (f *Fingerprinter) appendCanonical(dst []byte, v any) ([]byte, error) {
+// appendCanonical appends the canonical encoding of a value decoded by
+// encoding/json with UseNumber; top is true for the body's own value. The
+// encoding is injective on JSON values: strings are always quoted, numbers
+// never are.
+func (f *Fingerprinter) appendCanonical(dst []byte, v any, top bool) ([]byte, error) {
 	var err error
 	switch x := v.(type) {
 	case nil:
@@ -32,15 +33,16 @@ func (f *Fingerprinter) appendCanonical(dst []byte, v any) ([]byte, error) {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			if dst, err = f.appendCanonical(dst, e); err != nil {
+			if dst, err = f.appendCanonical(dst, e, false); err != nil {
 				return nil, err
 			}
 		}
 		return append(dst, ']'), nil
 	case map[string]any:
 		keys := make([]string, 0, len(x))
+		skip := top || f.anyDepth
 		for k := range x {
-			if !f.isVolatile(k) {
+			if !skip || !f.isVolatile(k) {
 				keys = append(keys, k)
 			}
 		}
@@ -51,7 +53,7 @@ func (f *Fingerprinter) appendCanonical(dst []byte, v any) ([]byte, error) {
 				dst = append(dst, ',')
 			}
 			dst = append(strconv.AppendQuote(dst, k), ':')
-			if dst, err = f.appendCanonical(dst, x[k]); err != nil {
+			if dst, err = f.appendCanonical(dst, x[k], false); err != nil {
 				return nil, err
 			}
 		}

@@ -9,7 +9,8 @@ import (
 )
 
 func ExampleFingerprinter_FromJSON() {
-	f, err := idempotency.NewFingerprinter(idempotency.FingerprinterConfig{})
+	// The route names its top-level transport fields; nothing else is skipped.
+	f, err := idempotency.NewFingerprinter(idempotency.FingerprinterConfig{Volatile: []string{"timestamp"}})
 	if err != nil {
 		panic(err)
 	}
@@ -21,7 +22,7 @@ func ExampleFingerprinter_FromJSON() {
 	fmt.Println(first.String()[:3])
 	// Output:
 	// true false
-	// v1:
+	// v3:
 }
 
 func ExampleDecide() {

@@ -18,7 +18,17 @@ const FingerprintV1 FingerprintVersion = 1
 // String renders v as "v1".
 func (v FingerprintVersion) String() string { return "v" + strconv.Itoa(int(v)) }
 
-func (v FingerprintVersion) supported() bool { return v == FingerprintV1 }
+// FingerprintV3 is FingerprintV1's canonical JSON with one change: the
+// volatile list names top-level transport fields only, and by default it is
+// empty. A nested field called "time" or "sign" is business data (a payment's
+// "pay_time", a login's "sign" inside a signed payload) and always counts;
+// a route that sends top-level transport fields (a timestamp, a nonce) names
+// them in FingerprinterConfig.Volatile. Rendered as "v3:<64 lowercase hex>".
+const FingerprintV3 FingerprintVersion = 3
+
+// supported reports whether a Fingerprinter can compute v (v2 is computed
+// by FromCommand, not by a Fingerprinter).
+func (v FingerprintVersion) supported() bool { return v == FingerprintV1 || v == FingerprintV3 }
 
 // Fingerprint is a versioned digest of a request's business content. The
 // zero value means "none" and never equals anything.
@@ -57,7 +67,7 @@ func ParseFingerprint(s string) (Fingerprint, error) {
 	}
 	v := FingerprintVersion(n)
 	if !v.supported() && v != FingerprintV2 {
-		return Fingerprint{}, fmt.Errorf("parse fingerprint: %w: %s (this build computes %s and %s)", ErrUnsupportedVersion, v, FingerprintV1, FingerprintV2)
+		return Fingerprint{}, fmt.Errorf("parse fingerprint: %w: %s (this build computes %s, %s and %s)", ErrUnsupportedVersion, v, FingerprintV1, FingerprintV2, FingerprintV3)
 	}
 	if len(sum) != 64 || !lowerHex(sum) {
 		return Fingerprint{}, fmt.Errorf("parse fingerprint: %w: sum is not 64 lowercase hex digits", ErrFingerprintMalformed)

@@ -25,7 +25,7 @@ func TestParseFingerprint(t *testing.T) {
 		{"LeadingZero", "v01:" + hex64, idempotency.ErrFingerprintMalformed},
 		{"PlusSign", "v+1:" + hex64, idempotency.ErrFingerprintMalformed},
 		{"Negative", "v-1:" + hex64, idempotency.ErrFingerprintMalformed},
-		{"Unsupported", "v3:" + hex64, idempotency.ErrUnsupportedVersion},
+		{"Unsupported", "v4:" + hex64, idempotency.ErrUnsupportedVersion},
 		{"Uppercase", "v1:" + strings.ToUpper(hex64), idempotency.ErrFingerprintMalformed},
 		{"Short", "v1:" + hex64[:63], idempotency.ErrFingerprintMalformed},
 		{"NotHex", "v1:" + hex64[:63] + "g", idempotency.ErrFingerprintMalformed},

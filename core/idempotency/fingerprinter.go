@@ -11,9 +11,10 @@ import (
 	"unicode/utf8"
 )
 
-// DefaultVolatileFields returns the transport fields excluded from a
-// fingerprint unless FingerprinterConfig.Volatile says otherwise: they change
-// between retries of one command without changing what it means. It returns
+// DefaultVolatileFields returns the transport fields a v1 fingerprint
+// excludes unless FingerprinterConfig.Volatile says otherwise: they change
+// between retries of one command without changing what it means. A v3
+// route picks the ones it really sends at top level. It returns
 // a fresh slice, so callers may append their own names.
 func DefaultVolatileFields() []string {
 	return []string{
@@ -26,13 +27,15 @@ func DefaultVolatileFields() []string {
 
 // FingerprinterConfig configures NewFingerprinter.
 type FingerprinterConfig struct {
-	// Version is the algorithm to compute. Zero means FingerprintV1.
+	// Version is the algorithm to compute. Zero means FingerprintV3, the
+	// current one; FingerprintV1 is kept to recompute records stored by it.
 	Version FingerprintVersion
-	// Volatile lists field names dropped, with their values, from objects at
-	// any depth. Names match ASCII case-insensitively and ignoring every
-	// character other than a-z and 0-9, so "requestId", "Request-ID" and
-	// "request_id" are one name. Nil means DefaultVolatileFields(); a
-	// non-nil empty slice drops nothing.
+	// Volatile lists the transport field names dropped, with their values:
+	// from the top-level object only in v3, from objects at any depth in
+	// v1. Names match ASCII case-insensitively and ignoring every character
+	// other than a-z and 0-9, so "requestId", "Request-ID" and "request_id"
+	// are one name. Nil means none in v3 and DefaultVolatileFields() in v1;
+	// a non-nil empty slice drops nothing.
 	//
 	// The list is part of the fingerprint: changing it for an operation
 	// changes fingerprints of requests already stored, so change it only
@@ -43,10 +46,10 @@ type FingerprinterConfig struct {
 // Fingerprinter computes request fingerprints. It is immutable and safe for
 // concurrent use.
 //
-// The v1 canonical form: the input is parsed as exactly one JSON value
+// The canonical form: the input is parsed as exactly one JSON value
 // (invalid JSON, invalid UTF-8, an empty body or trailing data is rejected
 // with ErrInvalidInput); object keys are sorted bytewise and volatile keys
-// dropped at any depth; duplicate keys keep the last value, as encoding/json
+// dropped (top level only in v3, at any depth in v1); duplicate keys keep the last value, as encoding/json
 // does; whitespace is irrelevant; arrays keep their order; numbers compare by
 // exact decimal value, so 1, 1.0, 1.00, 1e0 and 10e-1 are one number (but
 // "1" the string is not); strings compare byte for byte after JSON unescaping,
@@ -54,7 +57,8 @@ type FingerprinterConfig struct {
 type Fingerprinter struct {
 	version  FingerprintVersion
 	volatile map[string]struct{}
-	maxName  int // longest normalised volatile name; longer keys skip the lookup
+	maxName  int  // longest normalised volatile name; longer keys skip the lookup
+	anyDepth bool // v1: volatile names are dropped in nested objects too
 }
 
 // NewFingerprinter returns a Fingerprinter for cfg. It returns
@@ -62,15 +66,16 @@ type Fingerprinter struct {
 // volatile name that normalises to nothing (e.g. "" or "--").
 func NewFingerprinter(cfg FingerprinterConfig) (*Fingerprinter, error) {
 	if cfg.Version == 0 {
-		cfg.Version = FingerprintV1
+		cfg.Version = FingerprintV3
 	}
 	if !cfg.Version.supported() {
-		return nil, fmt.Errorf("new fingerprinter: %w: %s (this build computes %s)", ErrUnsupportedVersion, cfg.Version, FingerprintV1)
+		return nil, fmt.Errorf("new fingerprinter: %w: %s (this build computes %s and %s)", ErrUnsupportedVersion, cfg.Version, FingerprintV3, FingerprintV1)
 	}
-	if cfg.Volatile == nil {
+	anyDepth := cfg.Version == FingerprintV1
+	if cfg.Volatile == nil && anyDepth {
 		cfg.Volatile = DefaultVolatileFields()
 	}
-	f := &Fingerprinter{version: cfg.Version, volatile: make(map[string]struct{}, len(cfg.Volatile))}
+	f := &Fingerprinter{version: cfg.Version, volatile: make(map[string]struct{}, len(cfg.Volatile)), anyDepth: anyDepth}
 	for _, name := range cfg.Volatile {
 		n := normaliseName(nil, name)
 		if len(n) == 0 {
@@ -104,7 +109,7 @@ func (f *Fingerprinter) FromJSON(body []byte) (Fingerprint, error) {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return Fingerprint{}, fmt.Errorf("fingerprint: %w: body has data after the first JSON value", ErrInvalidInput)
 	}
-	canon, err := f.appendCanonical(make([]byte, 0, len(body)), v)
+	canon, err := f.appendCanonical(make([]byte, 0, len(body)), v, true)
 	if err != nil {
 		return Fingerprint{}, fmt.Errorf("fingerprint: %w: %w", ErrInvalidInput, err)
 	}

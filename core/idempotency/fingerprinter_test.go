@@ -10,10 +10,12 @@ import (
 	"github.com/july/template/core/idempotency"
 )
 
+// newFingerprinter is a v1 Fingerprinter with the default volatile list: the
+// tables below pin v1's rules, which stored records still depend on.
 func newFingerprinter(t *testing.T) *idempotency.Fingerprinter {
 	t.Helper()
 
-	f, err := idempotency.NewFingerprinter(idempotency.FingerprinterConfig{})
+	f, err := idempotency.NewFingerprinter(idempotency.FingerprinterConfig{Version: idempotency.FingerprintV1})
 	require.NoError(t, err)
 	return f
 }
@@ -23,7 +25,7 @@ func fingerprint(t *testing.T, f *idempotency.Fingerprinter, body string) idempo
 
 	fp, err := f.FromJSON([]byte(body))
 	require.NoError(t, err, "body %s", body)
-	require.Equal(t, idempotency.FingerprintV1, fp.Version)
+	require.Equal(t, f.Version(), fp.Version)
 	require.Len(t, fp.Sum, 64)
 	return fp
 }
@@ -181,7 +183,9 @@ func TestNewFingerprinter(t *testing.T) {
 	t.Run("DefaultVersion", func(t *testing.T) {
 		t.Parallel()
 
-		require.Equal(t, idempotency.FingerprintV1, newFingerprinter(t).Version())
+		f, err := idempotency.NewFingerprinter(idempotency.FingerprinterConfig{})
+		require.NoError(t, err)
+		require.Equal(t, idempotency.FingerprintV3, f.Version())
 	})
 
 	t.Run("UnsupportedVersion", func(t *testing.T) {
@@ -202,7 +206,7 @@ func TestNewFingerprinter(t *testing.T) {
 		t.Parallel()
 
 		f, err := idempotency.NewFingerprinter(idempotency.FingerprinterConfig{
-			Volatile: append(idempotency.DefaultVolatileFields(), "client_sent_at"),
+			Version: idempotency.FingerprintV1, Volatile: append(idempotency.DefaultVolatileFields(), "client_sent_at"),
 		})
 		require.NoError(t, err)
 		require.Equal(t, fingerprint(t, f, `{"a":1,"ClientSentAt":5,"ts":1}`), fingerprint(t, f, `{"a":1}`))
@@ -211,7 +215,7 @@ func TestNewFingerprinter(t *testing.T) {
 	t.Run("EmptyVolatileKeepsEverything", func(t *testing.T) {
 		t.Parallel()
 
-		f, err := idempotency.NewFingerprinter(idempotency.FingerprinterConfig{Volatile: []string{}})
+		f, err := idempotency.NewFingerprinter(idempotency.FingerprinterConfig{Version: idempotency.FingerprintV1, Volatile: []string{}})
 		require.NoError(t, err)
 		require.NotEqual(t, fingerprint(t, f, `{"a":1,"ts":1}`), fingerprint(t, f, `{"a":1}`))
 	})
@@ -235,4 +239,52 @@ func TestFingerprintLongKeys(t *testing.T) {
 	require.NotEqual(t, fingerprint(t, f, `{"`+long+`":1}`), fingerprint(t, f, `{"`+long+`":2}`))
 	require.Equal(t, fingerprint(t, f, `{"`+strings.Repeat("_", 100)+`ts":1,"a":1}`), fingerprint(t, f, `{"a":1}`),
 		"separators do not count towards a name")
+}
+
+// TestFingerprintV3 pins v3's one difference from v1: volatile names are the
+// route's own top-level transport fields, so business fields called "time",
+// "ts" or "sign" inside the command always count (a payment's nested
+// "time", a login's signed "sign").
+func TestFingerprintV3(t *testing.T) {
+	t.Parallel()
+
+	named, err := idempotency.NewFingerprinter(idempotency.FingerprinterConfig{Volatile: []string{"timestamp", "nonce"}})
+	require.NoError(t, err)
+	bare, err := idempotency.NewFingerprinter(idempotency.FingerprinterConfig{})
+	require.NoError(t, err)
+	v1 := newFingerprinter(t)
+
+	t.Run("NamedTopLevelFieldsDropped", func(t *testing.T) {
+		t.Parallel()
+
+		require.Equal(t, fingerprint(t, named, `{"amount":1,"timestamp":1,"Nonce":"a"}`), fingerprint(t, named, `{"amount":1,"timestamp":2}`))
+	})
+	t.Run("NestedSameNameCounts", func(t *testing.T) {
+		t.Parallel()
+
+		a, b := `{"pay":{"amount":1,"timestamp":1}}`, `{"pay":{"amount":1,"timestamp":2}}`
+		require.NotEqual(t, fingerprint(t, named, a), fingerprint(t, named, b))
+		require.Equal(t, fingerprint(t, v1, a), fingerprint(t, v1, b), "v1 ignored it: the defect v3 fixes")
+	})
+	t.Run("NestedBusinessTimeAndSignCount", func(t *testing.T) {
+		t.Parallel()
+
+		for _, pair := range [][2]string{
+			{`{"order":{"time":"2026-12-01T10:00:00Z"}}`, `{"order":{"time":"2026-12-02T10:00:00Z"}}`},
+			{`{"login":{"sign":"abc"}}`, `{"login":{"sign":"abd"}}`},
+			{`{"items":[{"ts":1}]}`, `{"items":[{"ts":2}]}`},
+		} {
+			require.NotEqual(t, fingerprint(t, bare, pair[0]), fingerprint(t, bare, pair[1]), "%s vs %s", pair[0], pair[1])
+		}
+	})
+	t.Run("NilVolatileDropsNothing", func(t *testing.T) {
+		t.Parallel()
+
+		require.NotEqual(t, fingerprint(t, bare, `{"a":1,"ts":1}`), fingerprint(t, bare, `{"a":1,"ts":2}`))
+	})
+	t.Run("DiffersFromV1", func(t *testing.T) {
+		t.Parallel()
+
+		require.NotEqual(t, fingerprint(t, bare, `{"a":1}`), fingerprint(t, v1, `{"a":1}`), "versions never compare equal")
+	})
 }

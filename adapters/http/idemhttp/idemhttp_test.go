@@ -33,6 +33,29 @@ func TestIdemReplaysSameRequest(t *testing.T) {
 	require.EqualValues(t, 1, a.rows(t))
 }
 
+// TestIdemNestedTransportNamesAreBusinessFields: a route without a declared
+// command fingerprints its body (v3); a field called "time" or "sign" inside
+// the payload is business data, so changing it under the same key is a
+// reused key (422), not a replay of the first answer. v1 skipped it at any
+// depth and replayed.
+func TestIdemNestedTransportNamesAreBusinessFields(t *testing.T) {
+	t.Parallel()
+	a := newApp(t, appOpts{guard: redisGuard(t), capture: true})
+
+	require.Equal(t, http.StatusCreated, a.post(t, `{"amount_cents":100,"pay":{"time":"2026-12-01T10:00:00Z","sign":"a1","timestamp":1}}`, "X-Request-ID", "order-req-nested").Status)
+	for _, changed := range []string{
+		`{"amount_cents":100,"pay":{"time":"2026-12-02T10:00:00Z","sign":"a1","timestamp":1}}`,
+		`{"amount_cents":100,"pay":{"time":"2026-12-01T10:00:00Z","sign":"b2","timestamp":1}}`,
+		// "timestamp" is the route's top-level transport field, not pay's.
+		`{"amount_cents":100,"pay":{"time":"2026-12-01T10:00:00Z","sign":"a1","timestamp":2}}`,
+	} {
+		res := a.post(t, changed, "X-Request-ID", "order-req-nested")
+		require.Equal(t, http.StatusUnprocessableEntity, res.Status, "rule: a changed nested business field is a new request; body %s", res.Body)
+		require.Contains(t, res.Body, "IDEMPOTENCY_KEY_REUSED")
+	}
+	require.EqualValues(t, 1, a.rows(t))
+}
+
 func TestIdemReusedKeyChangesNothing(t *testing.T) {
 	t.Parallel()
 	a := newApp(t, appOpts{guard: redisGuard(t), capture: true})
