@@ -6,6 +6,10 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/july/template/adapters/http/httpx"
 )
 
 // loggable reports whether a body of this content type may be buffered:
@@ -64,14 +68,21 @@ func (b *buffer) release() {
 // was never to be buffered is not "cut": nothing of it is logged.
 func (b *buffer) cut(size int64) bool { return b.keep && int64(len(b.data)) < size }
 
-// requestTap copies the request body as the handler reads it.
+// requestTap copies the request body as the handler reads it, except
+// while httpx.ReadBody reads it: that body is kept whole and shared, so the
+// log takes it from there (requestBody) instead of holding a second copy.
 type requestTap struct {
 	rc io.ReadCloser
+	c  echo.Context
 	buffer
 }
 
 func (t *requestTap) Read(p []byte) (int, error) {
 	n, err := t.rc.Read(p)
+	if t.keep && httpx.ReadingBody(t.c) {
+		t.n += int64(n)
+		return n, err
+	}
 	t.add(p[:n])
 	return n, err
 }

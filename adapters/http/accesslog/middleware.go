@@ -49,12 +49,7 @@ func (l *logger) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 		r := c.Request()
 		var tap *requestTap
 		if r.Body != nil && r.Body != http.NoBody {
-			tap = &requestTap{rc: r.Body, buffer: buffer{limit: l.CaptureBytes, keep: loggable(r.Header.Get("Content-Type"))}}
-			if n := r.ContentLength; tap.keep && n > maxPooled {
-				// A large declared body: size the copy once instead of
-				// doubling a pooled buffer up to it.
-				tap.data = make([]byte, 0, min(n, int64(l.CaptureBytes)))
-			}
+			tap = &requestTap{rc: r.Body, c: c, buffer: buffer{limit: l.CaptureBytes, keep: loggable(r.Header.Get("Content-Type"))}}
 			r.Body = tap
 		}
 		rec := &recorder{ResponseWriter: c.Response().Writer, buffer: buffer{limit: l.CaptureBytes}}
@@ -106,7 +101,7 @@ func (l *logger) log(c echo.Context, latency time.Duration, tap *requestTap, rec
 		slog.String("user_agent", ua),
 		slog.String("referer", referer),
 		slog.String("user_id", userID),
-		l.body(c, "req", policy, requestBody(r, tap)),
+		l.body(c, "req", policy, requestBody(c, r, tap)),
 		l.body(c, "resp", policy, responseBody(c.Response().Header(), rec)),
 	)
 }
@@ -138,13 +133,19 @@ type captured struct {
 	size int64 // bytes that passed, or the declared length if more
 }
 
-func requestBody(r *http.Request, tap *requestTap) captured {
+func requestBody(c echo.Context, r *http.Request, tap *requestTap) captured {
 	ct := r.Header.Get("Content-Type")
 	if tap == nil {
 		return captured{body: redaction.Body{ContentType: ct}}
 	}
 	size := max(tap.n, r.ContentLength)
-	b := redaction.Body{ContentType: ct, Data: tap.data, Truncated: tap.cut(size)}
+	data, cut := tap.data, tap.cut(size)
+	if shared, ok := httpx.SharedBody(c); ok && tap.keep && len(tap.data) == 0 {
+		// Read by httpx.ReadBody: log the shared bytes, capped as a copy would be.
+		data = shared[:min(len(shared), tap.limit)]
+		cut = int64(len(data)) < size
+	}
+	b := redaction.Body{ContentType: ct, Data: data, Truncated: cut}
 	if r.MultipartForm != nil {
 		b.Parts = parts(r)
 	}

@@ -11,7 +11,21 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-const bodyKey = "httpx.body"
+const (
+	bodyKey        = "httpx.body"
+	bodyReadingKey = "httpx.body.reading"
+)
+
+// ReadingBody reports whether ReadBody is reading c's body right now. A
+// middleware that taps the body (the access log) skips its own copy while
+// it is, and takes SharedBody afterwards: the bytes are held once.
+func ReadingBody(c echo.Context) bool { return c.Get(bodyReadingKey) != nil }
+
+// SharedBody returns the body ReadBody read, if it did.
+func SharedBody(c echo.Context) ([]byte, bool) {
+	b, ok := c.Get(bodyKey).([]byte)
+	return b, ok
+}
 
 // ReadBody returns the request body, read once per request and shared by
 // every later caller (the idempotency middleware, the handler): a body is
@@ -31,7 +45,9 @@ func ReadBody(c echo.Context) ([]byte, error) {
 	if n := r.ContentLength; n > 0 && n <= DefaultBodyLimit*64 {
 		buf.Grow(int(n) + bytes.MinRead) // ReadFrom wants MinRead spare bytes before EOF
 	}
+	c.Set(bodyReadingKey, true)
 	_, err := buf.ReadFrom(r.Body)
+	c.Set(bodyReadingKey, nil)
 	_ = r.Body.Close()
 	if err != nil {
 		return nil, err
