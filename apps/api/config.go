@@ -41,9 +41,10 @@ const envHelp = `  DATABASE_URL         postgres URL (required)
                        probe's periodSeconds)
   OTEL_EXPORTER_OTLP_ENDPOINT  OpenTelemetry collector, OTLP over HTTP (e.g.
                        http://localhost:4318); tracing is off unless it (or
-                       OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set. The other OTEL_*
-                       variables apply too: OTEL_SERVICE_NAME (default api),
-                       OTEL_TRACES_SAMPLER, OTEL_RESOURCE_ATTRIBUTES, OTEL_SDK_DISABLED
+                       OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set
+  OTEL_SERVICE_NAME    service.name of the spans (default api); OTEL_TRACES_SAMPLER,
+                       OTEL_RESOURCE_ATTRIBUTES, OTEL_SDK_DISABLED and the other
+                       standard OTEL_* variables apply too
 `
 
 // secret is a byte string that never prints: fmt, %#v and slog all show a

@@ -44,9 +44,10 @@ var envHelp = fmt.Sprintf(`  DATABASE_URL         postgres URL (required)
                        (default 15s, 1s..5m)
   OTEL_EXPORTER_OTLP_ENDPOINT  OpenTelemetry collector, OTLP over HTTP (e.g.
                        http://localhost:4318); tracing is off unless it (or
-                       OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set. The other OTEL_*
-                       variables apply too: OTEL_SERVICE_NAME (default relay),
-                       OTEL_TRACES_SAMPLER, OTEL_RESOURCE_ATTRIBUTES, OTEL_SDK_DISABLED
+                       OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set
+  OTEL_SERVICE_NAME    service.name of the spans (default relay); OTEL_TRACES_SAMPLER,
+                       OTEL_RESOURCE_ATTRIBUTES, OTEL_SDK_DISABLED and the other
+                       standard OTEL_* variables apply too
 `, relay.MinLoops, relay.MaxLoops, relay.DefaultLoops,
 	relay.MinBatchSize, relay.MaxBatchSize, relay.DefaultBatchSize,
 	relay.MinLeaseFor, relay.MaxLeaseFor, relay.DefaultLeaseFor,
