@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strings"
+	"unicode"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/uptrace/bun"
@@ -37,7 +39,7 @@ func (traceHook) BeforeQuery(ctx context.Context, ev *bun.QueryEvent) context.Co
 	if !parent.SpanContext().IsValid() || !parent.IsRecording() {
 		return ctx
 	}
-	op := ev.Operation()
+	op := operation(ev)
 	_, span := parent.TracerProvider().Tracer(tracerName).Start(ctx, "postgresql "+op,
 		trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(attribute.String("db.system.name", "postgresql"), attribute.String("db.operation.name", op)))
@@ -66,4 +68,18 @@ func (traceHook) AfterQuery(_ context.Context, ev *bun.QueryEvent) {
 		span.SetStatus(codes.Error, "query failed: SQLSTATE "+code)
 	}
 	span.End()
+}
+
+// operation names the statement: bun reports every raw query (NewRaw) as
+// SELECT, so for those the first word of the SQL is taken (UPDATE, WITH,
+// ...): a keyword from our code, never data.
+func operation(ev *bun.QueryEvent) string {
+	if _, raw := ev.IQuery.(*bun.RawQuery); !raw {
+		return ev.Operation()
+	}
+	q := strings.TrimLeftFunc(ev.Query, unicode.IsSpace)
+	if i := strings.IndexFunc(q, unicode.IsSpace); i > 0 {
+		q = q[:i]
+	}
+	return strings.ToUpper(q[:min(len(q), 16)])
 }

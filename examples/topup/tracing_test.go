@@ -69,6 +69,7 @@ func TestOneTopupIsOneTraceWithLinkedDelivery(t *testing.T) {
 		require.NotEmpty(t, inTrace(spans, batch.SpanContext.TraceID(), step), "%s in the batch's trace", step)
 	}
 	require.Equal(t, "1", attr(batch, "outbox.delivered"))
+	require.NotEmpty(t, inTrace(spans, batch.SpanContext.TraceID(), "postgresql UPDATE"), "the complete write, named by its statement (bun calls every raw query SELECT)")
 
 	// WORKER: a consumer span linked (not parented) to outbox.append.
 	require.Equal(t, trace.SpanKindConsumer, consumer.SpanKind)
