@@ -185,6 +185,9 @@ cat <<MSG
   # a moment later the relay has delivered topup.created: the wallet is credited
   curl -H "Authorization: Bearer $TOKEN" 'http://$HTTP_ADDR/api/v1/wallets/me'
 
+  # tracing (OpenTelemetry): $( [ -n "${OTEL_EXPORTER_OTLP_ENDPOINT:-}${OTEL_EXPORTER_OTLP_TRACES_ENDPOINT:-}" ] && echo "on, exporting to ${OTEL_EXPORTER_OTLP_ENDPOINT:-$OTEL_EXPORTER_OTLP_TRACES_ENDPOINT}" || echo "off; to enable, point the apps at an OTLP/HTTP collector:" )
+  #   OTEL_EXPORTER_OTLP_ENDPOINT=http://localhost:4318 make run   (README: Tracing)
+
   Ctrl-C stops the api, the relay and anything this command started.
 MSG
 

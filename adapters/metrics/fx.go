@@ -38,9 +38,10 @@ var ProbeModule = fx.Module("metrics-probes",
 	fx.Invoke(fx.Annotate(RegisterProbes, fx.ParamTags(``, ``, ports.ProbeGroup))),
 )
 
-// Handler serves the registry in the Prometheus text format.
+// Handler serves the registry in the Prometheus text format, or in
+// OpenMetrics (with the delivery-lag exemplars) to a scraper that asks for it.
 type Handler http.Handler
 
 func newHandler(reg *prometheus.Registry) Handler {
-	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})
+	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg, EnableOpenMetrics: true})
 }

@@ -71,7 +71,15 @@ func (m *RelayMetrics) Batch(r relay.BatchResult) {
 	for _, a := range r.Attempts {
 		m.attempts.Observe(float64(a))
 	}
-	for _, l := range r.Lags {
+	for i, l := range r.Lags {
+		if i < len(r.LagTraceParents) {
+			if id := traceID(r.LagTraceParents[i]); id != "" {
+				// The exemplar leads from a slow bucket to the request
+				// that wrote the event (OpenMetrics scrapes only).
+				m.lag.(prometheus.ExemplarObserver).ObserveWithExemplar(l.Seconds(), prometheus.Labels{"trace_id": id})
+				continue
+			}
+		}
 		m.lag.Observe(l.Seconds())
 	}
 	for code, n := range r.RetryCodes {
@@ -225,4 +233,22 @@ func NewConfigAlerts(reg prometheus.Registerer) (ConfigAlertFunc, error) {
 		return nil, fmt.Errorf("register config_alerts_total: %w", err)
 	}
 	return func(code string) { alerts.WithLabelValues(code).Inc() }, nil
+}
+
+// traceID is the trace id of a W3C traceparent
+// ("00-<32 hex>-<16 hex>-<flags>"), or "" when tp is not one.
+func traceID(tp string) string {
+	if len(tp) != 55 || tp[2] != '-' || tp[35] != '-' || tp[52] != '-' {
+		return ""
+	}
+	id := tp[3:35]
+	for i := range len(id) {
+		if c := id[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return ""
+		}
+	}
+	if id == "00000000000000000000000000000000" {
+		return ""
+	}
+	return id
 }

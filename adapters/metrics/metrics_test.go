@@ -108,3 +108,31 @@ dependency_up{component="api",dependency="redis"} 0
 `)))
 	require.Less(t, time.Since(start), metrics.ProbeTimeout+time.Second, "a hanging probe is abandoned after ProbeTimeout")
 }
+
+// A delivered event written under a trace leaves its trace_id as the
+// exemplar of its lag bucket; an untraced one leaves none.
+func TestDeliveryLagExemplarNamesTheProducerTrace(t *testing.T) {
+	t.Parallel()
+
+	reg := prometheus.NewRegistry()
+	m := metrics.NewRelayMetrics(reg)
+	m.Batch(relay.BatchResult{Claimed: 2, Delivered: 2,
+		Lags:            []time.Duration{200 * time.Millisecond, 2 * time.Minute},
+		LagTraceParents: []string{"00-4bf92f3577b34da6a50f33bcbfe0c9a9-00f067aa0ba902b7-01", ""}})
+	families, err := reg.Gather()
+	require.NoError(t, err)
+	var exemplars []string
+	for _, f := range families {
+		if f.GetName() != "outbox_delivery_lag_seconds" {
+			continue
+		}
+		for _, b := range f.GetMetric()[0].GetHistogram().GetBucket() {
+			if ex := b.GetExemplar(); ex != nil {
+				for _, l := range ex.GetLabel() {
+					exemplars = append(exemplars, l.GetName()+"="+l.GetValue())
+				}
+			}
+		}
+	}
+	require.Equal(t, []string{"trace_id=4bf92f3577b34da6a50f33bcbfe0c9a9"}, exemplars)
+}

@@ -46,6 +46,7 @@ func Open(ctx context.Context, cfg Config) (*bun.DB, error) {
 	sqldb.SetConnMaxLifetime(cfg.ConnMaxLifetime)
 	sqldb.SetConnMaxIdleTime(cfg.ConnMaxIdleTime)
 	db := bun.NewDB(sqldb, pgdialect.New())
+	db.AddQueryHook(traceHook{})
 
 	pctx, cancel := context.WithTimeout(ctx, cfg.PingTimeout)
 	defer cancel()

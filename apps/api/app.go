@@ -13,6 +13,7 @@ import (
 	"github.com/july/template/adapters/metrics"
 	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/adapters/redis"
+	"github.com/july/template/adapters/tracing"
 	"github.com/july/template/core/configsvc"
 	"github.com/july/template/core/ports"
 	"github.com/july/template/core/sysconfig"
@@ -43,6 +44,8 @@ func options(cfg config, log *slog.Logger) fx.Option {
 	return fx.Options(
 		appkit.FxLogger(cfg.LogLevel, log),
 		fx.Supply(cfg, log),
+		fx.Supply(cfg.Tracing),
+		tracing.Module,
 		fx.Supply(postgres.Config{URL: cfg.DatabaseURL}),
 		postgres.Module,
 		fx.Supply(redis.ModuleConfig{URL: cfg.RedisURL, Cache: redis.CacheConfig{Prefix: cfg.CachePrefix}, CounterPrefix: cfg.CounterPrefix}),

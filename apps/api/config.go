@@ -11,6 +11,7 @@ import (
 	"github.com/july/template/adapters/http/auth"
 	"github.com/july/template/adapters/http/httpx"
 	"github.com/july/template/adapters/redis"
+	"github.com/july/template/adapters/tracing"
 	"github.com/july/template/internal/envconf"
 )
 
@@ -38,6 +39,12 @@ const envHelp = `  DATABASE_URL         postgres URL (required)
                        are still served, so endpoints drop the pod before the
                        listener closes (default 5s, 0s..1m; at least the readiness
                        probe's periodSeconds)
+  OTEL_EXPORTER_OTLP_ENDPOINT  OpenTelemetry collector, OTLP over HTTP (e.g.
+                       http://localhost:4318); tracing is off unless it (or
+                       OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set
+  OTEL_SERVICE_NAME    service.name of the spans (default api); OTEL_TRACES_SAMPLER,
+                       OTEL_RESOURCE_ATTRIBUTES, OTEL_SDK_DISABLED and the other
+                       standard OTEL_* variables apply too
 `
 
 // secret is a byte string that never prints: fmt, %#v and slog all show a
@@ -70,6 +77,8 @@ type config struct {
 	// CounterPrefix starts the Redis keys of the rejected-update limit;
 	// like CachePrefix it is for tests only.
 	CounterPrefix string
+	// Tracing reads the OTEL_* variables; tests set its Exporter.
+	Tracing tracing.Config
 }
 
 const (
@@ -92,6 +101,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		DrainDelay:      r.Duration("SHUTDOWN_DRAIN_DELAY", httpx.DefaultDrainDelay, 0, time.Minute),
 		CachePrefix:     redis.DefaultConfigPrefix,
 		CounterPrefix:   redis.DefaultCounterPrefix,
+		Tracing:         tracing.Config{Service: tracing.Service{Name: "api"}, Getenv: getenv},
 	}
 	jwtSecret, errSecret := readSecret(getenv)
 	c.JWTSecret = jwtSecret

@@ -17,6 +17,7 @@ import (
 	"github.com/july/template/adapters/http/auth"
 	"github.com/july/template/adapters/http/httpx"
 	"github.com/july/template/adapters/postgres"
+	"github.com/july/template/adapters/tracing"
 	"github.com/july/template/contracttests/testinfra"
 	"github.com/july/template/core/configsvc"
 	"github.com/july/template/core/outbox"
@@ -66,6 +67,7 @@ type apiApp struct {
 	echo    *echo.Echo
 	guard   ports.Guard
 	srv     *httpx.HTTPServer
+	tracing *tracing.Provider
 	logs    *testinfra.LogBuffer
 	// pg and rd sit between the app and Postgres / Redis when
 	// appOpts.proxied is set: Down makes the dependency refuse connections.
@@ -98,6 +100,8 @@ func startAPI(t *testing.T, o appOpts) *apiApp {
 		AccessLogHashKey: deriveHashKey(testSecret),
 		ShutdownTimeout:  5 * time.Second,
 		JWTMaxLifetime:   24 * time.Hour,
+		// Hermetic: the test process's own OTEL_* variables do not apply.
+		Tracing: tracing.Config{Service: tracing.Service{Name: "api"}, Getenv: func(string) string { return "" }},
 	}
 	if o.redisURL != "" {
 		cfg.RedisURL, cfg.CachePrefix, cfg.CounterPrefix = o.redisURL, "t:down:", "t:down:count:"
@@ -117,7 +121,7 @@ func startAPI(t *testing.T, o appOpts) *apiApp {
 		o.tune(&cfg)
 	}
 	app := fx.New(options(cfg, appkit.NewLogger(a.logs, cfg.LogLevel, httpx.LogIDs)), testKeys,
-		fx.Populate(&a.svc, &a.metrics, &a.echo, &a.guard, &a.srv))
+		fx.Populate(&a.svc, &a.metrics, &a.echo, &a.guard, &a.srv, &a.tracing))
 	require.NoError(t, app.Err())
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()

@@ -16,6 +16,7 @@ import (
 	"github.com/july/template/adapters/http/configapi"
 	"github.com/july/template/adapters/http/httpx"
 	"github.com/july/template/adapters/postgres"
+	"github.com/july/template/adapters/tracing"
 	"github.com/july/template/core/configsvc"
 	"github.com/july/template/core/ports"
 	"github.com/july/template/core/redaction"
@@ -23,7 +24,7 @@ import (
 
 var httpOptions = fx.Options(
 	fx.Provide(
-		fx.Annotate(newServerParams, fx.ParamTags(``, ``, ``, ``, ports.ProbeGroup)),
+		fx.Annotate(newServerParams, fx.ParamTags(``, ``, ``, ``, ports.ProbeGroup, ``)),
 		fx.Annotate(configapi.AccessRoutes, fx.ResultTags(`group:"access_routes,flatten"`)),
 		fx.Annotate(func() httpx.ErrorMapper { return configapi.MapError }, fx.ResultTags(`group:"error_mappers"`)),
 		fx.Annotate(func() httpx.ErrorMapper { return mapPostgresDown }, fx.ResultTags(`group:"error_mappers"`)),
@@ -41,12 +42,12 @@ var httpOptions = fx.Options(
 // Domain modules add their routes' access-log policies to the
 // `group:"access_routes"` value group (accesslog.Route) and their mappers
 // to `group:"error_mappers"`.
-func newServerParams(cfg config, log *slog.Logger, metrics *prometheus.Registry, svc *configsvc.Service, probes []ports.Probe) apiserver.Params {
+func newServerParams(cfg config, log *slog.Logger, metrics *prometheus.Registry, svc *configsvc.Service, probes []ports.Probe, tp *tracing.Provider) apiserver.Params {
 	checks := make([]httpx.Check, len(probes))
 	for i, p := range probes {
 		checks[i] = httpx.Check{Name: p.Name, Check: p.Check, Optional: optionalDeps[p.Name]}
 	}
-	return apiserver.Params{
+	params := apiserver.Params{
 		Logger:               log,
 		JWTSecret:            cfg.JWTSecret,
 		BodyBudget:           cfg.BodyBudget,
@@ -57,6 +58,10 @@ func newServerParams(cfg config, log *slog.Logger, metrics *prometheus.Registry,
 		AccessLogBodyCapFunc: bodyCap(svc, cmp.Or(cfg.ConfigRefresh, ConfigRefresh)),
 		Checks:               checks,
 	}
+	if tp.Enabled() { // off: no middleware at all
+		params.TracerProvider = tp
+	}
+	return params
 }
 
 // mapPostgresDown renders every error the Postgres adapter classifies as

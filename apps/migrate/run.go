@@ -8,13 +8,17 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 
 	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/adapters/postgres/release"
+	"github.com/july/template/adapters/tracing"
 	"github.com/july/template/internal/envconf"
 )
 
@@ -50,6 +54,10 @@ Run 'migrate <command> -h' for the command's flags. Every command accepts --json
 Environment:
   DATABASE_URL   postgres://user@host:5432/db (required)
   LOG_LEVEL      debug, info (default), warn or error; logs go to stderr
+  OTEL_EXPORTER_OTLP_ENDPOINT  OpenTelemetry collector, OTLP over HTTP; when set, each
+                 command is one trace ("migrate up") with its statements as spans
+  OTEL_SERVICE_NAME  service.name of the spans (default migrate); the other standard
+                 OTEL_* variables apply too
 
 Exit codes:
   0 ok   1 usage or environment   2 check failed   3 apply failed
@@ -179,7 +187,26 @@ func (c *cli) cmd(ctx context.Context, name string, args []string, summary strin
 	}
 	defer db.Close()
 	c.log.Debug("connected", "command", name)
-	return fn(ctx, db, pos)
+	tp, err := tracing.New(ctx, tracing.Config{Service: tracing.Service{Name: "migrate"}, Getenv: c.getenv})
+	if err != nil {
+		fmt.Fprintf(c.stderr, "migrate: %v\n", err)
+		return exitUsage
+	}
+	defer func() { // flush the command's spans, bounded: a release step never hangs on a collector
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := tp.Shutdown(fctx); err != nil {
+			c.log.Warn("tracing: spans not flushed", "err", err)
+		}
+	}()
+	ctx, span := tp.Tracer("github.com/july/template/apps/migrate").Start(ctx, "migrate "+name)
+	defer span.End()
+	code := fn(ctx, db, pos)
+	span.SetAttributes(attribute.Int("process.exit.code", code))
+	if code != exitOK {
+		span.SetStatus(codes.Error, "migrate "+name+" exited "+strconv.Itoa(code))
+	}
+	return code
 }
 
 func (c *cli) backfillNames() string {

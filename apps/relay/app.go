@@ -14,6 +14,7 @@ import (
 	"github.com/july/template/adapters/http/httpx"
 	"github.com/july/template/adapters/metrics"
 	"github.com/july/template/adapters/postgres"
+	"github.com/july/template/adapters/tracing"
 	"github.com/july/template/core/configsvc"
 	"github.com/july/template/core/outbox"
 	"github.com/july/template/core/ports"
@@ -44,6 +45,8 @@ func options(cfg config, log *slog.Logger) fx.Option {
 	return fx.Options(
 		appkit.FxLogger(cfg.LogLevel, log),
 		fx.Supply(cfg, log),
+		fx.Supply(cfg.Tracing),
+		tracing.Module,
 		fx.Supply(postgres.Config{URL: cfg.DatabaseURL, RuntimeParams: map[string]string{"application_name": "relay"}}),
 		postgres.Module,
 		postgres.RelayModule,
@@ -109,12 +112,19 @@ type relayParams struct {
 	Observer relay.Observer
 	Log      *slog.Logger
 	Store    ports.OutboxStore `name:"relay_outbox"` // postgres.RelayOutboxName
+	Tracing  *tracing.Provider
 }
 
 func newRelay(p relayParams) (*relay.Relay, error) {
 	cfg := tuning(p.Config, p.Service, p.Log)
 	red := &redaction.Redactor{}
-	return relay.New(p.Store, p.Pub, p.Clock, relay.Config{
+	var store ports.OutboxRelayStore = p.Store
+	pub := p.Pub
+	var tracer relay.BatchTracer
+	if p.Tracing.Enabled() { // off: not even a no-op span per batch
+		store, pub, tracer = tracing.Store(store, p.Tracing), tracing.Publisher(pub, p.Tracing), tracing.NewRelay(p.Tracing)
+	}
+	return relay.New(store, pub, p.Clock, relay.Config{
 		Owner:        cfg.Owner,
 		Loops:        cfg.Loops,
 		BatchSize:    cfg.BatchSize,
@@ -126,6 +136,7 @@ func newRelay(p relayParams) (*relay.Relay, error) {
 		Observer:   p.Observer,
 		RandFunc:   rand.Float64,
 		RedactFunc: func(s string) string { return outbox.SafeMessage(red.RedactText(s)) },
+		Tracer:     tracer,
 	})
 }
 

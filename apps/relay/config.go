@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/july/template/adapters/http/httpx"
+	"github.com/july/template/adapters/tracing"
 	"github.com/july/template/core/relay"
 	"github.com/july/template/core/sweep"
 	"github.com/july/template/internal/envconf"
@@ -41,6 +42,12 @@ var envHelp = fmt.Sprintf(`  DATABASE_URL         postgres URL (required)
                        the relay and worker keep working (default 5s, 0s..1m)
   SHUTDOWN_TIMEOUT     then the worker waits this long for in-flight tasks
                        (default 15s, 1s..5m)
+  OTEL_EXPORTER_OTLP_ENDPOINT  OpenTelemetry collector, OTLP over HTTP (e.g.
+                       http://localhost:4318); tracing is off unless it (or
+                       OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set
+  OTEL_SERVICE_NAME    service.name of the spans (default relay); OTEL_TRACES_SAMPLER,
+                       OTEL_RESOURCE_ATTRIBUTES, OTEL_SDK_DISABLED and the other
+                       standard OTEL_* variables apply too
 `, relay.MinLoops, relay.MaxLoops, relay.DefaultLoops,
 	relay.MinBatchSize, relay.MaxBatchSize, relay.DefaultBatchSize,
 	relay.MinLeaseFor, relay.MaxLeaseFor, relay.DefaultLeaseFor,
@@ -74,6 +81,8 @@ type config struct {
 	ShutdownTimeout   time.Duration
 	// TuningRefresh overrides the package's TuningRefresh; tests only.
 	TuningRefresh time.Duration
+	// Tracing reads the OTEL_* variables; tests set its Exporter.
+	Tracing tracing.Config
 }
 
 func loadConfig(getenv func(string) string) (config, error) {
@@ -102,6 +111,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		DrainDelay:      r.Duration("SHUTDOWN_DRAIN_DELAY", httpx.DefaultDrainDelay, 0, time.Minute),
 		ShutdownTimeout: r.Duration("SHUTDOWN_TIMEOUT", 15*time.Second, time.Second, 5*time.Minute),
 	}
+	c.Tracing = tracing.Config{Service: tracing.Service{Name: "relay", Instance: c.Owner}, Getenv: getenv}
 	if s := r.String("OUTBOX_RETENTION", "0"); s != "0" {
 		c.Retention = r.Duration("OUTBOX_RETENTION", 0, time.Hour, 10*365*24*time.Hour)
 	}

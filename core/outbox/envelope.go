@@ -13,18 +13,23 @@ import (
 // embeds the payload object verbatim instead of Base64-encoding bytes.
 // Consumers must ignore unknown fields: the envelope may grow.
 type Envelope struct {
-	EventID        string          `json:"event_id"`
-	EventType      string          `json:"event_type"`
-	PayloadVersion int             `json:"payload_version"`
-	AggregateType  string          `json:"aggregate_type"`
-	AggregateID    string          `json:"aggregate_id"`
-	ResourceType   string          `json:"resource_type"`
-	ResourceID     string          `json:"resource_id"`
-	BusinessKey    string          `json:"business_key,omitempty"`
-	RequestID      string          `json:"request_id"`
-	CorrelationID  string          `json:"correlation_id"`
-	OccurredAt     time.Time       `json:"occurred_at"`
-	Payload        json.RawMessage `json:"payload"`
+	EventID        string    `json:"event_id"`
+	EventType      string    `json:"event_type"`
+	PayloadVersion int       `json:"payload_version"`
+	AggregateType  string    `json:"aggregate_type"`
+	AggregateID    string    `json:"aggregate_id"`
+	ResourceType   string    `json:"resource_type"`
+	ResourceID     string    `json:"resource_id"`
+	BusinessKey    string    `json:"business_key,omitempty"`
+	RequestID      string    `json:"request_id"`
+	CorrelationID  string    `json:"correlation_id"`
+	OccurredAt     time.Time `json:"occurred_at"`
+	// TraceParent and TraceState are the W3C trace context of the span that
+	// wrote the event, kept through retries and replays; consumers link
+	// their span to it. Empty when the writer was not traced.
+	TraceParent string          `json:"traceparent,omitempty"`
+	TraceState  string          `json:"tracestate,omitempty"`
+	Payload     json.RawMessage `json:"payload"`
 }
 
 // Envelope returns the public envelope of ev. OccurredAt is ev.CreatedAt,
@@ -42,6 +47,8 @@ func (ev Event) Envelope() Envelope {
 		RequestID:      ev.RequestID,
 		CorrelationID:  ev.CorrelationID,
 		OccurredAt:     ev.CreatedAt,
+		TraceParent:    ev.TraceParent,
+		TraceState:     ev.TraceState,
 		Payload:        slices.Clone(ev.Payload),
 	}
 }

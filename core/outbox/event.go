@@ -22,6 +22,11 @@ const (
 	// MaxPayloadBytes bounds the encoded JSON payload (256 KiB): an event
 	// carries the facts a consumer needs, not a whole business object.
 	MaxPayloadBytes = 256 << 10
+	// MaxTraceParentLen and MaxTraceStateLen bound trace_parent and
+	// trace_state (W3C Trace Context: 55 bytes for version 00, tracestate
+	// at most 512).
+	MaxTraceParentLen = 64
+	MaxTraceStateLen  = 512
 )
 
 var (
@@ -44,6 +49,12 @@ type Event struct {
 	BusinessKey    string // business_key; optional
 	RequestID      string // request_id; the entry command's id
 	CorrelationID  string // correlation_id; the business chain's id
+	// TraceParent and TraceState are trace_parent and trace_state: the W3C
+	// trace context of the span that wrote the event (empty when tracing is
+	// off). Plain strings: core never parses them; the tracing adapters do.
+	// They are kept through retries, recoveries and replays.
+	TraceParent string
+	TraceState  string
 	// Payload is payload (jsonb): a JSON object produced by New, or read back
 	// by a store. Never build it by hand.
 	Payload          json.RawMessage
@@ -73,6 +84,10 @@ type NewParams struct {
 	// CorrelationID defaults to RequestID when empty: a chain that starts
 	// here is identified by its entry command.
 	CorrelationID string
+	// TraceParent and TraceState are optional: the store's append fills
+	// them from the active span when they are empty.
+	TraceParent string
+	TraceState  string
 	// Payload is a struct, a pointer to a struct or a map with string keys.
 	// It is marshalled exactly once, here.
 	Payload any
@@ -98,6 +113,7 @@ func New(p NewParams) (Event, error) {
 		checkText("business_key", p.BusinessKey, MaxIDLen, false),
 		checkText("request_id", p.RequestID, MaxIDLen, true),
 		checkText("correlation_id", p.CorrelationID, MaxIDLen, true),
+		CheckTraceContext(p.TraceParent, p.TraceState),
 	}
 	if p.Now.IsZero() {
 		errs = append(errs, &ValidationError{Field: "created_at", Reason: "now is zero; pass the current time"})
@@ -118,6 +134,8 @@ func New(p NewParams) (Event, error) {
 		BusinessKey:    p.BusinessKey,
 		RequestID:      p.RequestID,
 		CorrelationID:  p.CorrelationID,
+		TraceParent:    p.TraceParent,
+		TraceState:     p.TraceState,
 		Payload:        payload,
 		Status:         Pending,
 		NextAttemptAt:  p.Now,
@@ -159,6 +177,24 @@ func checkText(field, v string, maxLen int, required bool) error {
 	for i := range len(v) {
 		if v[i] < 0x21 || v[i] > 0x7e {
 			return &ValidationError{Field: field, Reason: "must be visible ascii without spaces or control characters"}
+		}
+	}
+	return nil
+}
+
+// CheckTraceContext bounds a trace context to visible ASCII of its column
+// sizes (a tracestate may hold spaces and commas, so only control bytes
+// are refused there). Both are optional.
+func CheckTraceContext(parent, state string) error {
+	if err := checkText("trace_parent", parent, MaxTraceParentLen, false); err != nil {
+		return err
+	}
+	if len(state) > MaxTraceStateLen {
+		return &ValidationError{Field: "trace_state", Reason: "is longer than " + strconv.Itoa(MaxTraceStateLen) + " bytes"}
+	}
+	for i := range len(state) {
+		if state[i] < 0x20 || state[i] > 0x7e {
+			return &ValidationError{Field: "trace_state", Reason: "must be printable ascii"}
 		}
 	}
 	return nil

@@ -19,32 +19,40 @@ func (r *Relay) RunOnce(ctx context.Context, owner string) (int, error) {
 	if ctx.Err() != nil {
 		return 0, nil
 	}
-	events, err := r.claim(ctx, owner)
-	if err != nil || len(events) == 0 {
+	b, err := r.claim(ctx, owner)
+	if err != nil || len(b.Events) == 0 {
 		return 0, err
 	}
-	return len(events), r.finish(ctx, owner, events)
+	return len(b.Events), r.finish(ctx, b)
 }
 
 // claim leases the next batch. The claim itself is detached from ctx: a
 // statement cancelled mid-flight may still commit its leases, and those
 // rows must then be finished, not stranded until their lease expires.
-func (r *Relay) claim(ctx context.Context, owner string) ([]outbox.Event, error) {
+func (r *Relay) claim(ctx context.Context, owner string) (ClaimedBatch, error) {
 	cfg := r.tuned()
+	start := r.clock.Now()
 	events, err := r.store.Claim(context.WithoutCancel(ctx), ports.ClaimParams{
-		Owner: owner, Limit: cfg.BatchSize, LeaseFor: cfg.LeaseFor, Now: r.clock.Now(),
+		Owner: owner, Limit: cfg.BatchSize, LeaseFor: cfg.LeaseFor, Now: start,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("claim outbox batch: %w", err)
+		return ClaimedBatch{}, fmt.Errorf("claim outbox batch: %w", err)
 	}
-	return events, nil
+	return ClaimedBatch{Owner: owner, ClaimStart: start, ClaimEnd: r.clock.Now(), Events: events}, nil
 }
 
 // finish publishes claimed events and marks them, in one write per outcome.
-func (r *Relay) finish(ctx context.Context, owner string, events []outbox.Event) error {
+func (r *Relay) finish(ctx context.Context, b ClaimedBatch) (err error) {
 	// Detach: finishing the batch is what keeps at-least-once cheap.
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.cfg.StopTimeout)
 	defer cancel()
+	owner, events := b.Owner, b.Events
+	res := BatchResult{Claimed: len(events)}
+	if r.opts.Tracer != nil {
+		var end func(BatchResult, error)
+		fctx, end = r.opts.Tracer.StartBatch(fctx, b)
+		defer func() { end(res, err) }()
+	}
 
 	envs := make([]outbox.Envelope, len(events))
 	for i, ev := range events {
@@ -52,9 +60,9 @@ func (r *Relay) finish(ctx context.Context, owner string, events []outbox.Event)
 	}
 	errs := r.pub.Publish(fctx, envs)
 
-	res := BatchResult{Claimed: len(events)}
 	var done []ports.LeaseRef
 	var doneAt []time.Time // created_at of done[i]
+	var doneTrace []string // trace_parent of done[i]
 	var failed []ports.FailItem
 	unavailable := 0
 	now := r.clock.Now()
@@ -69,6 +77,7 @@ func (r *Relay) finish(ctx context.Context, owner string, events []outbox.Event)
 		if perr == nil {
 			done = append(done, ref)
 			doneAt = append(doneAt, ev.CreatedAt)
+			doneTrace = append(doneTrace, ev.TraceParent)
 			continue
 		}
 		if errors.Is(perr, ports.ErrUnavailable) {
@@ -108,7 +117,7 @@ func (r *Relay) finish(ctx context.Context, owner string, events []outbox.Event)
 		} else {
 			res.Delivered = len(done) - len(lost)
 			res.Lost += len(lost)
-			res.Lags = deliveryLags(now, done, doneAt, lost)
+			res.Lags, res.LagTraceParents = deliveryLags(now, done, doneAt, doneTrace, lost)
 		}
 	}
 	if len(failed) > 0 {
@@ -167,14 +176,16 @@ func leaseExpiry(events []outbox.Event) time.Time {
 	return end
 }
 
-// deliveryLags returns now minus created_at for each delivered ref that
-// was not lost.
-func deliveryLags(now time.Time, done []ports.LeaseRef, createdAt []time.Time, lost []int64) []time.Duration {
+// deliveryLags returns now minus created_at, and the trace_parent, for
+// each delivered ref that was not lost.
+func deliveryLags(now time.Time, done []ports.LeaseRef, createdAt []time.Time, traces []string, lost []int64) ([]time.Duration, []string) {
 	lags := make([]time.Duration, 0, len(done)-len(lost))
+	tps := make([]string, 0, len(done)-len(lost))
 	for i, ref := range done {
 		if !slices.Contains(lost, ref.ID) {
 			lags = append(lags, max(now.Sub(createdAt[i]), 0))
+			tps = append(tps, traces[i])
 		}
 	}
-	return lags
+	return lags, tps
 }

@@ -1,6 +1,11 @@
 package relay
 
-import "time"
+import (
+	"context"
+	"time"
+
+	"github.com/july/template/core/outbox"
+)
 
 // Observer receives what the relay did, for metrics. Implementations must be
 // cheap and safe for concurrent use; the Prometheus adapter is in adapters/.
@@ -27,6 +32,9 @@ type BatchResult struct {
 	// Lags holds, for each event marked delivered, the time from its
 	// commit (created_at) to its enqueue.
 	Lags []time.Duration
+	// LagTraceParents holds the trace_parent of each Lags entry ("" when
+	// the event was written untraced), for exemplars on the lag histogram.
+	LagTraceParents []string
 	// FailedEvents names the final failures (safe identifiers only).
 	FailedEvents []FailedEvent
 }
@@ -43,3 +51,21 @@ type nopObserver struct{}
 
 func (nopObserver) Batch(BatchResult) {}
 func (nopObserver) Recovered(int)     {}
+
+// ClaimedBatch is one claim's result: the rows leased to Owner, and when
+// the claim started and returned (by the relay's clock).
+type ClaimedBatch struct {
+	Owner                string
+	ClaimStart, ClaimEnd time.Time
+	Events               []outbox.Event
+}
+
+// BatchTracer wraps each claimed batch in a trace span (adapters/tracing
+// implements it with OpenTelemetry). Empty claims are not traced, so an
+// idle relay records nothing.
+type BatchTracer interface {
+	// StartBatch is called once per non-empty claim, before publishing. The
+	// returned context carries the span to the publisher and the store's
+	// complete/fail writes; end is called once with the batch's result.
+	StartBatch(ctx context.Context, b ClaimedBatch) (context.Context, func(BatchResult, error))
+}

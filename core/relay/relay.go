@@ -40,6 +40,8 @@ type Options struct {
 	// RedactFunc cleans an error message before it is stored in
 	// last_error_message; default: outbox.SafeMessage.
 	RedactFunc func(string) string
+	// Tracer wraps each claimed batch in a span; default: none.
+	Tracer BatchTracer
 }
 
 // New returns a Relay. It does not start it.
@@ -116,30 +118,30 @@ func (r *Relay) Owner(i int) string { return r.cfg.Owner + "/" + strconv.Itoa(i)
 func (r *Relay) loop(ctx context.Context, i int) {
 	owner := r.Owner(i)
 	type claimed struct {
-		events []outbox.Event
-		err    error
+		batch ClaimedBatch
+		err   error
 	}
 	var next chan claimed
 	for {
 		start := r.clock.Now()
-		var events []outbox.Event
+		var b ClaimedBatch
 		var err error
 		if next != nil {
 			c := <-next
-			events, err, next = c.events, c.err, nil
+			b, err, next = c.batch, c.err, nil
 		} else if ctx.Err() == nil {
-			events, err = r.claim(ctx, owner)
+			b, err = r.claim(ctx, owner)
 		}
-		if len(events) == r.tuned().BatchSize && ctx.Err() == nil {
+		if len(b.Events) == r.tuned().BatchSize && ctx.Err() == nil {
 			ch := make(chan claimed, 1)
 			next = ch
 			go func() {
-				evs, err := r.claim(ctx, owner)
-				ch <- claimed{evs, err}
+				nb, err := r.claim(ctx, owner)
+				ch <- claimed{nb, err}
 			}()
 		}
-		if len(events) > 0 {
-			if ferr := r.finish(ctx, owner, events); ferr != nil {
+		if len(b.Events) > 0 {
+			if ferr := r.finish(ctx, b); ferr != nil {
 				err = ferr
 			}
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/adapters/postgres/pgoutbox"
 	"github.com/july/template/adapters/redis"
+	"github.com/july/template/adapters/tracing"
 	"github.com/july/template/contracttests/testinfra"
 	"github.com/july/template/core/outbox"
 	"github.com/july/template/core/ports"
@@ -46,15 +47,18 @@ type env struct {
 	srv   *httptest.Server
 	logs  *testinfra.LogBuffer // the server's log, JSON lines
 	cred  *topup.Crediter
+	trace *tracing.Provider // nil: untraced
 }
 
 type envOpts struct {
-	guard ports.Guard // nil: a guard on the test's Redis prefix
+	guard ports.Guard       // nil: a guard on the test's Redis prefix
+	trace *tracing.Provider // nil: untraced; else wired like the apps wire it
 }
 
 func newEnv(t *testing.T, o envOpts) *env {
 	t.Helper()
 	db := testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.MigrateWith(topup.MigrationsFS)}).Bun
+	db.AddQueryHook(postgres.TraceHook()) // postgres.Open installs it in the apps
 	r := testinfra.NewRedis(t)
 	if o.guard == nil {
 		g, err := redis.NewGuard(r.Client, redis.GuardConfig{Prefix: r.Prefix})
@@ -69,10 +73,14 @@ func newEnv(t *testing.T, o envOpts) *env {
 	api, err := topup.NewAPI(topup.APIConfig{DB: db, PayLinks: links, Guard: o.guard, Logger: log})
 	require.NoError(t, err)
 
-	s, err := apiserver.New(apiserver.Params{
+	params := apiserver.Params{
 		Logger: log, JWTSecret: testSecret, AccessLogHashKey: []byte("access-log-hash-key-0123456789abcdef"),
 		Routes: topup.AccessRoutes(), Mappers: []httpx.ErrorMapper{topup.MapError},
-	})
+	}
+	if o.trace != nil {
+		params.TracerProvider = o.trace
+	}
+	s, err := apiserver.New(params)
 	require.NoError(t, err)
 	api.Register(s.API)
 	srv := httptest.NewServer(s.Echo)
@@ -80,7 +88,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 
 	cred, err := topup.NewCrediter(db, nil, log)
 	require.NoError(t, err)
-	return &env{db: db, redis: r, srv: srv, logs: logs, cred: cred}
+	return &env{db: db, redis: r, srv: srv, logs: logs, cred: cred, trace: o.trace}
 }
 
 // req is one request as an agent; do turns it into an apitest.Request.
@@ -186,14 +194,23 @@ func (e *env) startRelay(t *testing.T) *worker {
 	})
 	enq, err := queue.NewEnqueuer(w.client, queue.Config{Queue: w.queue})
 	require.NoError(t, err)
-	store, err := pgoutbox.NewStore(e.db, pgoutbox.Config{})
+	pgStore, err := pgoutbox.NewStore(e.db, pgoutbox.Config{})
 	require.NoError(t, err)
 	log := slog.New(slog.NewJSONHandler(e.logs, nil))
-	rl, err := relay.New(store, enq, ports.ClockFunc(time.Now), relay.Config{Owner: "topup-test", PollInterval: 50 * time.Millisecond}, relay.Options{Logger: log})
+	var store ports.OutboxRelayStore = pgStore
+	var pub ports.Publisher = enq
+	opts := relay.Options{Logger: log}
+	if e.trace != nil { // as apps/relay wires it
+		store, pub, opts.Tracer = tracing.Store(store, e.trace), tracing.Publisher(pub, e.trace), tracing.NewRelay(e.trace)
+	}
+	rl, err := relay.New(store, pub, ports.ClockFunc(time.Now), relay.Config{Owner: "topup-test", PollInterval: 50 * time.Millisecond}, opts)
 	require.NoError(t, err)
 
 	mux, err := queue.NewMux(log, []queue.Consumer{e.cred.Consumer()})
 	require.NoError(t, err)
+	if e.trace != nil {
+		mux.Use(queue.TraceMiddleware(e.trace))
+	}
 	srv := queue.NewServer(opt, queue.ServerConfig{Queues: map[string]int{w.queue: 1}, Concurrency: 4, Logger: log, ShutdownTimeout: 2 * time.Second})
 	require.NoError(t, srv.Start(mux))
 	require.NoError(t, rl.Start(t.Context()))

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 	"time"
 
@@ -23,8 +24,10 @@ const StartTimeout = 30 * time.Second
 
 // NewLogger returns the apps' logger: one JSON object per line on w, with
 // attributes under sensitive keys redacted before they are written, and the
-// ids each IDsFunc finds in the context added to every line logged with one.
+// ids each IDsFunc finds in the context added to every line logged with one,
+// then the active span's trace_id and span_id (TraceIDs).
 func NewLogger(w io.Writer, level slog.Level, ids ...IDsFunc) *slog.Logger {
+	ids = append(slices.Clip(ids), TraceIDs)
 	return slog.New(ctxHandler{inner: slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level, ReplaceAttr: redaction.ReplaceAttr}), ids: ids})
 }
 

@@ -3,6 +3,8 @@ package appkit
 import (
 	"context"
 	"log/slog"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // IDsFunc returns the ids a context carries, as log attributes: the
@@ -52,4 +54,15 @@ func (h ctxHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
 
 func (h ctxHandler) WithGroup(name string) slog.Handler {
 	return ctxHandler{inner: h.inner.WithGroup(name), ids: h.ids, has: h.has}
+}
+
+// TraceIDs returns trace_id and span_id of the span ctx carries (none when
+// tracing is off), so a line logged with a traced context can be found
+// from its trace and the other way round. NewLogger always adds it.
+func TraceIDs(ctx context.Context) []slog.Attr {
+	sc := trace.SpanContextFromContext(ctx)
+	if !sc.IsValid() {
+		return nil
+	}
+	return []slog.Attr{slog.String("trace_id", sc.TraceID().String()), slog.String("span_id", sc.SpanID().String())}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/july/template/core/outbox"
 )
 
@@ -38,6 +40,9 @@ func withEnvelope(ctx context.Context, env outbox.Envelope, logger *slog.Logger)
 		slog.String("event_id", env.EventID),
 		slog.String("event_type", env.EventType),
 	)
+	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+		logger = logger.With(slog.String("trace_id", sc.TraceID().String()), slog.String("span_id", sc.SpanID().String()))
+	}
 	ctx = context.WithValue(ctx, envelopeKey, env)
 	return context.WithValue(ctx, loggerKey, logger)
 }

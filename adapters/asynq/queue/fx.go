@@ -7,6 +7,8 @@ import (
 
 	"github.com/hibiken/asynq"
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 	"go.uber.org/fx"
 
 	"github.com/july/template/core/ports"
@@ -132,6 +134,9 @@ type workerParams struct {
 	Logger     *slog.Logger       `optional:"true"`
 	DeadLetter DeadLetterRecorder `optional:"true"`
 	Consumers  []Consumer         `group:"asynq.consumers"`
+	// Tracer, when provided and not a no-op (adapters/tracing), traces
+	// every task.
+	Tracer trace.TracerProvider `optional:"true"`
 }
 
 func newWorker(p workerParams) (*asynq.Server, error) {
@@ -148,6 +153,9 @@ func newWorker(p workerParams) (*asynq.Server, error) {
 	mux, err := NewMux(sc.Logger, p.Consumers)
 	if err != nil {
 		return nil, err
+	}
+	if _, off := p.Tracer.(noop.TracerProvider); p.Tracer != nil && !off {
+		mux.Use(TraceMiddleware(p.Tracer))
 	}
 	srv := NewServer(p.Opt, sc)
 	p.Lifecycle.Append(fx.Hook{

@@ -35,6 +35,7 @@ func EnvelopeMiddleware(logger *slog.Logger) asynq.MiddlewareFunc {
 					slog.String("queue", q), slog.String("reason", reason))
 				return noRetry(fmt.Errorf("asynq queue: task %s: %s", id, reason))
 			}
+			linkProducer(ctx, env)
 			return next.ProcessTask(withEnvelope(ctx, env, logger), task)
 		})
 	}

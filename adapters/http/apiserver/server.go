@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/july/template/adapters/http/accesslog"
 	"github.com/july/template/adapters/http/auth"
@@ -73,6 +74,10 @@ type Params struct {
 	// reported as degraded, not unready (dependency_up comes from the same
 	// probes, see metrics.ProbeModule).
 	Checks []httpx.Check
+	// TracerProvider, when set, traces every request but the probes and
+	// /metrics (httpx.Trace) under a server span that continues the
+	// caller's traceparent.
+	TracerProvider trace.TracerProvider
 }
 
 // Server is the assembled API server.
@@ -124,7 +129,11 @@ func New(p Params) (*Server, error) {
 		Skip:       func(c echo.Context) bool { return probeRoutes[c.Path()] },
 	})
 	mappers := append([]httpx.ErrorMapper{idemhttp.MapError}, p.Mappers...)
-	e := httpx.NewServer(httpx.ServerConfig{Middleware: []echo.MiddlewareFunc{requests.middleware, access}, BodyBudget: p.BodyBudget}, p.Logger, mappers...)
+	mw := []echo.MiddlewareFunc{requests.middleware, access}
+	if p.TracerProvider != nil {
+		mw = append([]echo.MiddlewareFunc{httpx.Trace(p.TracerProvider, func(c echo.Context) bool { return probeRoutes[c.Path()] })}, mw...)
+	}
+	e := httpx.NewServer(httpx.ServerConfig{Middleware: mw, BodyBudget: p.BodyBudget}, p.Logger, mappers...)
 	// Keep the client's own X-Request-ID / Idempotency-Key before the
 	// request-id middleware normalises it (idempotent create endpoints).
 	e.Pre(idemhttp.CaptureKey())

@@ -15,11 +15,11 @@ import (
 // takes its default (lease_token 0, no lease, no error, not delivered).
 const appendColumns = `event_id, event_type, payload_version, aggregate_type, aggregate_id,
 	resource_type, resource_id, business_key, request_id, correlation_id, payload,
-	status, retry_count, next_attempt_at, created_at, updated_at`
+	status, retry_count, next_attempt_at, created_at, updated_at, trace_parent, trace_state`
 
 // appendRow is one VALUES tuple; the casts keep the row typed when bun
 // inlines the arguments.
-const appendRow = `(?::uuid, ?, ?, ?, ?, ?, ?, NULLIF(?, ''), ?, ?, ?::jsonb, 1, ?, ?, ?, ?)`
+const appendRow = `(?::uuid, ?, ?, ?, ?, ?, ?, NULLIF(?, ''), ?, ?, ?::jsonb, 1, ?, ?, ?, ?, NULLIF(?, ''), NULLIF(?, ''))`
 
 // Append inserts events as Pending through db, which is normally the
 // business code's own bun.Tx: the events then commit or roll back with the
@@ -33,16 +33,30 @@ const appendRow = `(?::uuid, ?, ?, ?, ?, ?, ?, NULLIF(?, ''), ?, ?, ?::jsonb, 1,
 // error also aborts the transaction, so return it to roll back. Events are
 // values, so the assigned ids are not reported back: callers address events
 // by EventID. Appending no events does nothing.
-func Append(ctx context.Context, db bun.IDB, events ...outbox.Event) error {
+//
+// When ctx carries a span (the HTTP request's), Append runs under an
+// "outbox.append" child span and stores that span's W3C trace context in
+// trace_parent/trace_state of each event that has none, so the consumer
+// can link back to the request (see adapters/tracing).
+func Append(ctx context.Context, db bun.IDB, events ...outbox.Event) (err error) {
 	if len(events) == 0 {
 		return nil
 	}
+	ctx, tc, end := traceAppend(ctx, events)
+	defer func() { end(err) }()
 	var q strings.Builder
 	q.WriteString("INSERT INTO tb_outbox_event (" + appendColumns + ") VALUES ")
-	args := make([]any, 0, 15*len(events))
+	args := make([]any, 0, 17*len(events))
 	for i := range events {
 		ev := &events[i]
 		if err := checkAppendable(ev); err != nil {
+			return fmt.Errorf("append outbox event %d of %d: %w", i+1, len(events), err)
+		}
+		parent, state := ev.TraceParent, ev.TraceState
+		if parent == "" {
+			parent, state = tc.parent, tc.state
+		}
+		if err := outbox.CheckTraceContext(parent, state); err != nil {
 			return fmt.Errorf("append outbox event %d of %d: %w", i+1, len(events), err)
 		}
 		if i > 0 {
@@ -52,7 +66,7 @@ func Append(ctx context.Context, db bun.IDB, events ...outbox.Event) error {
 		args = append(args,
 			ev.EventID, ev.EventType, ev.PayloadVersion, ev.AggregateType, ev.AggregateID,
 			ev.ResourceType, ev.ResourceID, ev.BusinessKey, ev.RequestID, ev.CorrelationID, string(ev.Payload),
-			ev.RetryCount, ev.NextAttemptAt, ev.CreatedAt, ev.UpdatedAt)
+			ev.RetryCount, ev.NextAttemptAt, ev.CreatedAt, ev.UpdatedAt, parent, state)
 	}
 	if _, err := db.ExecContext(ctx, q.String(), args...); err != nil {
 		return fmt.Errorf("append %d outbox events: %w", len(events), pgerr.Translate(err))

@@ -42,6 +42,8 @@ type outboxRow struct {
 	CreatedAt        time.Time       `bun:"created_at"`
 	UpdatedAt        time.Time       `bun:"updated_at"`
 	DeliveredAt      time.Time       `bun:"delivered_at,nullzero"`
+	TraceParent      string          `bun:"trace_parent,nullzero"`
+	TraceState       string          `bun:"trace_state,nullzero"`
 }
 
 // toEvent converts a row to the core model. Times come back in UTC so
@@ -59,6 +61,8 @@ func (r *outboxRow) toEvent() outbox.Event {
 		BusinessKey:      r.BusinessKey,
 		RequestID:        r.RequestID,
 		CorrelationID:    r.CorrelationID,
+		TraceParent:      r.TraceParent,
+		TraceState:       r.TraceState,
 		Payload:          r.Payload,
 		Status:           outbox.Status(r.Status),
 		RetryCount:       r.RetryCount,

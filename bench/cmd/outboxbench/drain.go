@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
 
 	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/adapters/postgres/pgoutbox"
+	"github.com/july/template/adapters/tracing"
 	"github.com/july/template/core/ports"
 	"github.com/july/template/core/relay"
 )
@@ -20,6 +22,7 @@ func drainFlags(fs *flag.FlagSet) func(context.Context, common, io.Writer) error
 	events := fs.Int("events", 20_000, "events pre-filled before each drain")
 	loops := fs.String("loops", "1,4", "claim loop counts to try (relay.Config.Loops)")
 	batches := fs.String("batch", "100,500", "batch sizes to try (relay.Config.BatchSize)")
+	tracingModes := fs.String("tracing", "off", "tracing modes to try: off, on (100% sampled spans, linked to each event's producer, exported in batches to a discarding exporter), or off,on")
 	return func(ctx context.Context, c common, out io.Writer) error {
 		ls, err := parseInts(*loops, "loops")
 		if err != nil {
@@ -29,8 +32,25 @@ func drainFlags(fs *flag.FlagSet) func(context.Context, common, io.Writer) error
 		if err != nil {
 			return err
 		}
-		return drain(ctx, c, out, *events, ls, bs)
+		var modes []bool
+		for _, m := range strings.Split(*tracingModes, ",") {
+			switch strings.TrimSpace(m) {
+			case "off":
+				modes = append(modes, false)
+			case "on":
+				modes = append(modes, true)
+			default:
+				return fmt.Errorf("-tracing %q: want off, on or off,on", *tracingModes)
+			}
+		}
+		return drain(ctx, c, out, *events, ls, bs, modes)
 	}
+}
+
+// scenario is one drain configuration.
+type scenario struct {
+	loops, batch int
+	traced       bool
 }
 
 type drainResult struct {
@@ -41,7 +61,7 @@ type drainResult struct {
 	machine []float64 // machine busy share
 }
 
-func drain(ctx context.Context, c common, out io.Writer, n int, loops, batches []int) error {
+func drain(ctx context.Context, c common, out io.Writer, n int, loops, batches []int, modes []bool) error {
 	e, err := newEnv(ctx, c)
 	if err != nil {
 		return err
@@ -53,25 +73,34 @@ func drain(ctx context.Context, c common, out io.Writer, n int, loops, batches [
 	}
 	defer db.Close()
 
-	results := map[[2]int]*drainResult{}
+	var scenarios []scenario
+	for _, l := range loops {
+		for _, b := range batches {
+			for _, tr := range modes {
+				scenarios = append(scenarios, scenario{l, b, tr})
+			}
+		}
+	}
+	results := map[scenario]*drainResult{}
 	// Runs are the outer loop so noise from other load spreads over every
 	// scenario instead of hitting one.
 	for run := range c.runs {
-		for _, l := range loops {
-			for _, b := range batches {
+		for _, sc := range scenarios {
+			{
+				l, b := sc.loops, sc.batch
 				if err := ctx.Err(); err != nil {
 					return err
 				}
-				m, err := drainOnce(ctx, e, db, n, l, b)
+				m, err := drainOnce(ctx, e, db, n, sc)
 				if err != nil {
-					return fmt.Errorf("drain run %d loops=%d batch=%d: %w", run+1, l, b, err)
+					return fmt.Errorf("drain run %d loops=%d batch=%d tracing=%s: %w", run+1, l, b, onOff(sc.traced), err)
 				}
-				fmt.Fprintf(slogWriter, "drain run %d loops=%d batch=%d: %.0f events/s, CPU µs/event relay %.1f postgres %.1f redis %.1f, machine busy %.0f%%\n",
-					run+1, l, b, m.rate, m.cpuUS, m.pgUS, m.redisUS, 100*m.busy)
-				r := results[[2]int{l, b}]
+				fmt.Fprintf(slogWriter, "drain run %d loops=%d batch=%d tracing=%s: %.0f events/s, CPU µs/event relay %.1f postgres %.1f redis %.1f, machine busy %.0f%%\n",
+					run+1, l, b, onOff(sc.traced), m.rate, m.cpuUS, m.pgUS, m.redisUS, 100*m.busy)
+				r := results[sc]
 				if r == nil {
 					r = &drainResult{}
-					results[[2]int{l, b}] = r
+					results[sc] = r
 				}
 				r.rates = append(r.rates, m.rate)
 				r.cpuUS = append(r.cpuUS, m.cpuUS)
@@ -83,11 +112,12 @@ func drain(ctx context.Context, c common, out io.Writer, n int, loops, batches [
 	}
 
 	fmt.Fprintf(out, "### drain: %d pre-filled events, publish concurrency %d, median of %d runs\n\n", n, c.publishConcurrency, c.runs)
-	fmt.Fprintln(out, "| loops | batch | events/s (median) | runs | CPU µs/event: relay / postgres / redis | machine busy | target |")
-	fmt.Fprintln(out, "|---:|---:|---:|---|---|---:|---|")
-	for _, l := range loops {
-		for _, b := range batches {
-			r := results[[2]int{l, b}]
+	fmt.Fprintln(out, "| loops | batch | tracing | events/s (median) | runs | CPU µs/event: relay / postgres / redis | machine busy | target |")
+	fmt.Fprintln(out, "|---:|---:|---|---:|---|---|---:|---|")
+	for _, sc := range scenarios {
+		{
+			l, b := sc.loops, sc.batch
+			r := results[sc]
 			med := median(r.rates)
 			target := "—"
 			switch l {
@@ -96,8 +126,8 @@ func drain(ctx context.Context, c common, out io.Writer, n int, loops, batches [
 			case 4:
 				target = fmt.Sprintf("≥ 20,000: %s", verdict(med >= 20_000))
 			}
-			fmt.Fprintf(out, "| %d | %d | %.0f | %s | %.0f / %.0f / %.0f | %.0f%% | %s |\n",
-				l, b, med, joinFloats(r.rates, "%.0f"), median(r.cpuUS), median(r.pgUS), median(r.redisUS), 100*median(r.machine), target)
+			fmt.Fprintf(out, "| %d | %d | %s | %.0f | %s | %.0f / %.0f / %.0f | %.0f%% | %s |\n",
+				l, b, onOff(sc.traced), med, joinFloats(r.rates, "%.0f"), median(r.cpuUS), median(r.pgUS), median(r.redisUS), 100*median(r.machine), target)
 		}
 	}
 	fmt.Fprintln(out)
@@ -113,13 +143,17 @@ type drainMeasure struct {
 
 // drainOnce fills the table with n due events and times the relay until
 // every one is marked Delivered.
-func drainOnce(ctx context.Context, e *env, db *bun.DB, n, loops, batch int) (m drainMeasure, err error) {
+func drainOnce(ctx context.Context, e *env, db *bun.DB, n int, sc scenario) (m drainMeasure, err error) {
+	loops, batch := sc.loops, sc.batch
 	if err := e.reset(ctx, db); err != nil {
 		return m, err
 	}
 	evs, err := newEvents(n, time.Now().Add(-time.Second))
 	if err != nil {
 		return m, err
+	}
+	if sc.traced {
+		withTraceParents(evs) // as written by a traced API: one link per event
 	}
 	if err := prefill(ctx, db, evs, 500); err != nil {
 		return m, err
@@ -135,8 +169,15 @@ func drainOnce(ctx context.Context, e *env, db *bun.DB, n, loops, batch int) (m 
 	}
 	cnt := newCounter(n)
 	clock := ports.ClockFunc(time.Now)
-	r, err := relay.New(store, q, clock, relay.Config{Owner: "outboxbench", Loops: loops, BatchSize: batch},
-		relay.Options{Observer: cnt, Logger: quietLogger})
+	var rs ports.OutboxRelayStore = store
+	var pub ports.Publisher = q
+	opts := relay.Options{Observer: cnt, Logger: quietLogger}
+	if sc.traced { // as apps/relay wires it with tracing on
+		tp := benchTracerProvider()
+		defer func() { _ = tp.Shutdown(context.Background()) }()
+		rs, pub, opts.Tracer = tracing.Store(rs, tp), tracing.Publisher(pub, tp), tracing.NewRelay(tp)
+	}
+	r, err := relay.New(rs, pub, clock, relay.Config{Owner: "outboxbench", Loops: loops, BatchSize: batch}, opts)
 	if err != nil {
 		return m, err
 	}

@@ -1,0 +1,59 @@
+package pgoutbox
+
+import (
+	"context"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/july/template/core/outbox"
+)
+
+// tracerName is the instrumentation scope of the outbox spans.
+const tracerName = "github.com/july/template/adapters/postgres/pgoutbox"
+
+// traceContext is a W3C trace context as stored in trace_parent and
+// trace_state.
+type traceContext struct{ parent, state string }
+
+// traceAppend starts "outbox.append" under the span ctx carries, using
+// that span's own provider, and returns the new span's trace context. With
+// no span in ctx (tracing off, a tool, a test) it does nothing, so an
+// untraced append costs one context lookup.
+func traceAppend(ctx context.Context, events []outbox.Event) (context.Context, traceContext, func(error)) {
+	parent := trace.SpanFromContext(ctx)
+	if !parent.SpanContext().IsValid() {
+		return ctx, traceContext{}, func(error) {}
+	}
+	attrs := []attribute.KeyValue{attribute.Int("outbox.event_count", len(events))}
+	if len(events) == 1 {
+		attrs = append(attrs, eventAttrs(&events[0])...)
+	}
+	ctx, span := parent.TracerProvider().Tracer(tracerName).Start(ctx, "outbox.append",
+		trace.WithSpanKind(trace.SpanKindProducer), trace.WithAttributes(attrs...))
+	if len(events) > 1 {
+		for i := range events {
+			span.AddEvent("outbox.event", trace.WithAttributes(eventAttrs(&events[i])...))
+		}
+	}
+	carrier := propagation.MapCarrier{}
+	propagation.TraceContext{}.Inject(ctx, carrier)
+	return ctx, traceContext{parent: carrier["traceparent"], state: carrier["tracestate"]}, func(err error) {
+		if err != nil {
+			span.SetStatus(codes.Error, "outbox append failed")
+		}
+		span.End()
+	}
+}
+
+// eventAttrs are the ids of ev: never its payload.
+func eventAttrs(ev *outbox.Event) []attribute.KeyValue {
+	return []attribute.KeyValue{
+		attribute.String("event_id", ev.EventID),
+		attribute.String("event_type", ev.EventType),
+		attribute.String("request_id", ev.RequestID),
+		attribute.String("correlation_id", ev.CorrelationID),
+	}
+}
