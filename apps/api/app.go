@@ -75,13 +75,15 @@ func newSysRegistry() (*sysconfig.Registry, error) {
 
 // newConfigService wires alerts to an ERROR line with the request id and
 // to config_alerts_total{code}, which operators alert on.
-func newConfigService(reg *sysconfig.Registry, store ports.ConfigStore, cache ports.ConfigCache, clock ports.Clock, metricsReg prometheus.Registerer, log *slog.Logger) (*configsvc.Service, error) {
+// Pins are the keys relays take from their environment (pinned_by).
+func newConfigService(reg *sysconfig.Registry, store ports.ConfigStore, cache ports.ConfigCache, pins ports.ConfigPins, clock ports.Clock, metricsReg prometheus.Registerer, log *slog.Logger) (*configsvc.Service, error) {
 	alert, err := metrics.NewConfigAlerts(metricsReg)
 	if err != nil {
 		return nil, err
 	}
 	return configsvc.New(reg, store, cache, clock, configsvc.Options{
 		Logger: log,
+		Pins:   pins,
 		AlertFunc: func(ctx context.Context, a sysconfig.Alert) {
 			alert(a.Code)
 			httpx.Logger(ctx, log).ErrorContext(ctx, a.Message,

@@ -93,7 +93,7 @@ func TestForwardOnEmptyDatabase(t *testing.T) {
 
 	r = migrateCLI(t, db, foundation(), "up")
 	require.Equal(t, exitOK, r.code, r.stdout+r.stderr)
-	require.Contains(t, r.stdout, "applied: 20261201000001, 20261201000002, 20261201000003, 20261201000004, 20261201000005, 20261201000006, 20261201000007")
+	require.Contains(t, r.stdout, "applied: 20261201000001, 20261201000002, 20261201000003, 20261201000004, 20261201000005, 20261201000006, 20261201000007, 20261201000008")
 	require.Contains(t, r.stdout, "verify: OK")
 
 	r = migrateCLI(t, db, foundation(), "up")
@@ -131,13 +131,13 @@ func TestDownAllowedWithoutData(t *testing.T) {
 	db := testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.Migrate})
 	r := migrateCLI(t, db, foundation(), "down", "--to", "20261201000001")
 	require.Equal(t, exitOK, r.code, r.stdout+r.stderr)
-	require.Contains(t, r.stdout, "rolled back: 20261201000007, 20261201000006, 20261201000005, 20261201000004, 20261201000003, 20261201000002")
+	require.Contains(t, r.stdout, "rolled back: 20261201000008, 20261201000007, 20261201000006, 20261201000005, 20261201000004, 20261201000003, 20261201000002")
 	require.Zero(t, count(t, db.Bun, `SELECT count(*) FROM pg_tables WHERE tablename IN ('tb_system_config', 'tb_backfill_checkpoint')`))
 	require.EqualValues(t, 1, count(t, db.Bun, `SELECT count(*) FROM pg_tables WHERE tablename = 'tb_outbox_event'`))
 
 	r = migrateCLI(t, db, foundation(), "up")
 	require.Equal(t, exitOK, r.code, r.stdout+r.stderr)
-	require.Contains(t, r.stdout, "applied: 20261201000002, 20261201000003, 20261201000004, 20261201000005, 20261201000006, 20261201000007", "forward again after a rollback")
+	require.Contains(t, r.stdout, "applied: 20261201000002, 20261201000003, 20261201000004, 20261201000005, 20261201000006, 20261201000007, 20261201000008", "forward again after a rollback")
 
 	require.Equal(t, exitUsage, migrateCLI(t, db, foundation(), "down", "--to", "123").code, "unknown version")
 	require.Equal(t, exitUsage, migrateCLI(t, db, foundation(), "down").code, "--to is required")

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/july/template/adapters/postgres"
+	"github.com/july/template/adapters/postgres/pgconfig"
 	"github.com/july/template/contracttests/testinfra"
 	"github.com/july/template/core/configsvc"
 	"github.com/july/template/core/relay"
@@ -56,4 +57,39 @@ func TestRelayTuningAppliesAtRuntime(t *testing.T) {
 	require.Eventually(t, func() bool { return rl.Tuning().BatchSize == 7 }, 5*time.Second, 50*time.Millisecond,
 		"the running relay picks up the new batch size")
 	require.Equal(t, 20*time.Second, rl.Tuning().LeaseFor, "a pinned key keeps the environment's value")
+}
+
+// Item 10 (relay side): the relay announces the keys its environment pins,
+// for the config API's pinned_by, and withdraws them when it stops.
+func TestRelayAnnouncesEnvironmentPins(t *testing.T) {
+	t.Parallel()
+	db := testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.MigrateWith(examples.MigrationsFS()...)})
+	r := testinfra.NewRedis(t)
+	cfg := testConfig()
+	cfg.DatabaseURL, cfg.RedisURL = db.URL, r.URL
+	cfg.AdminAddr = "127.0.0.1:0"
+	cfg.Queue = r.Prefix + "q"
+	cfg.WorkerEnabled = false
+	cfg.DrainDelay = 0
+	cfg.Owner = "relay-pins-1"
+	cfg.LeaseTTL = 20 * time.Second // pinned, as RELAY_LEASE_TTL would
+	app := fx.New(options(cfg, slog.New(slog.DiscardHandler)))
+	require.NoError(t, app.Err())
+	require.NoError(t, app.Start(t.Context()))
+	pins, err := pgconfig.NewPins(db.Bun)
+	require.NoError(t, err)
+	active := func() map[string][]sysconfig.Pin {
+		m, err := pins.Active(t.Context(), time.Now().Add(-time.Minute))
+		require.NoError(t, err)
+		return m
+	}
+	require.Eventually(t, func() bool { return len(active()) > 0 }, 5*time.Second, 50*time.Millisecond)
+	require.Equal(t, map[string][]sysconfig.Pin{
+		configsvc.KeyRelayLeaseTTL: {{Key: configsvc.KeyRelayLeaseTTL, Source: "env RELAY_LEASE_TTL", Holder: "relay-pins-1"}},
+	}, active(), "only the pinned key, by its variable and the relay's owner id")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	require.NoError(t, app.Stop(ctx))
+	require.Empty(t, active(), "rule: a stopped relay withdraws its pins")
 }

@@ -39,7 +39,19 @@ type Options struct {
 	// AlertFunc receives operator alerts (fallback used, invalidation
 	// failed). Default: an ERROR log line. Wire it to a metric too.
 	AlertFunc func(ctx context.Context, a sysconfig.Alert)
+	// Pins, when set, are the keys running processes take from their
+	// environment: views show them (pinned_by) and updates of a pinned key
+	// are refused with a *sysconfig.PinnedError. Nil: no key is pinned.
+	Pins ports.ConfigPins
+	// PinTTL is how long an announced pin counts without being announced
+	// again. Default DefaultPinTTL.
+	PinTTL time.Duration
 }
+
+// DefaultPinTTL outlives three of the relay's 30-second announcements, so
+// one slow round never unpins a key, and a crashed relay's pins are gone
+// within two minutes.
+const DefaultPinTTL = 2 * time.Minute
 
 // Service is the system-config application service.
 type Service struct {
@@ -71,6 +83,7 @@ func New(reg *sysconfig.Registry, store ports.ConfigStore, cache ports.ConfigCac
 		cache = noCache{}
 	}
 	opts.CacheTTL = cmp.Or(opts.CacheTTL, DefaultCacheTTL)
+	opts.PinTTL = cmp.Or(opts.PinTTL, DefaultPinTTL)
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -111,7 +124,26 @@ func (s *Service) List(ctx context.Context, module string) ([]sysconfig.View, er
 		views = append(views, sysconfig.ViewOf(nil, row))
 	}
 	slices.SortFunc(views, func(a, b sysconfig.View) int { return cmp.Compare(a.Key, b.Key) })
+	pins := s.pins(ctx)
+	for i := range views {
+		views[i].PinnedBy = sysconfig.PinnedBy(pins[views[i].Key])
+	}
 	return views, nil
+}
+
+// pins returns the active pins by key. A failed read is logged and treated
+// as "none": pins only annotate views and guard updates, and the store
+// errors of the same request say more.
+func (s *Service) pins(ctx context.Context) map[string][]sysconfig.Pin {
+	if s.opts.Pins == nil {
+		return nil
+	}
+	pins, err := s.opts.Pins.Active(ctx, s.clock.Now().Add(-s.opts.PinTTL))
+	if err != nil {
+		s.opts.Logger.WarnContext(ctx, "system config: reading environment pins failed; views omit pinned_by", "error", err.Error())
+		return nil
+	}
+	return pins
 }
 
 // Get returns the view of key, or an error wrapping
@@ -124,14 +156,19 @@ func (s *Service) Get(ctx context.Context, key string) (sysconfig.View, error) {
 		if !registered {
 			return sysconfig.View{}, fmt.Errorf("get system config %q: %w", key, sysconfig.ErrKeyNotRegistered)
 		}
-		return sysconfig.ViewOf(&spec, nil), nil
+		return s.pinned(ctx, sysconfig.ViewOf(&spec, nil)), nil
 	case err != nil:
 		return sysconfig.View{}, fmt.Errorf("get system config %q: %w", key, err)
 	}
 	if !registered {
 		return sysconfig.ViewOf(nil, &row), nil
 	}
-	return sysconfig.ViewOf(&spec, &row), nil
+	return s.pinned(ctx, sysconfig.ViewOf(&spec, &row)), nil
+}
+
+func (s *Service) pinned(ctx context.Context, v sysconfig.View) sysconfig.View {
+	v.PinnedBy = sysconfig.PinnedBy(s.pins(ctx)[v.Key])
+	return v
 }
 
 // Update applies one key change through the PRD pipeline: registration,
@@ -172,6 +209,9 @@ func (s *Service) update(ctx context.Context, req sysconfig.UpdateRequest, meta 
 		current = &row
 	case !errors.Is(err, ports.ErrNotFound):
 		return sysconfig.View{}, false, fmt.Errorf("read system config %q before update: %w", req.Key, err)
+	}
+	if by := sysconfig.PinnedBy(s.pins(ctx)[req.Key]); by != "" {
+		return sysconfig.View{}, false, s.reject(ctx, req, current, &sysconfig.PinnedError{Key: req.Key, By: by}, meta, now)
 	}
 	plan, err := sysconfig.PlanUpdate(s.reg, req, current)
 	if err != nil {

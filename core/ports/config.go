@@ -29,6 +29,21 @@ type ConfigStore interface {
 	RecordRejected(ctx context.Context, audit AuditRecord) error
 }
 
+// ConfigPins records which running processes take a config key from their
+// environment instead of from system config (sysconfig.Pin). A process
+// announces its pins at start and again before they go stale, and
+// withdraws them when it stops; a crashed process's pins age out.
+type ConfigPins interface {
+	// Announce replaces holder's pins with pins, stamped at now.
+	Announce(ctx context.Context, holder string, pins []sysconfig.Pin, now time.Time) error
+
+	// Withdraw deletes holder's pins.
+	Withdraw(ctx context.Context, holder string) error
+
+	// Active returns the pins announced at or after since, by key.
+	Active(ctx context.Context, since time.Time) (map[string][]sysconfig.Pin, error)
+}
+
 // ConfigCache is a short-lived copy of config rows (Redis in production).
 // It is never the truth: every method may fail with an error wrapping
 // ErrUnavailable and callers then read the ConfigStore.

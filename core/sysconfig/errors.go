@@ -80,9 +80,12 @@ func (e *VersionConflictError) Error() string {
 func Code(err error) string {
 	var ve *ValueError
 	var vc *VersionConflictError
+	var pe *PinnedError
 	switch {
 	case err == nil:
 		return ""
+	case errors.As(err, &pe):
+		return CodeKeyPinned
 	case errors.Is(err, ErrKeyNotRegistered):
 		return CodeKeyNotRegistered
 	case errors.Is(err, ErrReadOnly):
@@ -100,9 +103,12 @@ func Code(err error) string {
 func Message(err error) string {
 	var ve *ValueError
 	var vc *VersionConflictError
+	var pe *PinnedError
 	switch {
 	case err == nil:
 		return ""
+	case errors.As(err, &pe):
+		return "配置项已被运行中的进程通过 " + pe.By + " 固定，修改不会生效；请先移除该环境变量并重启对应进程，再修改"
 	case errors.Is(err, ErrKeyNotRegistered):
 		return "配置项未注册，不能通过接口修改"
 	case errors.Is(err, ErrReadOnly):

@@ -44,6 +44,9 @@ type View struct {
 	Version     int64           `json:"version"`
 	UpdatedAt   *time.Time      `json:"updated_at"` // null when no row yet
 	UpdatedBy   string          `json:"updated_by"`
+	// PinnedBy names the running processes that take the key from their
+	// environment instead (see Pin); omitted when none does.
+	PinnedBy string `json:"pinned_by,omitempty"`
 }
 
 // ViewOf renders a key for the API. spec is nil for a stored key no module

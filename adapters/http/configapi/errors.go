@@ -14,6 +14,7 @@ import (
 //	sysconfig.ErrReadOnly             409 CONFIG_KEY_READONLY
 //	*sysconfig.ValueError             422 CONFIG_VALUE_INVALID (detail "value")
 //	*sysconfig.VersionConflictError   409 CONFIG_VERSION_CONFLICT (detail "version")
+//	*sysconfig.PinnedError            409 CONFIG_KEY_PINNED (detail "key": who pins it)
 //
 // None is retryable as is: the caller must change the request (re-read the
 // key and send its current version, or fix the value). Messages come from
@@ -21,8 +22,12 @@ import (
 func MapError(err error) (*httpx.Error, bool) {
 	var ve *sysconfig.ValueError
 	var vc *sysconfig.VersionConflictError
+	var pe *sysconfig.PinnedError
 	msg := sysconfig.Message(err)
 	switch {
+	case errors.As(err, &pe):
+		return httpx.Conflict(sysconfig.CodeKeyPinned, msg).
+			WithDetails(httpx.Detail{Field: "key", Reason: "由 " + pe.By + " 固定"}), true
 	case errors.Is(err, sysconfig.ErrKeyNotRegistered):
 		return httpx.NotFound(sysconfig.CodeKeyNotRegistered, msg), true
 	case errors.Is(err, sysconfig.ErrReadOnly):

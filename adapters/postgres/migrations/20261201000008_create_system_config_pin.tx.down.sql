@@ -1,0 +1,1 @@
+DROP TABLE tb_system_config_pin;
