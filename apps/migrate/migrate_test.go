@@ -102,7 +102,7 @@ func TestForwardOnEmptyDatabase(t *testing.T) {
 
 	r = migrateCLI(t, db, foundation(), "status", "--json")
 	require.Equal(t, exitOK, r.code, r.stderr)
-	require.Equal(t, 7, strings.Count(r.stdout, `"applied":true`), r.stdout)
+	require.Equal(t, 8, strings.Count(r.stdout, `"applied":true`), r.stdout)
 
 	require.Equal(t, exitOK, migrateCLI(t, db, foundation(), "verify").code)
 	require.Zero(t, count(t, db.Bun, `SELECT count(*) FROM tb_outbox_event`), "the smoke test must leave no row")
