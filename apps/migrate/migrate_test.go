@@ -290,7 +290,7 @@ func TestConcurrentUpAppliesOnce(t *testing.T) {
 		}
 	}
 	require.Equal(t, 1, applied, "exactly one run applies; the other finds nothing: %+v", results)
-	require.EqualValues(t, 7, count(t, db.Bun, `SELECT count(*) FROM bun_migrations`))
+	require.EqualValues(t, 8, count(t, db.Bun, `SELECT count(*) FROM bun_migrations`))
 }
 
 func TestUpLockTimeout(t *testing.T) {
