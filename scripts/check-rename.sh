@@ -2,7 +2,8 @@
 # check-rename.sh proves that a new service can start from this template:
 # it copies the working tree to a temporary directory, renames the module
 # with scripts/rename.sh, and requires that the copy names the old path
-# nowhere, is gofmt-clean, builds, vets and passes its unit tests. It needs
+# nowhere, passes `make lint` in a fresh git repository (and lint fails on
+# an unformatted untracked file), builds, vets and passes its unit tests. It needs
 # no services and no network beyond what the module cache already holds
 # (GOPROXY=off in the copy). The copy is always removed.
 set -euo pipefail
@@ -21,6 +22,7 @@ old=$(awk '$1 == "module" { print $2; exit }' go.mod)
 # Fill the module cache from the original tree (a no-op when it is warm), so
 # the copy can run with the network off.
 go list -deps -test ./... >/dev/null
+go mod tidy -diff >/dev/null 2>&1 || true # lint checks tidiness; that needs every build tag's modules
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/check-rename.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
@@ -45,6 +47,17 @@ left=$(grep -rlIF --exclude-dir=.git -- "$old" . || true)
 [ "$(GOWORK=off go list -m)" = "$NEW_MODULE" ] || die "go.mod module is not $NEW_MODULE"
 unformatted=$(gofmt -l .)
 [ -z "$unformatted" ] || die "gofmt needed after rename: $unformatted"
+
+# The README's new-service steps start a fresh repository (nothing tracked
+# yet); `make lint` must check every Go file there, tracked or not, and never
+# wait on standard input.
+git init -q . 2>/dev/null || true
+log "make lint (fresh git repository, nothing tracked)"
+timeout 300 make -s lint </dev/null >lint.out 2>&1 || { cat lint.out >&2; die "make lint fails on the renamed copy"; }
+printf 'package main\nfunc  unformatted() {}\n' >apps/api/zz_lint_probe.go
+if timeout 300 make -s lint </dev/null >lint.out 2>&1; then die "make lint passed with an unformatted untracked file"; fi
+grep -q zz_lint_probe.go lint.out || { cat lint.out >&2; die "make lint failed without naming the unformatted file"; }
+rm -f apps/api/zz_lint_probe.go lint.out
 
 log "go build ./..."
 go build ./...

@@ -59,11 +59,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		cfg, err := loadConfig(getenv)
 		if err != nil {
-			fmt.Fprintf(stderr, "api: configuration: %v\n", err)
+			appkit.LogStartFailure(stderr, "api: configuration invalid", err, "")
 			return exitUsage
 		}
 		if err := serve(ctx, cfg, stdout); err != nil {
-			fmt.Fprintf(stderr, "api: %v\n", err)
+			appkit.LogStartFailure(stderr, "api: exited with an error", err, "HTTP_ADDR")
 			return exitError
 		}
 		return exitOK

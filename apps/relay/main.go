@@ -48,11 +48,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "serve":
 		cfg, err := loadConfig(getenv)
 		if err != nil {
-			fmt.Fprintf(stderr, "relay: configuration: %v\n", err)
+			appkit.LogStartFailure(stderr, "relay: configuration invalid", err, "")
 			return exitUsage
 		}
 		if err := serve(ctx, cfg, stdout); err != nil {
-			fmt.Fprintf(stderr, "relay: %v\n", err)
+			appkit.LogStartFailure(stderr, "relay: exited with an error", err, "ADMIN_ADDR")
 			return exitError
 		}
 		return exitOK
