@@ -49,7 +49,8 @@ type env struct {
 }
 
 type envOpts struct {
-	guard ports.Guard // nil: a guard on the test's Redis prefix
+	guard  ports.Guard        // nil: a guard on the test's Redis prefix
+	config topup.ConfigReader // nil: no configured limit
 }
 
 func newEnv(t *testing.T, o envOpts) *env {
@@ -66,7 +67,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 
 	links, err := topup.NewPayLinks(topup.DefaultPayBaseURL, []byte("pay-link-test-key-0123456789abcdef"))
 	require.NoError(t, err)
-	api, err := topup.NewAPI(topup.APIConfig{DB: db, PayLinks: links, Guard: o.guard, Logger: log})
+	api, err := topup.NewAPI(topup.APIConfig{DB: db, PayLinks: links, Guard: o.guard, Config: o.config, Logger: log})
 	require.NoError(t, err)
 
 	s, err := apiserver.New(apiserver.Params{
