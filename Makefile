@@ -8,7 +8,7 @@ GO ?= go
 PKGS := ./...
 FUZZTIME ?= 10s
 
-.PHONY: run test services lint alerts unit fuzz bench rename check-rename check-run
+.PHONY: run test services lint alerts unit fuzz bench rename remove-examples check-rename check-run
 
 ## run: Postgres and Redis (reused, compose, or project-local), migrate up, api + relay; Ctrl-C stops them.
 run:
@@ -61,7 +61,11 @@ rename:
 	@test -n "$(MODULE)" || { echo "usage: make rename MODULE=example.com/team/service"; exit 1; }
 	./scripts/rename.sh $(MODULE)
 
-## check-rename: copy the tree, rename the module, then build, vet and unit-test the copy.
+## remove-examples: delete examples/ and everything that exists only for them (wiring, tests, OpenAPI paths).
+remove-examples:
+	./scripts/remove-examples.sh
+
+## check-rename: on a copy: rename, lint, build, vet, unit-test; then remove the examples and run every test.
 check-rename:
 	./scripts/check-rename.sh
 

@@ -3,9 +3,12 @@
 # it copies the working tree to a temporary directory, renames the module
 # with scripts/rename.sh, and requires that the copy names the old path
 # nowhere, passes `make lint` in a fresh git repository (and lint fails on
-# an unformatted untracked file), builds, vets and passes its unit tests. It needs
-# no services and no network beyond what the module cache already holds
-# (GOPROXY=off in the copy). The copy is always removed.
+# an unformatted untracked file), builds, vets and passes its unit tests;
+# then it removes the examples (make remove-examples) and requires that
+# what remains builds, lints and passes the FULL test suite against the
+# real Postgres and Redis (TEST_DATABASE_URL, TEST_REDIS_URL). No network
+# beyond what the module cache already holds (GOPROXY=off in the copy).
+# The copy is always removed.
 set -euo pipefail
 
 NEW_MODULE=${NEW_MODULE:-example.com/acme/newsvc}
@@ -66,4 +69,17 @@ go vet ./...
 (cd bench && go vet ./...)
 log "go test -count=1 ./core/... ./adapters/memory/ ./internal/... (no services needed)"
 go test -count=1 ./core/... ./adapters/memory/ ./internal/...
-log "OK: the tree renamed to $NEW_MODULE builds, vets and passes its unit tests"
+
+# The README's next step for most services: remove the examples. What is
+# left must build, vet, lint and pass its FULL test suite against the real
+# Postgres and Redis (TEST_DATABASE_URL / TEST_REDIS_URL, as `make test`).
+log "make remove-examples, then build, vet, lint and the full test suite of what remains"
+make -s remove-examples >/dev/null
+[ ! -d examples ] || die "remove-examples left examples/"
+left=$(grep -rlIE -- '/api/v1/(topups|wallets|device-assignments)' apps docs/openapi.yaml || true)
+[ -z "$left" ] || die "after remove-examples these still refer to the examples' routes: $left"
+go build ./...
+timeout 600 make -s lint </dev/null >lint.out 2>&1 || { cat lint.out >&2; die "make lint fails after remove-examples"; }
+rm -f lint.out
+go test -race -count=1 -timeout 20m ./...
+log "OK: the tree renamed to $NEW_MODULE builds, vets and passes its unit tests; without the examples it builds, lints and passes every test"

@@ -249,6 +249,13 @@ cat <<MSG
   # read the relay's system config
   curl -H "Authorization: Bearer $TOKEN" 'http://$HTTP_ADDR/api/v1/system-configs?module=relay'
 
+  Data: database $DB_NAME, Redis DB $REDIS_DB (set DB_NAME / REDIS_DB to change them).
+  Reset: dropdb -h 127.0.0.1 -U postgres --force $DB_NAME && redis-cli -n $REDIS_DB flushdb
+
+MSG
+# The reference domains' examples, while examples/ exists (make remove-examples).
+if [ -d examples ]; then
+  cat <<MSG
   # create a top-up (idempotent: paste it again and the same X-Request-ID
   # replays the first answer, header Idempotent-Replayed: true; change the id
   # for a new top-up)
@@ -269,9 +276,9 @@ cat <<MSG
   curl -H "Authorization: Bearer $TOKEN" 'http://$HTTP_ADDR/api/v1/device-assignments/TASK_ID'
   curl -H "Authorization: Bearer $TOKEN" 'http://$HTTP_ADDR/api/v1/device-assignments/TASK_ID/failures'
 
-  Data: database $DB_NAME, Redis DB $REDIS_DB (set DB_NAME / REDIS_DB to change them).
-  Reset: dropdb -h 127.0.0.1 -U postgres --force $DB_NAME && redis-cli -n $REDIS_DB flushdb
-
+MSG
+fi
+cat <<MSG
   Ctrl-C stops the api, the relay and anything this command started.
 MSG
 
