@@ -126,7 +126,7 @@ func RunConfigCache(t *testing.T, caps ConfigCacheCaps, newCache func(t *testing
 	t.Run("Concurrent/FillVsInvalidateNeverLeavesStale", func(t *testing.T) {
 		t.Parallel()
 		c := newCache(t).Cache
-		for round := range 200 {
+		for round := range 1000 {
 			key := fmt.Sprintf("suite.cache.race.%d", round)
 			start := make(chan struct{})
 			var wg sync.WaitGroup

@@ -12,6 +12,9 @@
 set -euo pipefail
 
 NEW_MODULE=${NEW_MODULE:-example.com/acme/newsvc}
+# The copy's full test run needs the real services; the Makefile's defaults.
+export TEST_DATABASE_URL=${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable}
+export TEST_REDIS_URL=${TEST_REDIS_URL:-redis://127.0.0.1:6379/0}
 
 log() { printf 'check-rename: %s\n' "$*" >&2; }
 die() { log "FAIL: $*"; exit 1; }
