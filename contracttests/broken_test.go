@@ -166,7 +166,7 @@ func (c *racyCache) Fill(_ context.Context, s sysconfig.Stored, _ time.Duration)
 	if newer {
 		return false, nil
 	}
-	time.Sleep(time.Millisecond) // the window between the check and the write
+	time.Sleep(2 * time.Millisecond) // the window between the check and the write
 	c.mu.Lock()
 	c.rows[s.Key] = s
 	c.mu.Unlock()

@@ -141,6 +141,8 @@ func RunConfigCache(t *testing.T, caps ConfigCacheCaps, newCache func(t *testing
 			go func() {
 				defer wg.Done()
 				<-start
+				// Land at varying offsets inside a Fill in flight.
+				time.Sleep(time.Duration(round%5) * 200 * time.Microsecond)
 				errs <- c.Invalidate(t.Context(), key, 2, ttl)
 			}()
 			close(start)
