@@ -8,7 +8,7 @@ GO ?= go
 PKGS := ./...
 FUZZTIME ?= 10s
 
-.PHONY: run test services lint alerts unit fuzz bench rename check-rename check-run
+.PHONY: run test services lint alerts unit fuzz bench rename remove-examples check-rename check-run
 
 ## run: Postgres and Redis (reused, compose, or project-local), migrate up, api + relay; Ctrl-C stops them.
 run:
@@ -25,12 +25,13 @@ test: services lint alerts
 services:
 	./scripts/ensure-services.sh
 
-## lint: vet and gofmt.
+## lint: vet, gofmt on every Go file (tracked by git or not) and a tidy go.mod.
 lint:
 	$(GO) vet $(PKGS)
 	cd bench && $(GO) vet ./...
-	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
-	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@out=$$(find . \( -name .git -o -name .run \) -prune -o -name '*.go' -print0 | xargs -0 -r gofmt -l); \
+	  if [ -n "$$out" ]; then echo "gofmt needed (run gofmt -w on these):"; echo "$$out"; exit 1; fi
+	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod/go.sum are not tidy: run go mod tidy (the diff:)"; $(GO) mod tidy -diff; exit 1; }
 
 ## alerts: promtool checks the Prometheus rules and runs their unit tests (deploy/prometheus/tests).
 alerts:
@@ -60,7 +61,11 @@ rename:
 	@test -n "$(MODULE)" || { echo "usage: make rename MODULE=example.com/team/service"; exit 1; }
 	./scripts/rename.sh $(MODULE)
 
-## check-rename: copy the tree, rename the module, then build, vet and unit-test the copy.
+## remove-examples: delete examples/ and everything that exists only for them (wiring, tests, OpenAPI paths).
+remove-examples:
+	./scripts/remove-examples.sh
+
+## check-rename: on a copy: rename, lint, build, vet, unit-test; then remove the examples and run every test.
 check-rename:
 	./scripts/check-rename.sh
 

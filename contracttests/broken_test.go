@@ -5,6 +5,7 @@ package contracttests_test
 import (
 	"context"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/july/template/contracttests"
 	"github.com/july/template/contracttests/testinfra"
 	"github.com/july/template/core/ports"
+	"github.com/july/template/core/sysconfig"
 	"github.com/july/template/core/tasks"
 )
 
@@ -62,6 +64,17 @@ func TestBroken(t *testing.T) {
 				Outage: func(_ *testing.T, live ports.ConfigCache) (ports.ConfigCache, func()) {
 					c.SetDown(true)
 					return live, func() { c.SetDown(false) }
+				},
+			}
+		})
+	case "cache-fill-check-then-write":
+		contracttests.RunConfigCache(t, contracttests.ConfigCacheCaps{}, func(t *testing.T) contracttests.ConfigCacheFixture {
+			c := &racyCache{rows: map[string]sysconfig.Stored{}, markers: map[string]int64{}}
+			return contracttests.ConfigCacheFixture{
+				Cache: c,
+				Outage: func(_ *testing.T, live ports.ConfigCache) (ports.ConfigCache, func()) {
+					c.setDown(true)
+					return live, func() { c.setDown(false) }
 				},
 			}
 		})
@@ -114,4 +127,61 @@ type forgetfulCache struct{ *memory.ConfigCache }
 
 func (c forgetfulCache) Invalidate(ctx context.Context, key string, _ int64, ttl time.Duration) error {
 	return c.ConfigCache.Invalidate(ctx, key, 0, ttl)
+}
+
+// racyCache checks the marker and the cached version, then writes, in two
+// steps (a GET then a SET in Redis terms): every sequential rule holds, but
+// an Invalidate between the check and the write leaves a stale row cached.
+type racyCache struct {
+	mu      sync.Mutex
+	rows    map[string]sysconfig.Stored
+	markers map[string]int64
+	down    bool
+}
+
+func (c *racyCache) setDown(d bool) { c.mu.Lock(); c.down = d; c.mu.Unlock() }
+
+func (c *racyCache) Get(_ context.Context, key string) (sysconfig.Stored, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.down {
+		return sysconfig.Stored{}, ports.ErrUnavailable
+	}
+	row, ok := c.rows[key]
+	if !ok {
+		return sysconfig.Stored{}, ports.ErrNotFound
+	}
+	return row, nil
+}
+
+func (c *racyCache) Fill(_ context.Context, s sysconfig.Stored, _ time.Duration) (bool, error) {
+	c.mu.Lock()
+	row, cached := c.rows[s.Key]
+	newer := c.markers[s.Key] > s.Version || (cached && row.Version > s.Version)
+	down := c.down
+	c.mu.Unlock()
+	if down {
+		return false, ports.ErrUnavailable
+	}
+	if newer {
+		return false, nil
+	}
+	time.Sleep(2 * time.Millisecond) // the window between the check and the write
+	c.mu.Lock()
+	c.rows[s.Key] = s
+	c.mu.Unlock()
+	return true, nil
+}
+
+func (c *racyCache) Invalidate(_ context.Context, key string, minVersion int64, _ time.Duration) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.down {
+		return ports.ErrUnavailable
+	}
+	delete(c.rows, key)
+	if minVersion > c.markers[key] {
+		c.markers[key] = minVersion
+	}
+	return nil
 }

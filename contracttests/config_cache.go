@@ -3,6 +3,8 @@ package contracttests
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -104,6 +106,59 @@ func RunConfigCache(t *testing.T, caps ConfigCacheCaps, newCache func(t *testing
 		require.NoError(t, err)
 		require.True(t, stored, "rule: the marker's own version may be filled")
 		requireStored(t, v2, cacheGet(t, c, key), "rule: Get returns the row filled after invalidation")
+	})
+
+	t.Run("Fill/SameVersionRefill", func(t *testing.T) {
+		t.Parallel()
+		c := newCache(t).Cache
+		v2 := cachedRow("suite.cache.same", 2, "two")
+		mustFill(t, c, v2, ttl)
+
+		_, err := c.Fill(t.Context(), v2, ttl)
+		require.NoError(t, err, "rule: refilling the cached version is not an error")
+		requireStored(t, v2, cacheGet(t, c, v2.Key), "rule: a refill of the same version leaves that version cached")
+	})
+
+	// A reader that read v1 fills while an update of v2 invalidates: in
+	// either order the cache must not end with v1 (Fill's check and write
+	// are one atomic step). Many rounds, so a check-then-write adapter hits
+	// the window.
+	t.Run("Concurrent/FillVsInvalidateNeverLeavesStale", func(t *testing.T) {
+		t.Parallel()
+		c := newCache(t).Cache
+		for round := range 1000 {
+			key := fmt.Sprintf("suite.cache.race.%d", round)
+			start := make(chan struct{})
+			var wg sync.WaitGroup
+			errs := make(chan error, 2)
+			wg.Add(2)
+			go func() {
+				defer wg.Done()
+				<-start
+				_, err := c.Fill(t.Context(), cachedRow(key, 1, "one"), ttl)
+				errs <- err
+			}()
+			go func() {
+				defer wg.Done()
+				<-start
+				// Land at varying offsets inside a Fill in flight.
+				time.Sleep(time.Duration(round%5) * 200 * time.Microsecond)
+				errs <- c.Invalidate(t.Context(), key, 2, ttl)
+			}()
+			close(start)
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				require.NoError(t, err)
+			}
+			got, err := c.Get(t.Context(), key)
+			if err == nil {
+				require.NotEqual(t, int64(1), got.Version,
+					"rule: a stale refill must never overwrite a newer version (round %d: concurrent Fill(v1) and Invalidate(min 2) left v1 cached)", round)
+			} else {
+				require.ErrorIs(t, err, ports.ErrNotFound)
+			}
+		}
 	})
 
 	t.Run("Fill/TTLExpires", func(t *testing.T) {

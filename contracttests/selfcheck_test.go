@@ -24,6 +24,7 @@ func TestSuitesCatchBrokenAdapters(t *testing.T) {
 		"postgres-outbox-complete-without-lease": outboxRule, // needs TEST_DATABASE_URL or Docker, inherited below
 		"tasks-complete-without-lease":           "rule: only the lease holder with the current fencing token may complete a task",
 		"cache-stale-refill":                     "rule: a stale refill must never overwrite a newer version",
+		"cache-fill-check-then-write":            "concurrent Fill(v1) and Invalidate(min 2) left v1 cached",
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

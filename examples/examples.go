@@ -9,6 +9,7 @@ import (
 	"go.uber.org/fx"
 
 	"github.com/july/template/adapters/postgres/release"
+	"github.com/july/template/core/sysconfig"
 	"github.com/july/template/examples/devices"
 	"github.com/july/template/examples/topup"
 )
@@ -18,6 +19,12 @@ var APIModule = fx.Options(topup.APIModule, devices.APIModule)
 
 // RelayModule adds every example domain's consumers to apps/relay.
 var RelayModule = fx.Options(topup.RelayModule, devices.RelayModule)
+
+// ConfigSpecs returns every example domain's config keys, for the
+// service's one registry (apps/internal/domains).
+func ConfigSpecs() []sysconfig.Spec {
+	return topup.ConfigSpecs()
+}
 
 // MigrationSets returns the example domains' release sets, in the order
 // apps/migrate applies them after the foundation set.

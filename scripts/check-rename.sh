@@ -2,12 +2,19 @@
 # check-rename.sh proves that a new service can start from this template:
 # it copies the working tree to a temporary directory, renames the module
 # with scripts/rename.sh, and requires that the copy names the old path
-# nowhere, is gofmt-clean, builds, vets and passes its unit tests. It needs
-# no services and no network beyond what the module cache already holds
-# (GOPROXY=off in the copy). The copy is always removed.
+# nowhere, passes `make lint` in a fresh git repository (and lint fails on
+# an unformatted untracked file), builds, vets and passes its unit tests;
+# then it removes the examples (make remove-examples) and requires that
+# what remains builds, lints and passes the FULL test suite against the
+# real Postgres and Redis (TEST_DATABASE_URL, TEST_REDIS_URL). No network
+# beyond what the module cache already holds (GOPROXY=off in the copy).
+# The copy is always removed.
 set -euo pipefail
 
 NEW_MODULE=${NEW_MODULE:-example.com/acme/newsvc}
+# The copy's full test run needs the real services; the Makefile's defaults.
+export TEST_DATABASE_URL=${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable}
+export TEST_REDIS_URL=${TEST_REDIS_URL:-redis://127.0.0.1:6379/0}
 
 log() { printf 'check-rename: %s\n' "$*" >&2; }
 die() { log "FAIL: $*"; exit 1; }
@@ -21,6 +28,7 @@ old=$(awk '$1 == "module" { print $2; exit }' go.mod)
 # Fill the module cache from the original tree (a no-op when it is warm), so
 # the copy can run with the network off.
 go list -deps -test ./... >/dev/null
+go mod tidy -diff >/dev/null 2>&1 || true # lint checks tidiness; that needs every build tag's modules
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/check-rename.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
@@ -46,6 +54,17 @@ left=$(grep -rlIF --exclude-dir=.git -- "$old" . || true)
 unformatted=$(gofmt -l .)
 [ -z "$unformatted" ] || die "gofmt needed after rename: $unformatted"
 
+# The README's new-service steps start a fresh repository (nothing tracked
+# yet); `make lint` must check every Go file there, tracked or not, and never
+# wait on standard input.
+git init -q . 2>/dev/null || true
+log "make lint (fresh git repository, nothing tracked)"
+timeout 300 make -s lint </dev/null >lint.out 2>&1 || { cat lint.out >&2; die "make lint fails on the renamed copy"; }
+printf 'package main\nfunc  unformatted() {}\n' >apps/api/zz_lint_probe.go
+if timeout 300 make -s lint </dev/null >lint.out 2>&1; then die "make lint passed with an unformatted untracked file"; fi
+grep -q zz_lint_probe.go lint.out || { cat lint.out >&2; die "make lint failed without naming the unformatted file"; }
+rm -f apps/api/zz_lint_probe.go lint.out
+
 log "go build ./..."
 go build ./...
 log "go vet ./..."
@@ -53,4 +72,17 @@ go vet ./...
 (cd bench && go vet ./...)
 log "go test -count=1 ./core/... ./adapters/memory/ ./internal/... (no services needed)"
 go test -count=1 ./core/... ./adapters/memory/ ./internal/...
-log "OK: the tree renamed to $NEW_MODULE builds, vets and passes its unit tests"
+
+# The README's next step for most services: remove the examples. What is
+# left must build, vet, lint and pass its FULL test suite against the real
+# Postgres and Redis (TEST_DATABASE_URL / TEST_REDIS_URL, as `make test`).
+log "make remove-examples, then build, vet, lint and the full test suite of what remains"
+make -s remove-examples >/dev/null
+[ ! -d examples ] || die "remove-examples left examples/"
+left=$(grep -rlIE -- '/api/v1/(topups|wallets|device-assignments)' apps docs/openapi.yaml || true)
+[ -z "$left" ] || die "after remove-examples these still refer to the examples' routes: $left"
+go build ./...
+timeout 600 make -s lint </dev/null >lint.out 2>&1 || { cat lint.out >&2; die "make lint fails after remove-examples"; }
+rm -f lint.out
+go test -race -count=1 -timeout 20m ./...
+log "OK: the tree renamed to $NEW_MODULE builds, vets and passes its unit tests; without the examples it builds, lints and passes every test"

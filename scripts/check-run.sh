@@ -9,7 +9,28 @@
 # api or relay process behind.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# The database and Redis DB default to names derived from the module.
+module=$(awk '$1 == "module" { print $2; exit }' go.mod)
+names=$(env -u DB_NAME -u REDIS_DB ./scripts/run.sh --names)
+want_db="$(basename "$module" | tr -c 'a-z0-9\n' '_')_dev"
+[[ $names == "DB_NAME=$want_db REDIS_DB="* ]] || { echo "check-run: FAIL: run.sh --names printed \"$names\", want DB_NAME=$want_db"; exit 1; }
+[ "$(DB_NAME=x REDIS_DB=9 ./scripts/run.sh --names)" = "DB_NAME=x REDIS_DB=9" ] || { echo "check-run: FAIL: DB_NAME/REDIS_DB do not override"; exit 1; }
+
+# A taken HTTP_ADDR (here: Postgres's port) fails at once with the cause and
+# the variable to change, before anything is built or started.
+busy=$(mktemp)
+code=0
+HTTP_ADDR=127.0.0.1:${PGPORT:-5432} timeout 20 ./scripts/run.sh >"$busy" 2>&1 || code=$?
+if [ "$code" = 0 ] || [ "$code" = 124 ] || ! grep -q 'already in use' "$busy" || ! grep -q 'HTTP_ADDR=' "$busy"; then
+  echo "check-run: FAIL: run.sh with HTTP_ADDR taken exited $code without naming the cause and HTTP_ADDR:"; cat "$busy"; exit 1
+fi
+rm -f "$busy"
+
 export HTTP_ADDR=127.0.0.1:18080 ADMIN_ADDR=127.0.0.1:19090 DB_NAME=july_runcheck
+# Its own Redis DB, never the one a developer's `make run` uses.
+dev_redis_db=${names##*REDIS_DB=}
+export REDIS_DB=$(( dev_redis_db == 15 ? 14 : 15 ))
 # Start from a fresh database: a failed earlier run may have left one.
 psql -h 127.0.0.1 -U postgres -qc "DROP DATABASE IF EXISTS $DB_NAME WITH (FORCE)" >/dev/null 2>&1 || true
 ready=$(mktemp) out=$(mktemp)
@@ -30,21 +51,44 @@ token=$(grep -o 'token     [^ ]*' "$out" | awk '{print $2}')
 [ -n "$token" ] || fail "no token printed"
 curl -fsS -H "Authorization: Bearer $token" "http://$HTTP_ADDR/api/v1/system-configs?module=relay" | grep -q relay.delivery.batch_size \
   || fail "config read with the printed token"
-key="check-run-topup-$(date +%s)"
-topup() {
-  curl -sS -o /dev/null -w '%{http_code}' -X POST -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
-    -H "X-Request-ID: $key" -d '{"amount_cents":1000,"channel":"wechat"}' "http://$HTTP_ADDR/api/v1/topups"
-}
-[ "$(topup)" = 201 ] || fail "POST /api/v1/topups did not answer 201"
-[ "$(topup)" = 201 ] || fail "a retry with the same X-Request-ID did not replay 201"
-credited=""
-for _ in $(seq 1 60); do
-  if curl -fsS -H "Authorization: Bearer $token" "http://$HTTP_ADDR/api/v1/wallets/me" | grep -q '"balance_cents":1000,'; then
-    credited=1; break
-  fi
-  sleep 0.5
-done
-[ -n "$credited" ] || fail "wallet not credited with 1000 within 30s (relay -> topup.created consumer)"
+# The reference domains' steps, while examples/ exists (make remove-examples).
+if [ -d examples ]; then
+  # The printed top-up example, pasted twice: created, then replayed.
+  topup_cmd=$(sed -n '/curl -i -X POST/,/api\/v1\/topups/p' "$out")
+  [ -n "$topup_cmd" ] || fail "no top-up example printed"
+  first=$(bash -c "$topup_cmd -sS" 2>&1) || fail "the printed top-up example failed: $first"
+  second=$(bash -c "$topup_cmd -sS" 2>&1) || fail "the printed top-up example failed the second time: $second"
+  grep -q '^HTTP/1.1 201' <<<"$first" || fail "the printed top-up example did not answer 201: $first"
+  grep -q '^HTTP/1.1 201' <<<"$second" || fail "pasting the top-up example again did not replay 201: $second"
+  grep -qi '^Idempotent-Replayed: true' <<<"$second" || fail "pasting the top-up example again is not a replay: $second"
+  credited=""
+  for _ in $(seq 1 60); do
+    if curl -fsS -H "Authorization: Bearer $token" "http://$HTTP_ADDR/api/v1/wallets/me" | grep -q '"balance_cents":1000,'; then
+      credited=1; break
+    fi
+    sleep 0.5
+  done
+  [ -n "$credited" ] || fail "wallet not credited with 1000 within 30s (relay -> topup.created consumer)"
+
+  # The printed devices example: upload the CSV, poll the task to 已完成
+  # with the malformed serial counted as a failure.
+  dev_dir=$(mktemp -d)
+  (cd "$dev_dir" && eval "$(sed -n "/^  printf 'device_sn/p" "$out")") || fail "the printed devices CSV line failed"
+  upload=$(sed -n '/X-Request-ID: dev-devices-0001/,/device-assignments.$/p' "$out")
+  [ -n "$upload" ] || fail "no devices upload example printed"
+  task=$(cd "$dev_dir" && bash -c "$upload -sS") || fail "the printed devices upload failed"
+  task_id=$(grep -o '"task_id":"[^"]*"' <<<"$task" | cut -d'"' -f4)
+  [ -n "$task_id" ] || fail "the devices upload answered no task_id: $task"
+  done_task=""
+  for _ in $(seq 1 60); do
+    view=$(curl -fsS -H "Authorization: Bearer $token" "http://$HTTP_ADDR/api/v1/device-assignments/$task_id")
+    if grep -q '"status":3' <<<"$view"; then done_task=1; break; fi
+    sleep 0.5
+  done
+  [ -n "$done_task" ] || fail "the devices task did not finish within 30s: $view"
+  grep -q '"success_count":2' <<<"$view" && grep -q '"failed_count":1' <<<"$view" || fail "devices task counts: $view"
+  rm -rf "$dev_dir"
+fi
 
 # A config change leaves an audit record that the default relay keeps
 # (audit.recorded is consumed, never retried or failed) and lists.
@@ -57,9 +101,15 @@ for _ in $(seq 1 60); do
   sleep 0.5
 done
 [ -n "$kept" ] || fail "relay audit list does not show the config update within 30s"
-# An operator replay (of the delivered top-up event: refused, but audited).
-ev=$(psql -h 127.0.0.1 -p "${PGPORT:-5432}" -U postgres -d "$DB_NAME" -tAc "SELECT event_id FROM tb_outbox_event WHERE event_type = 'topup.created' LIMIT 1")
-[ -n "$ev" ] || fail "no topup.created event in the outbox"
+# An operator replay (of a delivered event, e.g. the config update's
+# audit.recorded: refused, but audited).
+ev=""
+for _ in $(seq 1 60); do
+  ev=$(psql -h 127.0.0.1 -p "${PGPORT:-5432}" -U postgres -d "$DB_NAME" -tAc "SELECT event_id FROM tb_outbox_event WHERE status = 3 ORDER BY id LIMIT 1")
+  [ -n "$ev" ] && break
+  sleep 0.5
+done
+[ -n "$ev" ] || fail "no delivered event in the outbox"
 ./bin/relay outbox replay --event-id "$ev" --operator check-run --reason "check-run replay" >/dev/null 2>&1 || fail "relay outbox replay failed"
 kept=""
 for _ in $(seq 1 60); do
@@ -78,7 +128,8 @@ wait "$pid" && code=0 || code=$?
 if curl -fsS "http://$HTTP_ADDR/healthz" >/dev/null 2>&1 || curl -fsS "http://$ADMIN_ADDR/healthz" >/dev/null 2>&1; then
   fail "api or relay still answering after shutdown"
 fi
-grep -q "stopped" "$out" || fail "no shutdown message"
+grep -q "stopping on your request" "$out" || fail "no message that the user stopped it"
+grep -q "stopped by itself" "$out" && fail "a process reported as stopped by itself after SIGTERM"
 psql -h 127.0.0.1 -U postgres -qc "DROP DATABASE IF EXISTS $DB_NAME WITH (FORCE)" >/dev/null 2>&1 || true
 rm -f "$ready" "$out"
 echo "check-run: OK: make run came up healthy, credited a top-up through the relay and shut down cleanly"

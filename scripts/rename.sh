@@ -58,11 +58,12 @@ rename: module $old -> $new (${#changed[@]} files rewritten).
 
 Next steps:
   1. go build ./... && go vet ./... && make unit     # the renamed tree builds and its rules pass
-  2. Delete the reference domains in examples/ and their one line of wiring
-     in apps/ (grep -rn examples apps/), if you do not want them.
-  3. Register your system-config keys next to the code that reads them
-     (see internal/syskeys) and add your migration sets to
-     migrationSets() in apps/migrate/sets.go.
+  2. make remove-examples      # if you do not want the reference domains in examples/:
+     it deletes examples/, their wiring (the lines marked "examples: delete this line"),
+     the tests through their routes and their paths in docs/openapi.yaml
+  3. Register your domain's config keys in apps/internal/domains (ConfigSpecs), add
+     its migration sets to migrationSets() in apps/migrate/sets.go and its modules
+     to Domains in apps/api/app.go and apps/relay/app.go (README: "Add your own domain").
   4. Rename the images (template-api, template-relay, template-migrate) in
      deploy/k8s/kustomization.yaml and deploy/docker-compose.yml, and the
      Secret name template-secrets, to your service's names.

@@ -17,17 +17,32 @@ HTTP_ADDR=${HTTP_ADDR:-127.0.0.1:8080}
 ADMIN_ADDR=${ADMIN_ADDR:-127.0.0.1:9090}
 PGPORT=${PGPORT:-5432}
 REDIS_PORT=${REDIS_PORT:-6379}
-DB_NAME=${DB_NAME:-july_dev}
+# Names derived from the module, so two services (or two people) on one
+# development server do not share a database or a Redis DB by default.
+MODULE=$(awk '$1 == "module" { print $2; exit }' go.mod)
+SERVICE=$(basename "$MODULE" | tr -c 'a-z0-9\n' '_')
+DB_NAME=${DB_NAME:-${SERVICE}_dev}
+# Redis DB 1-15 (0 is what every other tool uses), from a checksum of the module.
+REDIS_DB=${REDIS_DB:-$(($(printf '%s' "$MODULE" | cksum | cut -d' ' -f1) % 15 + 1))}
 LOG_LEVEL=${LOG_LEVEL:-info}
+if [ "${1:-}" = --names ]; then # what a run would use (scripts/check-run.sh checks it)
+  echo "DB_NAME=$DB_NAME REDIS_DB=$REDIS_DB"
+  exit 0
+fi
 
 say() { printf '\033[1mrun:\033[0m %s\n' "$*"; }
 started_pids=()
 started_pg_dir=""
 started_compose=""
 
+user_stop=""
 cleanup() {
   trap - INT TERM EXIT
-  say "stopping what this command started"
+  if [ -n "$user_stop" ]; then
+    say "stopping on your request (Ctrl-C or SIGTERM): what this command started"
+  else
+    say "stopping what this command started"
+  fi
   for pid in "${started_pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
   for pid in "${started_pids[@]}"; do wait "$pid" 2>/dev/null || true; done
   if [ -n "$started_pg_dir" ]; then
@@ -39,7 +54,7 @@ cleanup() {
   say "stopped"
 }
 trap cleanup EXIT
-trap 'cleanup; exit 0' INT TERM
+trap 'user_stop=1; cleanup; exit 0' INT TERM
 
 pg_bin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1; }
 
@@ -131,6 +146,22 @@ ensure_redis() {
   say "Redis did not come up on 127.0.0.1:$REDIS_PORT"; exit 1
 }
 
+# A listener already on HTTP_ADDR or ADMIN_ADDR would make the api or the
+# relay fail after the build, and the readiness poll would ask the foreign
+# server: refuse now, with the variable to change.
+addr_busy() {
+  local host=${1%:*} port=${1##*:}
+  [ -n "$host" ] || host=127.0.0.1
+  (exec 3<>"/dev/tcp/$host/$port") 2>/dev/null
+}
+for var in HTTP_ADDR ADMIN_ADDR; do
+  if addr_busy "${!var}"; then
+    say "${!var} ($var) is already in use by another process (bind: address already in use)."
+    say "stop that process, or choose a free address: $var=127.0.0.1:$((${!var##*:} + 10000)) make run"
+    exit 1
+  fi
+done
+
 ensure_postgres
 ensure_redis
 
@@ -138,14 +169,37 @@ sql -tAc "SELECT 1 FROM pg_database WHERE datname = '$DB_NAME'" | grep -q 1 \
   || sql -qc "CREATE DATABASE $DB_NAME"
 
 export DATABASE_URL="postgres://postgres@127.0.0.1:$PGPORT/$DB_NAME?sslmode=disable"
-export REDIS_URL="redis://127.0.0.1:$REDIS_PORT/0"
+export REDIS_URL="redis://127.0.0.1:$REDIS_PORT/$REDIS_DB"
 export LOG_LEVEL HTTP_ADDR ADMIN_ADDR
 if [ ! -s "$RUN/dev-jwt-secret" ]; then head -c 48 /dev/urandom | base64 | tr -d '\n' > "$RUN/dev-jwt-secret"; fi
 AUTH_JWT_SECRET=$(cat "$RUN/dev-jwt-secret")
 export AUTH_JWT_SECRET
 
-say "building bin/api bin/relay bin/migrate"
-go build -o bin/ ./apps/api ./apps/relay ./apps/migrate
+# The first build compiles every dependency (about 3 minutes on 2 cores);
+# later ones take seconds. Show what is being compiled meanwhile.
+say "building bin/api bin/relay bin/migrate (the first build takes a few minutes; later ones seconds)"
+build_ok=1
+n=0
+while IFS= read -r line; do
+  echo "$line" >>"$RUN/build.log"
+  case $line in
+  *.go:* | *"cannot find"* | *"no required module"* | go:\ * | \#\ *) ;; # errors: shown below
+  *)
+    n=$((n + 1))
+    if [ -t 1 ]; then
+      printf '\r     compiled %d packages: %s\033[K' "$n" "$line"
+    elif [ $((n % 100)) = 0 ]; then
+      say "  compiled $n packages"
+    fi
+    ;;
+  esac
+done < <(: >"$RUN/build.log"; go build -v -o bin/ ./apps/api ./apps/relay ./apps/migrate 2>&1 || echo "BUILD-FAILED")
+[ -t 1 ] && printf '\r\033[K'
+if grep -q '^BUILD-FAILED$' "$RUN/build.log"; then
+  grep -v '^BUILD-FAILED$' "$RUN/build.log" | grep -E '\.go:|^go: |^# ' >&2 || cat "$RUN/build.log" >&2
+  say "the build failed (above; all output in $RUN/build.log)"
+  exit 1
+fi
 
 say "release step: migrate check && migrate up"
 bin/migrate check >/dev/null || { bin/migrate check; exit 1; }
@@ -157,13 +211,31 @@ started_pids+=($!)
 bin/api >"$RUN/api.log" 2>&1 &
 started_pids+=($!)
 
-for url in "http://$HTTP_ADDR/readyz" "http://$ADMIN_ADDR/readyz"; do
+api_pid=${started_pids[1]} relay_pid=${started_pids[0]}
+
+# exited NAME PID LOG: when the process has exited, say so with the cause
+# (its last log lines: a start-up failure is one JSON line with "error").
+exited() {
+  kill -0 "$2" 2>/dev/null && return 1
+  local code=0
+  wait "$2" 2>/dev/null || code=$?
+  say "$1 exited (code $code) before it was ready; its last log lines ($3):"
+  tail -n 5 "$3" | sed 's/^/    /'
+  if grep -q 'address already in use' "$3"; then
+    say "another process took that address: stop it, or set HTTP_ADDR / ADMIN_ADDR to a free one"
+  fi
+  started_pids=("${started_pids[@]/$2/}")
+  return 0
+}
+for target in "api $api_pid $RUN/api.log http://$HTTP_ADDR/readyz" "relay $relay_pid $RUN/relay.log http://$ADMIN_ADDR/readyz"; do
+  read -r name pid log url <<<"$target"
   ok=""
   for _ in $(seq 1 60); do
+    exited "$name" "$pid" "$log" && exit 1
     if curl -fsS "$url" >/dev/null 2>&1; then ok=1; break; fi
     sleep 0.5
   done
-  [ -n "$ok" ] || { say "$url did not become ready; see $RUN/api.log and $RUN/relay.log"; exit 1; }
+  [ -n "$ok" ] || { say "$url did not become ready within 30s; see $log"; exit 1; }
 done
 
 TOKEN=$(bin/api token --sub dev-admin --roles super_admin --ttl 12h)
@@ -177,14 +249,36 @@ cat <<MSG
   # read the relay's system config
   curl -H "Authorization: Bearer $TOKEN" 'http://$HTTP_ADDR/api/v1/system-configs?module=relay'
 
-  # create a top-up (idempotent: a retry with the same X-Request-ID replays it)
-  curl -X POST -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \\
-       -H "X-Request-ID: dev-topup-\$(date +%s)" -d '{"amount_cents":1000,"channel":"wechat"}' \\
+  Data: database $DB_NAME, Redis DB $REDIS_DB (set DB_NAME / REDIS_DB to change them).
+  Reset: dropdb -h 127.0.0.1 -U postgres --force $DB_NAME && redis-cli -n $REDIS_DB flushdb
+
+MSG
+# The reference domains' examples, while examples/ exists (make remove-examples).
+if [ -d examples ]; then
+  cat <<MSG
+  # create a top-up (idempotent: paste it again and the same X-Request-ID
+  # replays the first answer, header Idempotent-Replayed: true; change the id
+  # for a new top-up)
+  curl -i -X POST -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \\
+       -H 'X-Request-ID: dev-topup-0001' -d '{"amount_cents":1000,"channel":"wechat"}' \\
        'http://$HTTP_ADDR/api/v1/topups'
 
   # a moment later the relay has delivered topup.created: the wallet is credited
   curl -H "Authorization: Bearer $TOKEN" 'http://$HTTP_ADDR/api/v1/wallets/me'
 
+  # upload a device-assignment CSV (a five-state task). device_sn must be
+  # 8-32 upper-case letters or digits; target_agent_id 1-64 letters, digits,
+  # _ or -. The third row is rejected (lower case) and listed as a failure.
+  printf 'device_sn,target_agent_id\\nSN00000001,agent-1\\nSN00000002,agent-2\\nsn-bad,agent-3\\n' >devices.csv
+  curl -H "Authorization: Bearer $TOKEN" -H 'X-Request-ID: dev-devices-0001' \\
+       -F file=@devices.csv 'http://$HTTP_ADDR/api/v1/device-assignments'
+  # poll the task_id it answered (Retry-After says when), then its failures
+  curl -H "Authorization: Bearer $TOKEN" 'http://$HTTP_ADDR/api/v1/device-assignments/TASK_ID'
+  curl -H "Authorization: Bearer $TOKEN" 'http://$HTTP_ADDR/api/v1/device-assignments/TASK_ID/failures'
+
+MSG
+fi
+cat <<MSG
   # tracing (OpenTelemetry): $( [ -n "${OTEL_EXPORTER_OTLP_ENDPOINT:-}${OTEL_EXPORTER_OTLP_TRACES_ENDPOINT:-}" ] && echo "on, exporting to ${OTEL_EXPORTER_OTLP_ENDPOINT:-$OTEL_EXPORTER_OTLP_TRACES_ENDPOINT}" || echo "off; to enable, point the apps at an OTLP/HTTP collector:" )
   #   OTEL_EXPORTER_OTLP_ENDPOINT=http://localhost:4318 make run   (README: Tracing)
 
@@ -193,5 +287,15 @@ MSG
 
 RUN_READY_FILE=${RUN_READY_FILE:-}
 if [ -n "$RUN_READY_FILE" ]; then echo ready > "$RUN_READY_FILE"; fi
-wait -n "${started_pids[@]}" || true
-say "a process exited; see .run/*.log"
+# Ctrl-C runs the trap above. Getting here means the api or the relay
+# stopped on its own: say which, and why.
+code=0
+wait -n "${started_pids[@]}" || code=$?
+for target in "api $api_pid $RUN/api.log" "relay $relay_pid $RUN/relay.log"; do
+  read -r name pid log <<<"$target"
+  if ! kill -0 "$pid" 2>/dev/null; then
+    say "$name stopped by itself (code $code); its last log lines ($log):"
+    tail -n 5 "$log" | sed 's/^/    /'
+  fi
+done
+exit 1

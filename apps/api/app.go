@@ -14,6 +14,7 @@ import (
 	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/adapters/redis"
 	"github.com/july/template/adapters/tracing"
+	"github.com/july/template/apps/internal/domains"
 	"github.com/july/template/core/configsvc"
 	"github.com/july/template/core/ports"
 	"github.com/july/template/core/sysconfig"
@@ -22,9 +23,10 @@ import (
 )
 
 // Domains adds the service's business modules, one fx option each: a
-// module registers its config keys on the *sysconfig.Registry, its routes
+// module registers its routes
 // on the *echo.Echo or the authenticated `name:"api_v1"` *echo.Group, and
-// its httpx.ErrorMapper in the `group:"error_mappers"` value group.
+// its httpx.ErrorMapper in the `group:"error_mappers"` value group. Its
+// config keys go into domains.ConfigSpecs, so migrate seeds them too.
 var Domains = []fx.Option{
 	examples.APIModule, // examples: delete this line (and examples/) in a new service
 }
@@ -64,14 +66,9 @@ func options(cfg config, log *slog.Logger) fx.Option {
 	)
 }
 
-// newSysRegistry holds the template's own keys; Domains add theirs.
-func newSysRegistry() (*sysconfig.Registry, error) {
-	reg := sysconfig.NewRegistry()
-	if err := configsvc.RegisterTemplateKeys(reg); err != nil {
-		return nil, err
-	}
-	return reg, nil
-}
+// newSysRegistry is the service's one registry (apps/internal/domains):
+// the template's keys and every domain's, the same keys migrate seeds.
+func newSysRegistry() (*sysconfig.Registry, error) { return domains.Registry() }
 
 // newConfigService wires alerts to an ERROR line with the request id and
 // to config_alerts_total{code}, which operators alert on.

@@ -1,3 +1,5 @@
+// examples: delete this file (it tests through the examples' routes; make remove-examples)
+
 package main
 
 import (

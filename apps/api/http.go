@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"log/slog"
+	"net/http"
 	"sync"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/july/template/core/configsvc"
 	"github.com/july/template/core/ports"
 	"github.com/july/template/core/redaction"
+	"github.com/july/template/docs"
 )
 
 var httpOptions = fx.Options(
@@ -32,6 +34,7 @@ var httpOptions = fx.Options(
 	apiserver.Module,
 	fx.Invoke(
 		fx.Annotate(registerConfigAPI, fx.ParamTags(`name:"api_v1"`)),
+		registerOpenAPI,
 		startHTTP,
 	),
 	fx.Provide(newHTTPServer),
@@ -95,6 +98,14 @@ func registerConfigAPI(g *echo.Group, svc *configsvc.Service, log *slog.Logger, 
 		Counter: counter, OnLimited: limited.Inc,
 	}})
 	return nil
+}
+
+// registerOpenAPI serves the HTTP contract, docs/openapi.yaml, at
+// GET /openapi.yaml (no token: it is the public contract).
+func registerOpenAPI(s *apiserver.Server) {
+	s.Echo.GET("/openapi.yaml", func(c echo.Context) error {
+		return c.Blob(http.StatusOK, "application/yaml", docs.OpenAPI)
+	})
 }
 
 // startHTTP listens on HTTP_ADDR when the app starts (so a taken port fails

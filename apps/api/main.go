@@ -34,15 +34,23 @@ Usage:
                                               print a development bearer token signed
                                               with AUTH_JWT_SECRET (e.g. --roles super_admin)
 
-Endpoints:
+  api --version                               print the module version and VCS revision
+
+Endpoints (the template's; every endpoint, including the domains' routes, is
+in the HTTP contract docs/openapi.yaml, served by the running API at
+GET /openapi.yaml):
   GET /healthz (alive), GET /readyz (Postgres; Redis down: 200 "degraded"), GET /metrics
+  GET /openapi.yaml
   GET /api/v1/system-configs?module=, GET|PUT /api/v1/system-configs/{key}
-  (contract: docs/openapi.yaml)
 
 Environment:
 ` + envHelp
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	if appkit.IsVersionFlag(args) {
+		appkit.PrintVersion(stdout, "api")
+		return exitOK
+	}
 	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
 		fmt.Fprint(stdout, usage)
 		return exitOK
@@ -59,11 +67,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		cfg, err := loadConfig(getenv)
 		if err != nil {
-			fmt.Fprintf(stderr, "api: configuration: %v\n", err)
+			appkit.LogStartFailure(stderr, "api: configuration invalid", err, "")
 			return exitUsage
 		}
 		if err := serve(ctx, cfg, stdout); err != nil {
-			fmt.Fprintf(stderr, "api: %v\n", err)
+			appkit.LogStartFailure(stderr, "api: exited with an error", err, "HTTP_ADDR")
 			return exitError
 		}
 		return exitOK

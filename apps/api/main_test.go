@@ -71,11 +71,18 @@ func TestConfig(t *testing.T) {
 	}
 }
 
+func TestVersion(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	require.Equal(t, exitOK, run(t.Context(), []string{"--version"}, env(nil), &out, &out))
+	require.Regexp(t, `^api \S+ \S+\nrevision `, out.String())
+}
+
 func TestHelp(t *testing.T) {
 	t.Parallel()
 	var out bytes.Buffer
 	require.Equal(t, exitOK, run(t.Context(), []string{"-h"}, env(nil), &out, &out))
-	for _, want := range []string{"DATABASE_URL", "REDIS_URL", "LOG_LEVEL", "HTTP_ADDR", "AUTH_JWT_SECRET", "ACCESS_LOG_HASH_KEY", "SHUTDOWN_TIMEOUT", "api token"} {
+	for _, want := range []string{"DATABASE_URL", "REDIS_URL", "LOG_LEVEL", "HTTP_ADDR", "AUTH_JWT_SECRET", "ACCESS_LOG_HASH_KEY", "SHUTDOWN_TIMEOUT", "api token", "GET /openapi.yaml", "--version"} {
 		require.Contains(t, out.String(), want, "help must mention %s", want)
 	}
 	var errOut bytes.Buffer

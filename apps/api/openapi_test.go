@@ -25,20 +25,21 @@ type call struct {
 // connections: each answers 503 DEPENDENCY_UNAVAILABLE.
 func outageCalls(t *testing.T, a *apiApp) []call {
 	t.Helper()
-	agent, adm := token(t, "outage-agent", "agent"), admin(t)
-	upload, ct := multipartBody(t, devices.FormField, "device_sn,target_agent_id\nSN-0001,agent-9\n")
-	task := "/api/v1/device-assignments/00000000-0000-4000-8000-000000000000"
+	agent := token(t, "outage-agent", "agent") // examples: delete this line
+	adm := admin(t)
+	upload, ct := multipartBody(t, devices.FormField, "device_sn,target_agent_id\nSN-0001,agent-9\n") // examples: delete this line
+	task := "/api/v1/device-assignments/00000000-0000-4000-8000-000000000000"                         // examples: delete this line
 	return []call{
-		{a, apitest.Request{Method: "POST", Path: "/api/v1/topups", Token: agent, Body: `{"amount_cents":1000,"channel":"wechat"}`, Header: map[string]string{"Idempotency-Key": "outage-topup-1"}}},
-		{a, apitest.Request{Method: "GET", Path: "/api/v1/topups/00000000-0000-4000-8000-000000000000", Token: agent}},
-		{a, apitest.Request{Method: "GET", Path: "/api/v1/wallets/me", Token: agent}},
+		{a, apitest.Request{Method: "POST", Path: "/api/v1/topups", Token: agent, Body: `{"amount_cents":1000,"channel":"wechat"}`, Header: map[string]string{"Idempotency-Key": "outage-topup-1"}}}, // examples: delete this line
+		{a, apitest.Request{Method: "GET", Path: "/api/v1/topups/00000000-0000-4000-8000-000000000000", Token: agent}},                                                                               // examples: delete this line
+		{a, apitest.Request{Method: "GET", Path: "/api/v1/wallets/me", Token: agent}},                                                                                                                // examples: delete this line
 		{a, apitest.Request{Method: "GET", Path: "/api/v1/system-configs?module=test", Token: adm}},
 		{a, apitest.Request{Method: "GET", Path: configsPath + "test.conf.none", Token: adm}},
 		{a, apitest.Request{Method: "PUT", Path: configsPath + keyCount, Token: adm, Body: `{"value":2}`}},
-		{a, apitest.Request{Method: "POST", Path: "/api/v1/device-assignments", Token: agent, Body: upload, Header: map[string]string{"Content-Type": ct, "Idempotency-Key": "outage-devices-1"}}},
-		{a, apitest.Request{Method: "GET", Path: task, Token: agent}},
-		{a, apitest.Request{Method: "GET", Path: task + "/failures", Token: agent}},
-		{a, apitest.Request{Method: "POST", Path: task + "/cancel", Token: agent}},
+		{a, apitest.Request{Method: "POST", Path: "/api/v1/device-assignments", Token: agent, Body: upload, Header: map[string]string{"Content-Type": ct, "Idempotency-Key": "outage-devices-1"}}}, // examples: delete this line
+		{a, apitest.Request{Method: "GET", Path: task, Token: agent}},                                                                                                                              // examples: delete this line
+		{a, apitest.Request{Method: "GET", Path: task + "/failures", Token: agent}},                                                                                                                // examples: delete this line
+		{a, apitest.Request{Method: "POST", Path: task + "/cancel", Token: agent}},                                                                                                                 // examples: delete this line
 	}
 }
 
@@ -73,6 +74,7 @@ func TestOpenAPIContract(t *testing.T) {
 		{down, apitest.Request{Method: "GET", Path: "/readyz"}},
 		{pgDown, apitest.Request{Method: "GET", Path: "/readyz"}},
 		{a, apitest.Request{Method: "GET", Path: "/metrics"}},
+		{a, apitest.Request{Method: "GET", Path: "/openapi.yaml"}},
 		{a, apitest.Request{Method: "GET", Path: "/api/v1/system-configs?module=test", Token: adm}},
 		{a, apitest.Request{Method: "GET", Path: "/api/v1/system-configs?module=x-y", Token: adm}},
 		{a, apitest.Request{Method: "GET", Path: "/api/v1/system-configs"}},
@@ -99,7 +101,7 @@ func TestOpenAPIContract(t *testing.T) {
 		record(a, apitest.Request{Method: "PUT", Path: key, Token: flooder, Body: `{"value":2}`})
 	}
 	calls = append(calls, call{a, apitest.Request{Method: "PUT", Path: key, Token: flooder, Body: `{"value":2}`}})
-	calls = append(calls, exampleCalls(t, a, record)...)
+	calls = append(calls, exampleCalls(t, a, record)...) // examples: delete this line
 	calls = append(calls, outageCalls(t, pgDown)...)
 	for _, cl := range calls {
 		record(cl.app, cl.req)

@@ -23,12 +23,12 @@ var liveWrites = map[string]string{
 		resource_type, resource_id, request_id, correlation_id, payload) VALUES (gen_random_uuid(), 'live.write', 1, 'a', '%[1]s', 'r', '1', 'q', 'c', '{}')`,
 	"tb_system_config":       `INSERT INTO tb_system_config (config_key, config_value, value_type, module) VALUES ('live.writer.k%[1]s', '1', 'int', 'live')`,
 	"tb_backfill_checkpoint": `INSERT INTO tb_backfill_checkpoint (name) VALUES ('live-%[1]s')`,
-	"ex_topup_order":         `INSERT INTO ex_topup_order (id, agent_id, amount_cents, channel, pay_url) VALUES ('o%[1]s', 'agent', 100, 'wechat', 'https://pay.example/x')`,
-	"ex_topup_wallet":        `INSERT INTO ex_topup_wallet (agent_id, balance_cents) VALUES ('w%[1]s', 100)`,
-	"ex_topup_ledger":        `INSERT INTO ex_topup_ledger (agent_id, order_id, amount_cents, event_id) VALUES ('agent', 'l%[1]s', 100, 'e%[1]s')`,
-	"ex_devices_task":        `INSERT INTO ex_devices_task (id, owner_subject, file_content) VALUES ('t%[1]s', 'admin', '\x01')`,
-	"ex_devices_failure":     `INSERT INTO ex_devices_failure (task_id, row_no, code, message) VALUES ('t%[1]s', 1, 'bad_row', 'x')`,
-	"ex_devices_assignment":  `INSERT INTO ex_devices_assignment (device_sn, agent_id, task_id, row_no, updated_at) VALUES ('d%[1]s', 'agent', 't', 1, now())`,
+	"ex_topup_order":         `INSERT INTO ex_topup_order (id, agent_id, amount_cents, channel, pay_url) VALUES ('o%[1]s', 'agent', 100, 'wechat', 'https://pay.example/x')`, // examples: delete this line
+	"ex_topup_wallet":        `INSERT INTO ex_topup_wallet (agent_id, balance_cents) VALUES ('w%[1]s', 100)`,                                                                 // examples: delete this line
+	"ex_topup_ledger":        `INSERT INTO ex_topup_ledger (agent_id, order_id, amount_cents, event_id) VALUES ('agent', 'l%[1]s', 100, 'e%[1]s')`,                           // examples: delete this line
+	"ex_devices_task":        `INSERT INTO ex_devices_task (id, owner_subject, file_content) VALUES ('t%[1]s', 'admin', '\x01')`,                                             // examples: delete this line
+	"ex_devices_failure":     `INSERT INTO ex_devices_failure (task_id, row_no, code, message) VALUES ('t%[1]s', 1, 'bad_row', 'x')`,                                         // examples: delete this line
+	"ex_devices_assignment":  `INSERT INTO ex_devices_assignment (device_sn, agent_id, task_id, row_no, updated_at) VALUES ('d%[1]s', 'agent', 't', 1, now())`,               // examples: delete this line
 }
 
 // liveSet is a test-only set of n migrations, each adding a nullable column
@@ -37,7 +37,7 @@ func liveSet(n int) release.Set {
 	fsys := fstest.MapFS{}
 	for i := 1; i <= n; i++ {
 		fsys[fmt.Sprintf("209901020000%02d_add_live_note_%d.tx.up.sql", i, i)] = &fstest.MapFile{
-			Data: []byte(fmt.Sprintf(`ALTER TABLE ex_topup_order ADD COLUMN live_note_%d text NULL;`, i))}
+			Data: []byte(fmt.Sprintf(`ALTER TABLE tb_backfill_checkpoint ADD COLUMN live_note_%d text NULL;`, i))}
 	}
 	return release.Set{Name: "test/live", FS: fsys}
 }

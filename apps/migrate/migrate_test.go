@@ -14,6 +14,7 @@ import (
 
 	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/adapters/postgres/release"
+	"github.com/july/template/apps/internal/domains"
 	"github.com/july/template/contracttests/testinfra"
 )
 
@@ -317,14 +318,29 @@ func TestBackfillSeedSystemConfig(t *testing.T) {
 	r := migrateCLI(t, db, foundation(), "backfill", "seed-system-config", "--batch-size", "3")
 	require.Equal(t, exitOK, r.code, r.stdout+r.stderr)
 	require.Contains(t, r.stdout, "batch 1 cursor=relay.delivery.lease_ttl_seconds rows_done=3")
-	require.Contains(t, r.stdout, "finished, rows_done=4")
-	require.EqualValues(t, 4, count(t, db.Bun, `SELECT count(*) FROM tb_system_config`))
+	seeds := configSeeds()
+	require.Contains(t, r.stdout, fmt.Sprintf("finished, rows_done=%d", len(seeds)))
+	require.EqualValues(t, len(seeds), count(t, db.Bun, `SELECT count(*) FROM tb_system_config`))
+	// Every key of the service's one registry is seeded: the template's and
+	// every domain's (issue 18: a domain's keys stayed at version 0).
+	reg, err := domains.Registry()
+	require.NoError(t, err)
+	for _, module := range reg.Modules() {
+		for _, spec := range reg.List(module) {
+			if spec.Key == "relay.delivery.batch_size" {
+				continue // kept at 7 above
+			}
+			require.EqualValues(t, 1, count(t, db.Bun, fmt.Sprintf(`SELECT count(*) FROM tb_system_config WHERE config_key = '%s'
+				AND config_value = '%s' AND module = '%s' AND version >= 1`, spec.Key, spec.Default, spec.Module)), "key %s is seeded", spec.Key)
+		}
+	}
+
 	require.EqualValues(t, 1, count(t, db.Bun, `SELECT count(*) FROM tb_system_config WHERE config_key = 'relay.delivery.batch_size' AND config_value = '7'`),
 		"an existing value is never overwritten")
 
 	r = migrateCLI(t, db, foundation(), "backfill", "seed-system-config")
 	require.Equal(t, exitOK, r.code, r.stderr)
-	require.EqualValues(t, 4, count(t, db.Bun, `SELECT count(*) FROM tb_system_config`), "a rerun adds nothing")
+	require.EqualValues(t, len(seeds), count(t, db.Bun, `SELECT count(*) FROM tb_system_config`), "a rerun adds nothing")
 	require.Equal(t, exitUsage, migrateCLI(t, db, foundation(), "backfill", "nope").code)
 }
 
@@ -363,4 +379,11 @@ func TestBadLogLevelIsRefused(t *testing.T) {
 	require.Equal(t, 1, code, "a bad LOG_LEVEL is a usage error")
 	require.Contains(t, errOut.String(), "LOG_LEVEL")
 	require.NotContains(t, errOut.String(), "hunter2")
+}
+
+func TestVersion(t *testing.T) {
+	t.Parallel()
+	var out, errb bytes.Buffer
+	require.Equal(t, exitOK, run(t.Context(), []string{"--version"}, func(string) string { return "" }, &out, &errb), errb.String())
+	require.Regexp(t, `^migrate \S+ \S+\nrevision `, out.String())
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/adapters/postgres/release"
 	"github.com/july/template/adapters/tracing"
+	"github.com/july/template/internal/appkit"
 	"github.com/july/template/internal/envconf"
 )
 
@@ -37,6 +38,7 @@ const usage = `migrate: release-step migrations for a July service.
 
 Usage:
   migrate <command> [flags]
+  migrate --version      print the module version and VCS revision
 
 Commands:
   status                 list applied and pending migrations
@@ -84,6 +86,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 func runWith(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer,
 	sets []release.Set, bfs []release.Backfill,
 ) int {
+	if appkit.IsVersionFlag(args) {
+		appkit.PrintVersion(stdout, "migrate")
+		return exitOK
+	}
 	env := envconf.New(getenv)
 	level := env.LogLevel("LOG_LEVEL")
 	if err := env.Err(); err != nil {

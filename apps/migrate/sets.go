@@ -3,8 +3,7 @@ package main
 import (
 	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/adapters/postgres/release"
-	"github.com/july/template/core/configsvc"
-	"github.com/july/template/core/sysconfig"
+	"github.com/july/template/apps/internal/domains"
 	"github.com/july/template/examples"
 )
 
@@ -17,10 +16,11 @@ func migrationSets() []release.Set {
 }
 
 // configSeeds are the registered system-config keys with their defaults,
-// taken from the same registry the API enforces.
+// taken from the same registry the API enforces (the template's keys and
+// every domain's, apps/internal/domains).
 func configSeeds() []postgres.ConfigSeed {
-	reg := sysconfig.NewRegistry()
-	if err := configsvc.RegisterTemplateKeys(reg); err != nil {
+	reg, err := domains.Registry()
+	if err != nil {
 		panic(err) // static specs: a failure is a programming error caught by tests
 	}
 	var seeds []postgres.ConfigSeed

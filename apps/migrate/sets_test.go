@@ -46,8 +46,8 @@ func TestSnapshotCommandPrintsCommittedFiles(t *testing.T) {
 	db := testinfra.NewDB(t, testinfra.DBOpts{})
 	for set, path := range map[string]string{
 		"foundation":       "../../adapters/postgres/migrations/schema.json",
-		"examples/topup":   "../../examples/topup/migrations/schema.json",
-		"examples/devices": "../../examples/devices/migrations/schema.json",
+		"examples/topup":   "../../examples/topup/migrations/schema.json",   // examples: delete this line
+		"examples/devices": "../../examples/devices/migrations/schema.json", // examples: delete this line
 	} {
 		var out, errb bytes.Buffer
 		code := run(t.Context(), []string{"snapshot", set}, func(k string) string {

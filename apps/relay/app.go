@@ -15,12 +15,12 @@ import (
 	"github.com/july/template/adapters/metrics"
 	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/adapters/tracing"
+	"github.com/july/template/apps/internal/domains"
 	"github.com/july/template/core/configsvc"
 	"github.com/july/template/core/outbox"
 	"github.com/july/template/core/ports"
 	"github.com/july/template/core/redaction"
 	"github.com/july/template/core/relay"
-	"github.com/july/template/core/sysconfig"
 	"github.com/july/template/examples"
 	"github.com/july/template/internal/appkit"
 )
@@ -96,8 +96,8 @@ func workerOption(cfg config) fx.Option {
 // newConfigService reads the relay's registered keys (no cache: they are
 // read once, at start).
 func newConfigService(store ports.ConfigStore, clock ports.Clock, log *slog.Logger) (*configsvc.Service, error) {
-	reg := sysconfig.NewRegistry()
-	if err := configsvc.RegisterTemplateKeys(reg); err != nil {
+	reg, err := domains.Registry() // the same keys as the API's and migrate's
+	if err != nil {
 		return nil, err
 	}
 	return configsvc.New(reg, store, nil, clock, configsvc.Options{Logger: log})

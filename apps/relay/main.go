@@ -31,11 +31,16 @@ var usage = `relay: moves committed outbox events into Asynq and runs the Asynq 
 
 Usage:
   relay [serve]                      run relay loops, recovery sweep, worker and admin server
+  relay --version                    print the module version and VCS revision
 ` + outboxcmd.Usage + outboxcmd.AuditUsage + `
 Environment:
 ` + envHelp
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	if appkit.IsVersionFlag(args) {
+		appkit.PrintVersion(stdout, "relay")
+		return exitOK
+	}
 	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
 		fmt.Fprint(stdout, usage)
 		return exitOK
@@ -48,11 +53,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "serve":
 		cfg, err := loadConfig(getenv)
 		if err != nil {
-			fmt.Fprintf(stderr, "relay: configuration: %v\n", err)
+			appkit.LogStartFailure(stderr, "relay: configuration invalid", err, "")
 			return exitUsage
 		}
 		if err := serve(ctx, cfg, stdout); err != nil {
-			fmt.Fprintf(stderr, "relay: %v\n", err)
+			appkit.LogStartFailure(stderr, "relay: exited with an error", err, "ADMIN_ADDR")
 			return exitError
 		}
 		return exitOK

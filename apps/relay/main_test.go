@@ -78,3 +78,10 @@ func TestConsumersCommitSynchronously(t *testing.T) {
 	require.NoError(t, bdb.QueryRowContext(t.Context(), "SHOW synchronous_commit").Scan(&mode))
 	require.Equal(t, "on", mode, "the consumers' pool must commit synchronously")
 }
+
+func TestVersion(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	require.Equal(t, exitOK, run(t.Context(), []string{"--version"}, func(string) string { return "" }, &out, &out))
+	require.Regexp(t, `^relay \S+ \S+\nrevision `, out.String())
+}

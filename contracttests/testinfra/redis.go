@@ -15,6 +15,16 @@ type Redis struct {
 	Prefix string
 	// Client is a rueidis client closed at cleanup.
 	Client rueidis.Client
+	// Addr ("host:port"), DB, Username and Password are URL's parts, for a
+	// test that builds another client, e.g. go-redis:
+	//
+	//	c := goredis.NewClient(&goredis.Options{Addr: r.Addr, DB: r.DB, Username: r.Username, Password: r.Password})
+	//
+	// Its keys must start with Prefix; cleanup deletes only those.
+	Addr     string
+	DB       int
+	Username string
+	Password string
 }
 
 // NewRedis returns a client and a fresh prefix. At cleanup every key under
@@ -31,7 +41,10 @@ func NewRedis(t testing.TB) *Redis {
 	if err != nil {
 		t.Fatalf("connect to %s (%s): %v. Fix: make sure Redis answers there", EnvRedisURL, url, err)
 	}
-	r := &Redis{URL: url, Prefix: "t:" + randomHex(6) + ":", Client: c}
+	r := &Redis{URL: url, Prefix: "t:" + randomHex(6) + ":", Client: c, DB: opt.SelectDB, Username: opt.Username, Password: opt.Password}
+	if len(opt.InitAddress) > 0 {
+		r.Addr = opt.InitAddress[0]
+	}
 	t.Cleanup(func() {
 		defer c.Close()
 		if err := DeletePrefix(context.Background(), c, r.Prefix); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/redis/rueidis"
 	"github.com/stretchr/testify/require"
 	"github.com/uptrace/bun"
 
@@ -76,4 +77,21 @@ func TestRedisRoundTripAndCleanup(t *testing.T) {
 	n, err := c.Do(t.Context(), c.B().Exists().Key(prefix+"k").Build()).AsInt64()
 	require.NoError(t, err)
 	require.Zero(t, n, "keys under %s must be deleted at cleanup", prefix)
+}
+
+// Addr and DB are enough to build another client (a go-redis adapter's
+// test does the same with goredis.Options) that sees the test's keys.
+func TestRedisAddrAndDBReachTheSameKeys(t *testing.T) {
+	t.Parallel()
+
+	r := testinfra.NewRedis(t)
+	require.NotEmpty(t, r.Addr)
+	other, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{r.Addr}, SelectDB: r.DB,
+		Username: r.Username, Password: r.Password, DisableCache: true})
+	require.NoError(t, err)
+	t.Cleanup(other.Close)
+	require.NoError(t, other.Do(t.Context(), other.B().Set().Key(r.Prefix+"k").Value("v").Build()).Error())
+	got, err := r.Client.Do(t.Context(), r.Client.B().Get().Key(r.Prefix+"k").Build()).ToString()
+	require.NoError(t, err)
+	require.Equal(t, "v", got)
 }

@@ -94,6 +94,12 @@ func Classify(err error) Class {
 	return ClassTransient
 }
 
+// IsPermanent reports whether err is a failure retrying cannot fix (it
+// wraps a PermanentError reporting true, e.g. Permanent). A consumer that
+// calls another service classifies that service's errors with it, instead
+// of reading DeliveryError's fields.
+func IsPermanent(err error) bool { return err != nil && Classify(err) == ClassPermanent }
+
 // ErrorCode returns the stable code carried by err (via CodedError), or
 // DefaultErrorCode when there is none or it is not UPPER_SNAKE_CASE of at most
 // 64 bytes. It returns "" for a nil error.

@@ -51,6 +51,7 @@ func TestClassify(t *testing.T) {
 			t.Parallel()
 
 			require.Equal(t, tt.wantClass, outbox.Classify(tt.err), "err %v", tt.err)
+			require.Equal(t, tt.wantClass == outbox.ClassPermanent, outbox.IsPermanent(tt.err), "err %v", tt.err)
 			require.Equal(t, tt.wantCode, outbox.ErrorCode(tt.err), "err %v", tt.err)
 			require.Equal(t, tt.wantMsg, outbox.ErrorMessage(tt.err), "err %v", tt.err)
 		})

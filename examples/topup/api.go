@@ -40,14 +40,18 @@ type APIConfig struct {
 	Clock ports.Clock
 	// Logger receives guard failures. Default: slog.Default().
 	Logger *slog.Logger
+	// Config reads KeyMaxAmountCents for each create (*configsvc.Service
+	// of a registry holding ConfigSpecs). Nil: only MaxAmountCents applies.
+	Config ConfigReader
 }
 
 // API serves the top-up routes.
 type API struct {
-	db    *bun.DB
-	links *PayLinks
-	clock ports.Clock
-	idem  echo.MiddlewareFunc
+	db     *bun.DB
+	links  *PayLinks
+	clock  ports.Clock
+	idem   echo.MiddlewareFunc
+	config ConfigReader
 }
 
 // NewAPI returns the handlers; it fails on a missing DB or PayLinks.
@@ -74,7 +78,7 @@ func NewAPI(cfg APIConfig) (*API, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &API{db: cfg.DB, links: cfg.PayLinks, clock: cfg.Clock, idem: idem}, nil
+	return &API{db: cfg.DB, links: cfg.PayLinks, clock: cfg.Clock, idem: idem, config: cfg.Config}, nil
 }
 
 // Register adds the routes to g, the authenticated /api/v1 group.

@@ -58,6 +58,11 @@ func (a *API) create(c echo.Context) error {
 			replay = stored
 			return nil
 		}
+		// After the replay check: a retry of an accepted top-up replays
+		// even if the limit was lowered since.
+		if err := a.checkLimit(ctx, order.AmountCents); err != nil {
+			return err
+		}
 		ev, err := createdEvent(order, httpx.RequestID(ctx), now)
 		if err != nil {
 			return err

@@ -51,8 +51,9 @@ type env struct {
 }
 
 type envOpts struct {
-	guard ports.Guard       // nil: a guard on the test's Redis prefix
-	trace *tracing.Provider // nil: untraced; else wired like the apps wire it
+	guard  ports.Guard        // nil: a guard on the test's Redis prefix
+	trace  *tracing.Provider  // nil: untraced; else wired like the apps wire it
+	config topup.ConfigReader // nil: no configured limit
 }
 
 func newEnv(t *testing.T, o envOpts) *env {
@@ -70,7 +71,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 
 	links, err := topup.NewPayLinks(topup.DefaultPayBaseURL, []byte("pay-link-test-key-0123456789abcdef"))
 	require.NoError(t, err)
-	api, err := topup.NewAPI(topup.APIConfig{DB: db, PayLinks: links, Guard: o.guard, Logger: log})
+	api, err := topup.NewAPI(topup.APIConfig{DB: db, PayLinks: links, Guard: o.guard, Config: o.config, Logger: log})
 	require.NoError(t, err)
 
 	params := apiserver.Params{

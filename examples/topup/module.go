@@ -10,6 +10,7 @@ import (
 	"github.com/july/template/adapters/asynq/queue"
 	"github.com/july/template/adapters/http/httpx"
 	"github.com/july/template/adapters/postgres/pgidem"
+	"github.com/july/template/core/configsvc"
 	"github.com/july/template/core/ports"
 )
 
@@ -55,12 +56,12 @@ func NewIdempotencyTable(db *bun.DB) (ports.IdempotencyTable, error) {
 	return ports.IdempotencyTable{Name: SweepName, Records: records}, nil
 }
 
-func newModuleAPI(db *bun.DB, guard ports.Guard, clock ports.Clock, log *slog.Logger) (*API, error) {
+func newModuleAPI(db *bun.DB, guard ports.Guard, clock ports.Clock, cfg *configsvc.Service, log *slog.Logger) (*API, error) {
 	links, err := NewRandomPayLinks()
 	if err != nil {
 		return nil, err
 	}
-	return NewAPI(APIConfig{DB: db, PayLinks: links, Guard: guard, Clock: clock, Logger: log})
+	return NewAPI(APIConfig{DB: db, PayLinks: links, Guard: guard, Clock: clock, Config: cfg, Logger: log})
 }
 
 func newModuleConsumer(db *bun.DB, clock ports.Clock, log *slog.Logger) (queue.Consumer, error) {

@@ -15,10 +15,14 @@ import (
 	"github.com/july/template/adapters/asynq/queue"
 	"github.com/july/template/adapters/http/accesslog"
 	"github.com/july/template/adapters/http/httpx"
+	"github.com/july/template/adapters/postgres/pgconfig"
+	"github.com/july/template/adapters/postgres/pgoutbox"
 	"github.com/july/template/adapters/postgres/release"
 	"github.com/july/template/contracttests/testinfra"
+	"github.com/july/template/core/configsvc"
 	"github.com/july/template/core/ports"
 	"github.com/july/template/core/redaction"
+	"github.com/july/template/core/sysconfig"
 	"github.com/july/template/examples/topup"
 )
 
@@ -40,6 +44,17 @@ func TestModulesWireIntoAppGraphs(t *testing.T) {
 		fx.Provide(
 			func() ports.Guard { return downGuard(t) },
 			func() ports.Clock { return ports.ClockFunc(time.Now) },
+			func() (*configsvc.Service, error) { // apps/api's, over the service's one registry
+				reg := sysconfig.NewRegistry()
+				if err := reg.Register(topup.ConfigSpecs()...); err != nil {
+					return nil, err
+				}
+				store, err := pgconfig.NewStore(e.db, pgoutbox.NewEventAuditWriter(pgoutbox.AuditConfig{}))
+				if err != nil {
+					return nil, err
+				}
+				return configsvc.New(reg, store, nil, ports.SystemClock, configsvc.Options{})
+			},
 			fx.Annotate(func() *echo.Group { return echoSrv.Group("/api/v1") }, fx.ResultTags(`name:"api_v1"`)),
 		),
 		topup.APIModule,

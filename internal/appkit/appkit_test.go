@@ -69,3 +69,12 @@ func TestNewLoggerAddsContextIDsOnce(t *testing.T) {
 	require.Equal(t, 1, bytes.Count(lines[1], []byte(`"request_id"`)), "never twice: %s", lines[1])
 	require.NotContains(t, string(lines[2]), "request_id")
 }
+
+func TestPrintVersion(t *testing.T) {
+	t.Parallel()
+	require.True(t, appkit.IsVersionFlag([]string{"--version"}))
+	require.False(t, appkit.IsVersionFlag([]string{"--version", "x"}))
+	var buf bytes.Buffer
+	appkit.PrintVersion(&buf, "api")
+	require.Regexp(t, `^api \S+ \S+\nrevision .+\ngo1\.`, buf.String())
+}

@@ -17,11 +17,12 @@ func TestSnapshotsMatchSQL(t *testing.T) {
 	t.Parallel()
 
 	db := emptyDB(t)
-	sets := append([]release.Set{release.Foundation()}, examples.MigrationSets()...)
+	sets := []release.Set{release.Foundation()}
+	sets = append(sets, examples.MigrationSets()...) // examples: delete this line
 	paths := map[string]string{
 		release.FoundationName: "../migrations/",
-		"examples/topup":       "../../../examples/topup/migrations/",
-		"examples/devices":     "../../../examples/devices/migrations/",
+		"examples/topup":       "../../../examples/topup/migrations/",   // examples: delete this line
+		"examples/devices":     "../../../examples/devices/migrations/", // examples: delete this line
 	}
 	snaps, err := release.TakeSnapshot(t.Context(), db.Bun, sets)
 	require.NoError(t, err)

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"net"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/july/template/contracttests/testinfra"
+)
+
+// A taken HTTP_ADDR fails the start at once with one JSON log line that
+// names the cause and the variable to change (make run prints it).
+func TestStartFailureIsOneJSONLine(t *testing.T) {
+	t.Parallel()
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = ln.Close() })
+
+	e := validEnv()
+	e["DATABASE_URL"] = testinfra.NewDB(t, testinfra.DBOpts{}).URL
+	e["REDIS_URL"] = testinfra.NewRedis(t).URL
+	e["HTTP_ADDR"] = ln.Addr().String()
+	var out, errOut bytes.Buffer
+	code := run(t.Context(), nil, env(e), &out, &errOut)
+	require.Equal(t, exitError, code, errOut.String())
+
+	lines := strings.Split(strings.TrimSpace(errOut.String()), "\n")
+	require.Len(t, lines, 1, "one line on stderr: %s", errOut.String())
+	var line map[string]any
+	require.NoError(t, json.Unmarshal([]byte(lines[0]), &line), "a JSON line: %s", lines[0])
+	require.Equal(t, "ERROR", line["level"])
+	require.Contains(t, line["error"], "address already in use")
+	require.Contains(t, line["hint"], "HTTP_ADDR")
+}
+
+// A configuration error is a JSON line too, and still names the variable.
+func TestConfigurationFailureIsJSON(t *testing.T) {
+	t.Parallel()
+
+	e := validEnv()
+	e["AUTH_JWT_SECRET"] = ""
+	var out, errOut bytes.Buffer
+	require.Equal(t, exitUsage, run(t.Context(), nil, env(e), &out, &errOut))
+	var line map[string]any
+	require.NoError(t, json.Unmarshal(bytes.TrimSpace(errOut.Bytes()), &line), errOut.String())
+	require.Equal(t, "ERROR", line["level"])
+	require.Contains(t, line["error"], "AUTH_JWT_SECRET")
+}

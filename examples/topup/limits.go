@@ -1,0 +1,50 @@
+package topup
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/july/template/core/sysconfig"
+)
+
+// KeyMaxAmountCents is this domain's config key: the largest single top-up
+// an operator allows, below the hard bound MaxAmountCents.
+const KeyMaxAmountCents = "topup.limits.max_amount_cents"
+
+// DefaultMaxAmountCents is the key's default (100,000.00 yuan).
+const DefaultMaxAmountCents = 10_000_000
+
+// ConfigSpecs returns the domain's config keys. The service registers them
+// once (apps/internal/domains), so the API validates updates against them
+// and `migrate backfill seed-system-config` seeds their defaults.
+func ConfigSpecs() []sysconfig.Spec {
+	lo, hi := int64(1), int64(MaxAmountCents)
+	return []sysconfig.Spec{{
+		Key: KeyMaxAmountCents, Module: "topup", Type: sysconfig.TypeInt,
+		Default: fmt.Sprint(DefaultMaxAmountCents), Min: &lo, Max: &hi,
+		Description: fmt.Sprintf("单笔充值金额上限（分，%d-%d），超过时创建充值返回 422", lo, hi),
+	}}
+}
+
+// ConfigReader reads a registered config value; *configsvc.Service is one.
+type ConfigReader interface {
+	Value(ctx context.Context, key string) (sysconfig.Value, error)
+}
+
+// checkLimit refuses an amount above the configured limit. The read never
+// fails for a registered key (the default or last verified value stands in
+// while Postgres and Redis are down), so an error here is a wiring bug.
+func (a *API) checkLimit(ctx context.Context, amount int64) error {
+	if a.config == nil {
+		return nil
+	}
+	v, err := a.config.Value(ctx, KeyMaxAmountCents)
+	if err != nil {
+		return fmt.Errorf("topup: read %s: %w", KeyMaxAmountCents, err)
+	}
+	if amount > v.Int() {
+		return &ValidationError{Code: CodeAmountInvalid, Field: "amount_cents",
+			Reason: fmt.Sprintf("超过单笔充值上限 %d 分（系统配置 %s）：请减少金额或分多次充值", v.Int(), KeyMaxAmountCents)}
+	}
+	return nil
+}
