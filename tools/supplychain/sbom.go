@@ -21,9 +21,9 @@ func cmdSBOMCheck(args []string) error {
 		return err
 	}
 	var doc struct {
-		BOMFormat  string `json:"bomFormat"`
+		BOMFormat  string                        `json:"bomFormat"`
 		Metadata   struct{ Component component } `json:"metadata"`
-		Components []component `json:"components"`
+		Components []component                   `json:"components"`
 	}
 	if err := json.Unmarshal(b, &doc); err != nil {
 		return fmt.Errorf("%s: %w", *sbom, err)
