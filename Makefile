@@ -71,6 +71,7 @@ check-run:
 ## supply-chain: offline vulnerability scan (source + the three binaries), SBOM and license checks; README "Supply chain".
 .PHONY: supply-chain sbom deps-report
 supply-chain:
+	cd tools && GOWORK=off $(GO) vet ./... && GOWORK=off $(GO) test -count=1 ./...
 	./scripts/supply-chain.sh check
 	./scripts/check-vulnscan.sh
 
