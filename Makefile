@@ -15,7 +15,7 @@ run:
 	./scripts/run.sh
 
 ## test: start/install Postgres+Redis (and promtool) if needed, lint, check the alert rules, then run every test (race detector on).
-test: services lint alerts
+test: services lint alerts supply-chain
 	$(GO) test -race -count=1 -timeout 30m $(PKGS)
 	$(MAKE) fuzz FUZZTIME=5s
 	$(MAKE) check-rename
@@ -72,3 +72,18 @@ check-rename:
 ## check-run: prove `make run` comes up healthy and shuts down cleanly.
 check-run:
 	./scripts/check-run.sh
+
+## supply-chain: offline vulnerability scan (source + the three binaries), SBOM and license checks; README "Supply chain".
+.PHONY: supply-chain sbom deps-report
+supply-chain:
+	cd tools && GOWORK=off $(GO) vet ./... && GOWORK=off $(GO) test -count=1 ./...
+	./scripts/supply-chain.sh check
+	./scripts/check-vulnscan.sh
+
+## sbom: a CycloneDX SBOM per binary in bin/sbom/.
+sbom:
+	./scripts/supply-chain.sh sbom
+
+## deps-report: direct dependencies with their current and latest versions (asks the module proxy).
+deps-report:
+	./scripts/supply-chain.sh deps-report

@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# Supply-chain checks for `make test` (README "Supply chain"), offline apart
+# from the Go module proxy:
+#   1. vulnerabilities: govulncheck against a local database built from the
+#      golang.org/x/vulndb module, source mode on every go.work module and
+#      binary mode on apps/api, apps/relay and apps/migrate; the policy is in
+#      tools/supplychain/vulnpolicy.go, the exceptions in tools/vuln-exceptions.txt;
+#   2. SBOM: a CycloneDX SBOM per binary lists every module `go version -m` reports;
+#   3. licenses: every module's license against tools/licenses.txt.
+# The tools are built from the tools module (tools/go.mod), never the service's go.mod.
+#
+# Usage: scripts/supply-chain.sh [check|sbom|deps-report]
+#   SUPPLY_CHAIN_BINARIES="name=path ..."  scan these binaries instead of building
+#   the three apps (used by scripts/check-vulnscan.sh to plant a vulnerable one).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+
+# The vulnerability database version: the one place it is pinned. Bump it
+# with the newest pseudo-version the proxy has:
+#   go list -m -json golang.org/x/vulndb@master   (its "Version" field)
+VULNDB_VERSION=v0.0.0-20261105234957-e22db6528018
+
+CACHE=${SUPPLY_CHAIN_CACHE:-$ROOT/.cache/supply-chain}
+BIN=$CACHE/bin
+OUT=$CACHE/out
+mkdir -p "$BIN" "$OUT"
+GO=${GO:-go}
+
+log() { printf 'supply-chain: %s\n' "$*"; }
+
+build_tools() {
+	GOWORK=off $GO -C tools build -o "$BIN/" ./supplychain \
+		golang.org/x/vuln/cmd/govulncheck \
+		github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod
+}
+
+# vulndb prints the file:// database directory, building it once per version.
+vulndb() {
+	local db=$CACHE/vulndb/$VULNDB_VERSION
+	if [[ ! -f $db/index/modules.json ]]; then
+		mkdir -p "$CACHE/vulndb"
+		local dir
+		dir=$(GOWORK=off GOFLAGS=-mod=mod $GO mod download -json "golang.org/x/vulndb@$VULNDB_VERSION" |
+			sed -n 's/^[[:space:]]*"Dir": "\(.*\)",*$/\1/p')
+		[[ -n $dir ]] || { echo "supply-chain: could not download golang.org/x/vulndb@$VULNDB_VERSION from the module proxy" >&2; exit 1; }
+		"$BIN/supplychain" vulndb -src "$dir/data/osv" -out "$db" >&2
+	fi
+	echo "$db"
+}
+
+# modules lists the go.work modules (directories), or "." without a go.work.
+modules() {
+	if [[ -f go.work ]]; then
+		$GO work edit -json | sed -n 's/^[[:space:]]*"DiskPath": "\(.*\)",*$/\1/p'
+	else
+		echo .
+	fi
+}
+
+build_apps() {
+	local a
+	for a in api relay migrate; do
+		$GO build -o "$BIN/$a" "./apps/$a"
+	done
+}
+
+binaries() {
+	if [[ -n ${SUPPLY_CHAIN_BINARIES:-} ]]; then
+		echo "$SUPPLY_CHAIN_BINARIES" | tr ' ' '\n'
+	else
+		printf '%s\n' "api=$BIN/api" "relay=$BIN/relay" "migrate=$BIN/migrate"
+	fi
+}
+
+# srckey hashes everything a source scan's answer depends on, so a warm
+# cache skips govulncheck's call-graph work when nothing changed.
+srckey() {
+	{
+		echo "$VULNDB_VERSION"
+		sha256sum tools/go.sum
+		git ls-files -co --exclude-standard -- '*.go' '*go.mod' '*go.sum' 'go.work' ':!tools/' |
+			sort | xargs -r sha256sum
+	} | sha256sum | cut -c1-16
+}
+
+check() {
+	build_tools
+	local db policy_args=() m label name path t0
+	db=$(vulndb)
+	[[ -n ${SUPPLY_CHAIN_BINARIES:-} ]] || build_apps
+
+	# 1. Vulnerabilities.
+	t0=$SECONDS
+	if [[ -z ${SUPPLY_CHAIN_BINARIES:-} ]]; then
+		local key
+		key=$(srckey)
+		while read -r m; do
+			label=${m#./}; label=${label:-root}; [[ $m == . ]] && label=root
+			local f=$OUT/vuln-source-${label//\//_}.json
+			if [[ ! -s $f || $(cat "$f.key" 2>/dev/null) != "$key" ]]; then
+				"$BIN/govulncheck" -db "file://$db" -format json -C "$m" ./... >"$f.tmp"
+				mv "$f.tmp" "$f"; echo "$key" >"$f.key"
+			fi
+			policy_args+=("source:$label=$f")
+		done < <(modules)
+		$GO list -deps ./apps/api ./apps/relay ./apps/migrate >"$OUT/prod-packages.txt"
+	fi
+	while IFS='=' read -r name path; do
+		local f=$OUT/vuln-binary-$name.json
+		"$BIN/govulncheck" -db "file://$db" -format json -mode binary "$path" >"$f"
+		policy_args+=("binary:$name=$f")
+	done < <(binaries)
+	log "vulnerability scans took $((SECONDS - t0))s"
+	# The SBOM and license checks run even when the policy fails, so one run
+	# reports everything; the exit status is the policy's if it failed.
+	local rc=0
+	"$BIN/supplychain" vulnpolicy -exceptions tools/vuln-exceptions.txt \
+		-prod "$OUT/prod-packages.txt" "${policy_args[@]}" || rc=$?
+	[[ -z ${SUPPLY_CHAIN_BINARIES:-} ]] || return $rc
+
+	# 2. SBOMs cover every module the binaries embed.
+	sbom "$OUT/sbom"
+
+	# 3. Licenses of every module any go.work module builds or tests with.
+	while read -r m; do
+		$GO -C "$m" list -deps -test -f \
+			'{{with .Module}}{{with .Replace}}{{.Path}} {{.Version}} {{.Dir}}{{else}}{{.Path}} {{.Version}} {{.Dir}}{{end}}{{end}}' ./...
+	done < <(modules) | sort -u |
+		"$BIN/supplychain" licenses -policy tools/licenses.txt -report "$OUT/licenses.tsv"
+	return $rc
+}
+
+# sbom DIR writes DIR/<app>.cdx.json for each binary and checks it against
+# `go version -m`.
+sbom() {
+	local dir=$1 name path version
+	mkdir -p "$dir"
+	version=$(git describe --tags --always --dirty 2>/dev/null || echo devel)
+	while IFS='=' read -r name path; do
+		"$BIN/cyclonedx-gomod" bin -json -noserial -version "$version" -output "$dir/$name.cdx.json" "$path" 2>/dev/null
+		$GO version -m "$path" | "$BIN/supplychain" sbomcheck -sbom "$dir/$name.cdx.json"
+	done < <(binaries)
+}
+
+case ${1:-check} in
+check) check ;;
+sbom)
+	build_tools; build_apps
+	sbom "${SBOM_DIR:-$ROOT/bin/sbom}"
+	log "SBOMs in ${SBOM_DIR:-bin/sbom}/"
+	;;
+deps-report)
+	build_tools
+	while read -r m; do
+		echo "== $m (direct dependencies; latest from the module proxy)"
+		GOWORK=off GOFLAGS=-mod=mod $GO -C "$m" list -m -u -json all | "$BIN/supplychain" depsreport
+	done < <(modules)
+	;;
+*) echo "usage: $0 [check|sbom|deps-report]" >&2; exit 2 ;;
+esac
