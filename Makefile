@@ -15,7 +15,7 @@ run:
 	./scripts/run.sh
 
 ## test: start/install Postgres+Redis (and promtool) if needed, lint, check the alert rules, then run every test (race detector on).
-test: services lint alerts supply-chain
+test: services lint alerts
 	$(GO) test -race -count=1 -timeout 30m $(PKGS)
 	$(MAKE) fuzz FUZZTIME=5s
 	$(MAKE) check-rename
