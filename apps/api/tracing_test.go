@@ -1,3 +1,4 @@
+// examples: delete this file (it traces through the examples' top-up route; make remove-examples)
 package main
 
 import (
