@@ -79,7 +79,9 @@ func (f *fixture) get(t *testing.T, path string, header map[string]string) (*htt
 	for k, v := range header {
 		req.Header.Set(k, v)
 	}
-	res, err := http.DefaultClient.Do(req)
+	// The server's own client: another parallel test's httptest.Server.Close
+	// closes http.DefaultTransport's connections, this one's included.
+	res, err := f.srv.Client().Do(req)
 	require.NoError(t, err, "GET %s", path)
 	defer res.Body.Close()
 	body, err := io.ReadAll(res.Body)
