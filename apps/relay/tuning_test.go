@@ -24,15 +24,7 @@ import (
 // environment keeps its pinned value.
 func TestRelayTuningAppliesAtRuntime(t *testing.T) {
 	t.Parallel()
-	db := testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.MigrateWith(examples.MigrationsFS()...)})
-	r := testinfra.NewRedis(t)
-	cfg := testConfig()
-	cfg.DatabaseURL, cfg.RedisURL = db.URL, r.URL
-	cfg.AdminAddr = "127.0.0.1:0"
-	cfg.Queue = r.Prefix + "q"
-	cfg.WorkerEnabled = false
-	cfg.DrainDelay = 0
-	cfg.LeaseTTL = 20 * time.Second // pinned, as RELAY_LEASE_TTL would
+	_, cfg := tuningConfig(t)
 	cfg.TuningRefresh = 100 * time.Millisecond
 	var rl *relay.Relay
 	var svc *configsvc.Service
@@ -63,16 +55,8 @@ func TestRelayTuningAppliesAtRuntime(t *testing.T) {
 // for the config API's pinned_by, and withdraws them when it stops.
 func TestRelayAnnouncesEnvironmentPins(t *testing.T) {
 	t.Parallel()
-	db := testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.MigrateWith(examples.MigrationsFS()...)})
-	r := testinfra.NewRedis(t)
-	cfg := testConfig()
-	cfg.DatabaseURL, cfg.RedisURL = db.URL, r.URL
-	cfg.AdminAddr = "127.0.0.1:0"
-	cfg.Queue = r.Prefix + "q"
-	cfg.WorkerEnabled = false
-	cfg.DrainDelay = 0
+	db, cfg := tuningConfig(t)
 	cfg.Owner = "relay-pins-1"
-	cfg.LeaseTTL = 20 * time.Second // pinned, as RELAY_LEASE_TTL would
 	app := fx.New(options(cfg, slog.New(slog.DiscardHandler)))
 	require.NoError(t, app.Err())
 	require.NoError(t, app.Start(t.Context()))
@@ -92,4 +76,20 @@ func TestRelayAnnouncesEnvironmentPins(t *testing.T) {
 	defer cancel()
 	require.NoError(t, app.Stop(ctx))
 	require.Empty(t, active(), "rule: a stopped relay withdraws its pins")
+}
+
+// tuningConfig is an in-process relay's config on a fresh database and
+// Redis prefix, without a worker, with RELAY_LEASE_TTL pinned to 20s.
+func tuningConfig(t *testing.T) (*testinfra.DB, config) {
+	t.Helper()
+	db := testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.MigrateWith(examples.MigrationsFS()...)})
+	r := testinfra.NewRedis(t)
+	cfg := testConfig()
+	cfg.DatabaseURL, cfg.RedisURL = db.URL, r.URL
+	cfg.AdminAddr = "127.0.0.1:0"
+	cfg.Queue = r.Prefix + "q"
+	cfg.WorkerEnabled = false
+	cfg.DrainDelay = 0
+	cfg.LeaseTTL = 20 * time.Second // pinned, as RELAY_LEASE_TTL would
+	return db, cfg
 }
