@@ -26,7 +26,7 @@ type ModuleConfig struct {
 	CounterPrefix string
 }
 
-// Module provides a rueidis.Client (closed on stop), ports.ConfigCache,
+// Module provides a rueidis.Client (closed on stop, traced: see Traced), ports.ConfigCache,
 // ports.Guard, ports.WindowCounter and a "redis" ports.Probe in ports.ProbeGroup. Redis is a
 // cache and a guard here, so the app starts and serves from Postgres while
 // Redis is down: the client is forced to single-node mode, which keeps a
@@ -58,7 +58,7 @@ func newFxClient(lc fx.Lifecycle, cfg ModuleConfig, log *slog.Logger) (rueidis.C
 			"component", "system-config", "err", err)
 	}
 	lc.Append(fx.StopHook(client.Close))
-	return client, nil
+	return Traced(client), nil
 }
 
 func newFxCache(client rueidis.Client, cfg ModuleConfig) (*ConfigCache, error) {

@@ -62,7 +62,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 	db.AddQueryHook(postgres.TraceHook()) // postgres.Open installs it in the apps
 	r := testinfra.NewRedis(t)
 	if o.guard == nil {
-		g, err := redis.NewGuard(r.Client, redis.GuardConfig{Prefix: r.Prefix})
+		g, err := redis.NewGuard(redis.Traced(r.Client), redis.GuardConfig{Prefix: r.Prefix})
 		require.NoError(t, err)
 		o.guard = g
 	}

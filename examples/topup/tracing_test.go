@@ -56,6 +56,7 @@ func TestOneTopupIsOneTraceWithLinkedDelivery(t *testing.T) {
 	require.Equal(t, env.CorrelationID, attr(appendSpan, "correlation_id"))
 	require.Equal(t, topup.EventCreated, attr(appendSpan, "event_type"))
 	require.NotEmpty(t, inTrace(spans, server.SpanContext.TraceID(), "postgresql INSERT"), "the request's queries are spans of its trace")
+	require.NotEmpty(t, inTrace(spans, server.SpanContext.TraceID(), "redis SET"), "the request's guard acquire is a span of its trace")
 
 	// The row (and so the envelope) carries outbox.append's W3C context.
 	require.Equal(t, "00-"+appendSpan.SpanContext.TraceID().String()+"-"+appendSpan.SpanContext.SpanID().String()+"-01", env.TraceParent)
