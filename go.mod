@@ -1,6 +1,6 @@
 module github.com/july/template
 
-go 1.26.8
+go 1.26.10
 
 require (
 	github.com/getkin/kin-openapi v0.153.0
@@ -90,7 +90,7 @@ require (
 	go.uber.org/zap v1.26.0 // indirect
 	go.yaml.in/yaml/v4 v4.0.0 // indirect
 	golang.org/x/crypto v0.57.0 // indirect
-	golang.org/x/net v0.59.0 // indirect
+	golang.org/x/net v0.60.0 // indirect
 	golang.org/x/sync v0.23.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.42.0 // indirect

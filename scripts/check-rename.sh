@@ -45,7 +45,8 @@ fi
 log "copied the tree to $tmp"
 
 cd "$tmp"
-export GOPROXY=off GOFLAGS="-mod=readonly -buildvcs=false" GOTOOLCHAIN=local
+# GOTOOLCHAIN comes from the Makefile; the toolchain is already in the module cache.
+export GOPROXY=off GOFLAGS="-mod=readonly -buildvcs=false" GOTOOLCHAIN="${GOTOOLCHAIN:-go1.26.10}"
 bash scripts/rename.sh "$NEW_MODULE" >/dev/null
 
 left=$(grep -rlIF --exclude-dir=.git -- "$old" . || true)

@@ -48,10 +48,10 @@ echo "check-vulnscan: ok, the planted GO-2021-0113 fails the scan"
 
 # An expired exception fails even when its finding is excepted.
 printf 'GO-2021-0113 2000-01-01 planted, long expired\n' >"$tmp/exc.txt"
-bin=${SUPPLY_CHAIN_CACHE:-$ROOT/.cache/supply-chain}/bin
+bin=${SUPPLY_CHAIN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/july-template/supply-chain}/bin
 set +e
 out=$("$bin/supplychain" vulnpolicy -exceptions "$tmp/exc.txt" \
-	"binary:planted=${SUPPLY_CHAIN_CACHE:-$ROOT/.cache/supply-chain}/out/vuln-binary-planted.json" 2>&1)
+	"binary:planted=${SUPPLY_CHAIN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/july-template/supply-chain}/out/vuln-binary-planted.json" 2>&1)
 rc=$?
 set -e
 if [[ $rc -eq 0 ]] || ! grep -q 'exception GO-2021-0113 expired on 2000-01-01' <<<"$out"; then

@@ -61,3 +61,46 @@ func TestExceptionsNeedReasonAndDate(t *testing.T) {
 		}
 	}
 }
+
+// A production finding passes only under a production exception, only
+// while no fix exists, and only within three months.
+func TestProductionExceptionOnlyWithoutFix(t *testing.T) {
+	dir := t.TempDir()
+	finding := func(fixed string) string {
+		p := filepath.Join(dir, "f"+fixed+".json")
+		body := `{"config":{}}
+{"finding":{"osv":"GO-9","fixed_version":"` + fixed + `","trace":[{"module":"m/x","version":"v1.0.0","package":"m/x","function":"F"},{"module":"app","package":"app","function":"main"}]}}`
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	exc := func(line string) string {
+		p := filepath.Join(dir, "e.txt")
+		if err := os.WriteFile(p, []byte(line+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	run := func(excLine, fixed string) error {
+		return cmdVulnPolicy([]string{"-exceptions", exc(excLine), "-today", "2026-12-01", "binary:api=" + finding(fixed)})
+	}
+	cases := []struct {
+		name, exc, fixed string
+		ok               bool
+	}{
+		{"production, no fix", "GO-9 2027-02-01 production IP taken from the socket only", "", true},
+		{"test-only exception does not cover a binary", "GO-9 2027-02-01 test harness only", "", false},
+		{"a fix exists", "GO-9 2027-02-01 production mitigated", "v1.0.1", false},
+		{"expired", "GO-9 2026-11-30 production mitigated", "", false},
+		{"longer than three months", "GO-9 2027-06-01 production mitigated", "", false},
+	}
+	for _, c := range cases {
+		if err := run(c.exc, c.fixed); (err == nil) != c.ok {
+			t.Errorf("%s: err = %v, want ok=%v", c.name, err, c.ok)
+		}
+	}
+	if _, err := readExceptions(exc("GO-9 2027-02-01 production")); err == nil {
+		t.Error("a production exception without a reason was accepted")
+	}
+}

@@ -34,13 +34,24 @@ type exception struct {
 	ID     string
 	Expiry time.Time
 	Reason string
-	line   int
+	// Production marks a reviewed acceptance of a finding in a production
+	// binary: allowed only while no fixed version exists, for at most
+	// maxProductionExpiry.
+	Production bool
+	line       int
 }
 
+// maxProductionExpiry bounds how far ahead a production acceptance may
+// run, so a finding with no fix is looked at again each quarter.
+const maxProductionExpiry = 92 * 24 * time.Hour
+
 // cmdVulnPolicy applies the policy to govulncheck -format json output:
-//   - a reachable (symbol-level) finding in a production binary fails;
-//   - a reachable finding in source mode whose entry is a package a binary
-//     links also fails;
+//   - a reachable (symbol-level) finding in a production binary fails,
+//     and so does one in source mode whose entry is a package a binary
+//     links; the one way past is a "production" exception for a
+//     vulnerability that has no fixed version at all (reviewed, with the
+//     mitigation as its reason, expiring within three months); once a fix
+//     exists it fails again until the module is updated;
 //   - any other reachable finding is test-only: it must be listed in the
 //     exceptions file with a reason and an expiry date;
 //   - an expired exception fails, whether or not it still matches.
@@ -103,11 +114,27 @@ func cmdVulnPolicy(args []string) error {
 			seen[f.OSV] = true
 			top, entry := f.Trace[0], f.Trace[len(f.Trace)-1]
 			where := fmt.Sprintf("%s %s: %s %s@%s (fixed in %s) via %s", mode, label, f.OSV, top.Module, top.Version, orNone(f.FixedVersion), symbol(entry))
+			inProd := mode == "binary" || prod[entry.Package]
 			switch {
-			case mode == "binary":
-				failures = append(failures, "FAIL reachable in production binary: "+where)
-			case prod[entry.Package]:
-				failures = append(failures, "FAIL reachable from a package the binaries link: "+where)
+			case inProd:
+				what := "FAIL reachable in production binary: "
+				if mode != "binary" {
+					what = "FAIL reachable from a package the binaries link: "
+				}
+				e, ok := excs[f.OSV]
+				switch {
+				case !ok || !e.Production:
+					failures = append(failures, what+where)
+				case f.FixedVersion != "":
+					used[f.OSV] = true
+					failures = append(failures, what+where+"\n     a fixed version exists now: update "+top.Module+" and drop the production exception")
+				case e.Expiry.Before(now):
+					used[f.OSV] = true // reported below with the other expired entries
+				default:
+					used[f.OSV] = true
+					counts["accepted"]++
+					fmt.Printf("ok   production, no fix exists, accepted until %s (%s): %s\n", e.Expiry.Format(time.DateOnly), e.Reason, where)
+				}
 			default:
 				e, ok := excs[f.OSV]
 				switch {
@@ -135,12 +162,15 @@ func cmdVulnPolicy(args []string) error {
 		if e.Expiry.Before(now) {
 			failures = append(failures, fmt.Sprintf("FAIL exception %s expired on %s (%s:%d): fix the finding or renew the exception with a new reason",
 				id, e.Expiry.Format(time.DateOnly), *excPath, e.line))
+		} else if e.Production && e.Expiry.Sub(now) > maxProductionExpiry {
+			failures = append(failures, fmt.Sprintf("FAIL production exception %s runs to %s (%s:%d): accept a production finding for at most three months, then review it again",
+				id, e.Expiry.Format(time.DateOnly), *excPath, e.line))
 		} else if !used[id] {
 			fmt.Printf("note exception %s matches no finding any more: remove it from %s\n", id, *excPath)
 		}
 	}
-	fmt.Printf("vulnpolicy: %d excepted test-only findings, %d imported or required but not reached, %d failures\n",
-		counts["excepted"], counts["not reached"], len(failures))
+	fmt.Printf("vulnpolicy: %d accepted production findings without a fix, %d excepted test-only findings, %d imported or required but not reached, %d failures\n",
+		counts["accepted"], counts["excepted"], counts["not reached"], len(failures))
 	for _, f := range failures {
 		fmt.Println(f)
 	}
@@ -199,7 +229,8 @@ func readFindings(path string) ([]finding, error) {
 	return out, nil
 }
 
-// readExceptions reads "ID YYYY-MM-DD reason..." lines; # starts a comment.
+// readExceptions reads "ID YYYY-MM-DD [production] reason..." lines; #
+// starts a comment.
 func readExceptions(path string) (map[string]exception, error) {
 	out := map[string]exception{}
 	if path == "" {
@@ -229,7 +260,14 @@ func readExceptions(path string) (map[string]exception, error) {
 		if _, dup := out[parts[0]]; dup {
 			return nil, fmt.Errorf("%s:%d: %s listed twice", path, n, parts[0])
 		}
-		out[parts[0]] = exception{ID: parts[0], Expiry: exp, Reason: strings.Join(parts[2:], " "), line: n}
+		e := exception{ID: parts[0], Expiry: exp, Reason: strings.Join(parts[2:], " "), line: n}
+		if parts[2] == "production" {
+			if len(parts) < 4 {
+				return nil, fmt.Errorf("%s:%d: a production exception needs the mitigation as its reason: \"ID YYYY-MM-DD production reason\"", path, n)
+			}
+			e.Production, e.Reason = true, strings.Join(parts[3:], " ")
+		}
+		out[parts[0]] = e
 	}
 	return out, sc.Err()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -279,4 +280,27 @@ func TestErrorHelpers(t *testing.T) {
 	require.Equal(t, "http Not Found: THING_NOT_FOUND: boom", got.Error())
 	require.Same(t, got, httpx.Resolve(fmt.Errorf("wrapped: %w", got)))
 	require.Equal(t, httpx.CodeInternal, httpx.Resolve(cause).Code)
+}
+
+// GO-2026-6872 (echo v4, no fix): echo's default extractor believes
+// X-Forwarded-For, so a caller could choose the IP the access log and any
+// IP-keyed limit see. NewServer takes the socket's peer address instead;
+// tools/vuln-exceptions.txt accepts the finding on this mitigation.
+func TestClientIPIgnoresForwardingHeaders(t *testing.T) {
+	t.Parallel()
+	e := httpx.NewServer(httpx.ServerConfig{}, newLogger(&testinfra.LogBuffer{}))
+	e.GET("/ip", func(c echo.Context) error { return c.String(http.StatusOK, c.RealIP()) })
+	srv := httptest.NewServer(e)
+	t.Cleanup(srv.Close)
+
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL+"/ip", nil)
+	require.NoError(t, err)
+	req.Header.Set("X-Forwarded-For", "203.0.113.9")
+	req.Header.Set("X-Real-IP", "203.0.113.10")
+	res, err := srv.Client().Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	require.Equal(t, "127.0.0.1", string(body), "the client IP is the peer address, not a header the caller chose")
 }
