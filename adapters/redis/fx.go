@@ -2,7 +2,6 @@ package redis
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -10,12 +9,13 @@ import (
 	"github.com/redis/rueidis"
 	"go.uber.org/fx"
 
+	"github.com/july/template/adapters/redisurl"
 	"github.com/july/template/core/ports"
 )
 
 // ModuleConfig is what an app supplies (fx.Supply) for Module.
 type ModuleConfig struct {
-	// URL is redis://[:password@]host:port/db (REDIS_URL).
+	// URL is REDIS_URL: one node, Sentinel or Cluster (see redisurl).
 	URL string
 	// Cache configures the config cache.
 	Cache CacheConfig
@@ -29,8 +29,8 @@ type ModuleConfig struct {
 // Module provides a rueidis.Client (closed on stop, traced: see Traced), ports.ConfigCache,
 // ports.Guard, ports.WindowCounter and a "redis" ports.Probe in ports.ProbeGroup. Redis is a
 // cache and a guard here, so the app starts and serves from Postgres while
-// Redis is down: the client is forced to single-node mode, which keeps a
-// client (and redials) when the first dial fails.
+// Redis is down: a single node's client is kept (and redials) when the
+// first dial fails. A Sentinel or Cluster topology must answer at start.
 var Module = fx.Module("redis",
 	fx.Provide(
 		newFxClient,
@@ -42,16 +42,15 @@ var Module = fx.Module("redis",
 )
 
 func newFxClient(lc fx.Lifecycle, cfg ModuleConfig, log *slog.Logger) (rueidis.Client, error) {
-	opt, err := rueidis.ParseURL(cfg.URL)
+	topo, err := redisurl.Parse(cfg.URL)
 	if err != nil {
-		return nil, errors.New("REDIS_URL is malformed (value hidden); use redis://host:port/db")
+		return nil, err
 	}
-	opt.DisableCache = true // no client-side tracking: invalidation is ours
-	opt.ForceSingleClient = true
+	opt := ClientOption(topo)
 	opt.Dialer.Timeout = time.Second
 	client, err := rueidis.NewClient(opt)
 	if client == nil {
-		return nil, fmt.Errorf("create redis client: %w", err)
+		return nil, fmt.Errorf("create the redis %s client: %w; the %s topology must answer at start", topo.Mode, err, topo.Mode)
 	}
 	if err != nil {
 		log.Warn("redis unavailable at start; system config is read from Postgres until it answers",

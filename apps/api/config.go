@@ -89,8 +89,8 @@ const (
 func loadConfig(getenv func(string) string) (config, error) {
 	r := envconf.New(getenv)
 	c := config{
-		DatabaseURL:     r.URL("DATABASE_URL", "postgres", "postgresql"),
-		RedisURL:        r.URL("REDIS_URL", "redis", "rediss"),
+		DatabaseURL:     r.PostgresURL("DATABASE_URL"),
+		RedisURL:        r.RedisURL("REDIS_URL"),
 		LogLevel:        r.LogLevel("LOG_LEVEL"),
 		HTTPAddr:        r.Addr("HTTP_ADDR", ":8080"),
 		ShutdownTimeout: r.Duration("SHUTDOWN_TIMEOUT", 15*time.Second, time.Second, 5*time.Minute),

@@ -89,8 +89,8 @@ func loadConfig(getenv func(string) string) (config, error) {
 	r := envconf.New(getenv)
 	host, _ := os.Hostname()
 	c := config{
-		DatabaseURL:       r.URL("DATABASE_URL", "postgres", "postgresql"),
-		RedisURL:          r.URL("REDIS_URL", "redis", "rediss"),
+		DatabaseURL:       r.PostgresURL("DATABASE_URL"),
+		RedisURL:          r.RedisURL("REDIS_URL"),
 		LogLevel:          r.LogLevel("LOG_LEVEL"),
 		AdminAddr:         r.Addr("ADMIN_ADDR", ":9090"),
 		Owner:             r.String("RELAY_OWNER", fmt.Sprintf("relay-%s-%d", host, os.Getpid())),

@@ -20,10 +20,10 @@ import (
 func openOperator(getenv func(string) string) outboxcmd.OpenFunc {
 	return func(ctx context.Context) (outboxcmd.Deps, func(), error) {
 		r := envconf.New(getenv)
-		dbURL := r.URL("DATABASE_URL", "postgres", "postgresql")
+		dbURL := r.PostgresURL("DATABASE_URL")
 		redisURL := r.String("REDIS_URL", "") // optional here; replay uses it
 		if redisURL != "" {
-			redisURL = r.URL("REDIS_URL", "redis", "rediss")
+			redisURL = r.RedisURL("REDIS_URL")
 		}
 		queueName := r.String("ASYNQ_QUEUE", "default")
 		if err := r.Err(); err != nil {

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/july/template/adapters/redisurl"
 )
 
 // Reader collects values and errors from getenv.
@@ -43,6 +45,51 @@ func (r *Reader) Required(name, form string) string {
 	v := strings.TrimSpace(r.getenv(name))
 	if v == "" {
 		r.fail(name, "is required; set it to %s", form)
+	}
+	return v
+}
+
+// RedisURL returns a required Redis URL in one of the redisurl forms
+// (one node, Sentinel, Cluster).
+func (r *Reader) RedisURL(name string) string {
+	v := r.Required(name, redisurl.Forms)
+	if v == "" {
+		return ""
+	}
+	if _, err := redisurl.Parse(v); err != nil {
+		r.fail(name, "%v", err)
+	}
+	return v
+}
+
+// PostgresURL returns a required postgres:// URL; the host may be a
+// comma-separated list (postgres://h1:5432,h2:5432/db?target_session_attrs=read-write),
+// which pgx tries in order: a failover setup names its primary and standbys.
+func (r *Reader) PostgresURL(name string) string {
+	const form = "postgres://user:password@host:port/name (several hosts: host1:5432,host2:5432)"
+	v := r.Required(name, form)
+	if v == "" {
+		return ""
+	}
+	scheme, rest, ok := strings.Cut(v, "://")
+	authority, tail := rest, ""
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		authority, tail = rest[:i], rest[i:]
+	}
+	userinfo := ""
+	if at := strings.LastIndex(authority, "@"); at >= 0 {
+		userinfo, authority = authority[:at+1], authority[at+1:]
+	}
+	valid := ok && (scheme == "postgres" || scheme == "postgresql") && authority != ""
+	for _, h := range strings.Split(authority, ",") {
+		if !valid {
+			break
+		}
+		u, err := url.Parse(scheme + "://" + userinfo + h + tail)
+		valid = err == nil && u.Hostname() != ""
+	}
+	if !valid {
+		r.fail(name, "is not a valid postgres URL (value hidden); expected %s", form)
 	}
 	return v
 }

@@ -43,3 +43,44 @@ func TestReader(t *testing.T) {
 	}
 	require.NotContains(t, err.Error(), "topsecret", "a URL's password must never be echoed")
 }
+
+// A failover DATABASE_URL names several hosts and a Sentinel or Cluster
+// REDIS_URL several nodes: net/url refuses both, the readers do not.
+func TestTopologyURLs(t *testing.T) {
+	t.Parallel()
+	good := map[string]string{
+		"PG1": "postgres://u:topsecret@db:5432/app",
+		"PG2": "postgres://u:topsecret@db1:5432,db2:5433/app?target_session_attrs=read-write",
+		"R1":  "redis://:topsecret@cache:6379/0",
+		"R2":  "redis-sentinel://:topsecret@s1:26379,s2:26379/0?master=main",
+		"R3":  "redis-cluster://:topsecret@n1:7000,n2:7001",
+	}
+	r := envconf.New(func(k string) string { return good[k] })
+	for _, k := range []string{"PG1", "PG2"} {
+		require.Equal(t, good[k], r.PostgresURL(k))
+	}
+	for _, k := range []string{"R1", "R2", "R3"} {
+		require.Equal(t, good[k], r.RedisURL(k))
+	}
+	require.NoError(t, r.Err())
+
+	bad := map[string]string{
+		"PG_SCHEME": "mysql://u:topsecret@db/app",
+		"PG_HOST":   "postgres://u:topsecret@db1:5432,:/app",
+		"PG_PORT":   "postgres://u:topsecret@db1:54x2/app",
+		"R_MASTER":  "redis-sentinel://:topsecret@s1:26379",
+		"R_MULTI":   "redis://:topsecret@n1:1,n2:2",
+	}
+	r = envconf.New(func(k string) string { return bad[k] })
+	for _, k := range []string{"PG_SCHEME", "PG_HOST", "PG_PORT"} {
+		r.PostgresURL(k)
+	}
+	r.RedisURL("R_MASTER")
+	r.RedisURL("R_MULTI")
+	err := r.Err()
+	require.Error(t, err)
+	for k := range bad {
+		require.Contains(t, err.Error(), k+":", "the error must name %s", k)
+	}
+	require.NotContains(t, err.Error(), "topsecret")
+}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/july/template/adapters/redisurl"
+
 	"github.com/hibiken/asynq"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/trace"
@@ -16,8 +18,8 @@ import (
 
 // ModuleConfig is what an app supplies (fx.Supply) for Module.
 type ModuleConfig struct {
-	// RedisURL is the asynq Redis, redis://[:password@]host:port/db
-	// (REDIS_URL).
+	// RedisURL is the asynq Redis (REDIS_URL): one node, Sentinel or
+	// Cluster (see redisurl).
 	RedisURL string
 	// Enqueuer configures the producer side.
 	Enqueuer Config
@@ -92,12 +94,11 @@ var RunWorker = fx.Invoke(func(*asynq.Server) {})
 func AsConsumer(f any) any { return fx.Annotate(f, fx.ResultTags(ConsumerGroup)) }
 
 func newRedisConnOpt(cfg ModuleConfig) (asynq.RedisConnOpt, error) {
-	opt, err := asynq.ParseRedisURI(cfg.RedisURL)
+	topo, err := redisurl.Parse(cfg.RedisURL)
 	if err != nil {
-		// The URL may hold a password, so it is not echoed.
-		return nil, fmt.Errorf("asynq queue: REDIS_URL is not a valid redis:// URL (%d chars); use redis://host:port/db", len(cfg.RedisURL))
+		return nil, fmt.Errorf("asynq queue: %w", err)
 	}
-	return opt, nil
+	return ConnOpt(topo), nil
 }
 
 func newClient(lc fx.Lifecycle, opt asynq.RedisConnOpt) *asynq.Client {

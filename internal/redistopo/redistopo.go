@@ -1,0 +1,238 @@
+// Package redistopo starts real Redis topologies for tests: a Redis
+// Cluster of three masters with one replica each, and a Sentinel setup of
+// one master, one replica and three sentinels. Every process listens on
+// loopback only, runs from the machine's redis-server, and is stopped by
+// PID at cleanup; nothing is left behind.
+package redistopo
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+)
+
+// MasterName is the Sentinel master set's name.
+const MasterName = "july"
+
+// Topology is a started Redis topology.
+type Topology struct {
+	// URL is REDIS_URL for it: redis-cluster://... or redis-sentinel://...
+	URL string
+	// Nodes are the data nodes' addresses (cluster: masters then replicas;
+	// sentinel: master then replica); Sentinels the sentinels'.
+	Nodes     []string
+	Sentinels []string
+	dir       string
+}
+
+// Cluster starts a 3-master, 3-replica Redis Cluster.
+func Cluster(t testing.TB) *Topology {
+	t.Helper()
+	need(t)
+	tp := &Topology{dir: t.TempDir()}
+	ports := freePorts(t, 6, true)
+	for _, p := range ports {
+		tp.start(t, p, "--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(tp.dir, "nodes-"+strconv.Itoa(p)+".conf"),
+			"--cluster-node-timeout", "2000")
+		tp.Nodes = append(tp.Nodes, addr(p))
+	}
+	args := append([]string{"--cluster", "create"}, tp.Nodes...)
+	args = append(args, "--cluster-replicas", "1", "--cluster-yes")
+	if out, err := exec.Command("redis-cli", args...).CombinedOutput(); err != nil {
+		t.Fatalf("redis-cli --cluster create: %v\n%s", err, out)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for _, n := range tp.Nodes {
+		for !strings.Contains(info(t, n, "CLUSTER", "INFO"), "cluster_state:ok") {
+			if time.Now().After(deadline) {
+				t.Fatalf("redis cluster node %s did not reach cluster_state:ok in 30s", n)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	tp.URL = "redis-cluster://" + strings.Join(tp.Nodes[:3], ",")
+	return tp
+}
+
+// Sentinel starts a master, a replica of it and three sentinels watching
+// it with a quorum of two and a 1 s down-after.
+func Sentinel(t testing.TB) *Topology {
+	t.Helper()
+	need(t)
+	tp := &Topology{dir: t.TempDir()}
+	ports := freePorts(t, 5, false)
+	master, replica := ports[0], ports[1]
+	tp.start(t, master)
+	tp.start(t, replica, "--replicaof", "127.0.0.1", strconv.Itoa(master))
+	tp.Nodes = []string{addr(master), addr(replica)}
+	for _, p := range ports[2:] {
+		conf := filepath.Join(tp.dir, "sentinel-"+strconv.Itoa(p)+".conf")
+		body := fmt.Sprintf("port %d\nbind 127.0.0.1\ndir %s\nsentinel monitor %s 127.0.0.1 %d 2\n"+
+			"sentinel down-after-milliseconds %s 1000\nsentinel failover-timeout %s 5000\nsentinel parallel-syncs %s 1\n",
+			p, tp.dir, MasterName, master, MasterName, MasterName, MasterName)
+		if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		tp.spawn(t, p, conf, "--sentinel")
+		tp.Sentinels = append(tp.Sentinels, addr(p))
+	}
+	// Ready when the replica is in sync and every sentinel knows the replica and the other two sentinels.
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(info(t, tp.Nodes[1], "INFO", "replication"), "master_link_status:up") {
+		if time.Now().After(deadline) {
+			t.Fatalf("redis replica %s did not sync with its master in 30s", tp.Nodes[1])
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for _, s := range tp.Sentinels {
+		for {
+			out := info(t, s, "SENTINEL", "MASTER", MasterName)
+			if strings.Contains(out, "num-slaves\n1") && strings.Contains(out, "num-other-sentinels\n2") {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("sentinel %s did not discover the replica and the other sentinels in 30s:\n%s", s, out)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	tp.URL = "redis-sentinel://" + strings.Join(tp.Sentinels, ",") + "/0?master=" + MasterName
+	return tp
+}
+
+// Master asks the sentinels which node is the master now.
+func (tp *Topology) Master(t testing.TB) string {
+	t.Helper()
+	out := info(t, tp.Sentinels[0], "SENTINEL", "GET-MASTER-ADDR-BY-NAME", MasterName)
+	f := strings.Fields(out)
+	if len(f) != 2 {
+		t.Fatalf("sentinel answered %q for the master's address", out)
+	}
+	return net.JoinHostPort(f[0], f[1])
+}
+
+// Failover makes the sentinels promote the replica and waits until every
+// sentinel names the new master.
+func (tp *Topology) Failover(t testing.TB) (oldMaster, newMaster string) {
+	t.Helper()
+	oldMaster = tp.Master(t)
+	if out := info(t, tp.Sentinels[0], "SENTINEL", "FAILOVER", MasterName); !strings.Contains(out, "OK") {
+		t.Fatalf("SENTINEL FAILOVER: %s", out)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		newMaster = tp.Master(t)
+		if newMaster != oldMaster && strings.Contains(info(t, newMaster, "INFO", "replication"), "role:master") {
+			return oldMaster, newMaster
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the sentinels did not fail %s over in 30s", oldMaster)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// Do runs one command on node with redis-cli and returns its output.
+func Do(t testing.TB, node string, args ...string) string {
+	t.Helper()
+	return info(t, node, args...)
+}
+
+func (tp *Topology) start(t testing.TB, port int, extra ...string) {
+	t.Helper()
+	args := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+		"--dir", tp.dir, "--logfile", filepath.Join(tp.dir, "redis-"+strconv.Itoa(port)+".log")}, extra...)
+	tp.spawn(t, port, args...)
+}
+
+// spawn starts redis-server and stops it by PID at cleanup.
+func (tp *Topology) spawn(t testing.TB, port int, args ...string) {
+	t.Helper()
+	cmd := exec.Command("redis-server", args...)
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start redis-server on port %d: %v", port, err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if c, err := net.DialTimeout("tcp", addr(port), 100*time.Millisecond); err == nil {
+			_ = c.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			log, _ := os.ReadFile(filepath.Join(tp.dir, "redis-"+strconv.Itoa(port)+".log"))
+			t.Fatalf("redis-server on port %d did not listen in 10s:\n%s", port, log)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func info(t testing.TB, node string, args ...string) string {
+	t.Helper()
+	host, port, _ := net.SplitHostPort(node)
+	out, err := exec.Command("redis-cli", append([]string{"-h", host, "-p", port}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("redis-cli -p %s %s: %v\n%s", port, strings.Join(args, " "), err, out)
+	}
+	return strings.ReplaceAll(string(out), "\r", "")
+}
+
+func need(t testing.TB) {
+	t.Helper()
+	for _, bin := range []string{"redis-server", "redis-cli"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			t.Fatalf("%s is not on PATH: the topology tests start their own Redis processes; install Debian's redis-server (scripts/ensure-services.sh does)", bin)
+		}
+	}
+}
+
+// freePorts finds n free loopback ports (and, for a cluster, the bus port
+// 10000 above each).
+func freePorts(t testing.TB, n int, bus bool) []int {
+	t.Helper()
+	var out []int
+	for len(out) < n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := l.Addr().(*net.TCPAddr).Port
+		_ = l.Close()
+		if bus {
+			if p+10000 > 65535 {
+				continue
+			}
+			lb, err := net.Listen("tcp", addr(p+10000))
+			if err != nil {
+				continue
+			}
+			_ = lb.Close()
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func addr(p int) string { return "127.0.0.1:" + strconv.Itoa(p) }
+
+// Client returns a rueidis client for the topology, closed at cleanup.
+func (tp *Topology) Client(t testing.TB, opt rueidis.ClientOption) rueidis.Client {
+	t.Helper()
+	c, err := rueidis.NewClient(opt)
+	if err != nil {
+		t.Fatalf("rueidis client for %s: %v", tp.URL, err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
