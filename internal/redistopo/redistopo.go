@@ -236,3 +236,31 @@ func (tp *Topology) Client(t testing.TB, opt rueidis.ClientOption) rueidis.Clien
 	t.Cleanup(c.Close)
 	return c
 }
+
+// ClusterFailover promotes every replica of the cluster with CLUSTER
+// FAILOVER, the coordinated manual failover (the master stops taking
+// writes until its replica has caught up, so no acknowledged write is
+// lost), and waits until each promoted node is a master and the cluster
+// is ok again. It returns the promoted nodes.
+func (tp *Topology) ClusterFailover(t testing.TB) []string {
+	t.Helper()
+	var promoted []string
+	for _, n := range tp.Nodes {
+		if strings.HasPrefix(info(t, n, "ROLE"), "slave") {
+			if out := info(t, n, "CLUSTER", "FAILOVER"); !strings.Contains(out, "OK") {
+				t.Fatalf("CLUSTER FAILOVER on %s: %s", n, out)
+			}
+			promoted = append(promoted, n)
+		}
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for _, n := range promoted {
+		for !strings.HasPrefix(info(t, n, "ROLE"), "master") || !strings.Contains(info(t, n, "CLUSTER", "INFO"), "cluster_state:ok") {
+			if time.Now().After(deadline) {
+				t.Fatalf("cluster replica %s was not promoted in 30s", n)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	return promoted
+}
