@@ -16,8 +16,9 @@ import (
 )
 
 const envHelp = `  DATABASE_URL         postgres URL (required)
-  REDIS_URL            redis://host:port/db for the system-config cache (required;
-                       the API keeps serving from Postgres while Redis is down)
+  REDIS_URL            redis://host:port/db, redis-sentinel://s1:26379,s2:26379/0?master=NAME
+                       or redis-cluster://n1:7000,n2:7001 for the system-config cache
+                       (required; the API keeps serving from Postgres while Redis is down)
   LOG_LEVEL            debug|info|warn|error (default info)
   HTTP_ADDR            listen address (default :8080)
   AUTH_JWT_SECRET      HS256 secret for bearer tokens, at least 32 bytes (required;

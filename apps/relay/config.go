@@ -14,7 +14,7 @@ import (
 )
 
 var envHelp = fmt.Sprintf(`  DATABASE_URL         postgres URL (required)
-  REDIS_URL            redis://host:port/db for Asynq (required; outbox replay uses it
+  REDIS_URL            redis://, redis-sentinel:// or redis-cluster:// for Asynq (required; outbox replay uses it
                        to delete the replayed events' retained tasks so they run again)
   LOG_LEVEL            debug|info|warn|error (default info)
   ADMIN_ADDR           health and /metrics listener (default :9090)
