@@ -1,0 +1,192 @@
+// Package pgtopo starts a Postgres primary with a streaming standby for
+// failover tests, from the machine's PostgreSQL binaries: initdb, a
+// pg_basebackup -R standby, both on loopback ports, run as the postgres
+// user when the test runs as root, and stopped by pg_ctl at cleanup.
+package pgtopo
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Pair is a primary and its standby.
+type Pair struct {
+	// URL names both hosts with target_session_attrs=read-write: pgx
+	// connects to whichever accepts writes, as a production DATABASE_URL
+	// for a failover setup does.
+	URL string
+	// Primary and Standby are host:port.
+	Primary, Standby string
+	bin, dir         string
+	primaryDir       string
+	standbyDir       string
+}
+
+// Start initialises and starts the pair and waits until the standby
+// streams from the primary.
+func Start(t testing.TB) *Pair {
+	t.Helper()
+	bin := binDir(t)
+	dir, err := os.MkdirTemp("", "pgtopo-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Pair{bin: bin, dir: dir, primaryDir: filepath.Join(dir, "primary"), standbyDir: filepath.Join(dir, "standby")}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	chownToPostgres(t, dir)
+	ports := freePorts(t, 2)
+	p.Primary, p.Standby = "127.0.0.1:"+strconv.Itoa(ports[0]), "127.0.0.1:"+strconv.Itoa(ports[1])
+
+	p.run(t, "initdb", "-D", p.primaryDir, "-U", "postgres", "-A", "trust", "--no-sync", "-E", "UTF8")
+	conf := "listen_addresses = '127.0.0.1'\nunix_socket_directories = '" + dir + "'\nwal_level = replica\n" +
+		"max_wal_senders = 5\nhot_standby = on\nfsync = off\nsynchronous_commit = off\nfull_page_writes = off\n" +
+		"max_connections = 100\nshared_buffers = 32MB\n"
+	appendFile(t, filepath.Join(p.primaryDir, "postgresql.auto.conf"), conf)
+	p.start(t, p.primaryDir, ports[0])
+	t.Cleanup(func() { p.stop(p.primaryDir) })
+
+	p.run(t, "pg_basebackup", "-h", "127.0.0.1", "-p", strconv.Itoa(ports[0]), "-U", "postgres", "-D", p.standbyDir, "-R", "-X", "stream", "--no-sync")
+	p.start(t, p.standbyDir, ports[1])
+	t.Cleanup(func() { p.stop(p.standbyDir) })
+
+	p.URL = fmt.Sprintf("postgres://postgres@%s,%s/postgres?sslmode=disable&target_session_attrs=read-write", p.Primary, p.Standby)
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(p.psql(t, p.Primary, "SELECT state FROM pg_stat_replication"), "streaming") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the standby did not start streaming in 30s")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return p
+}
+
+// CaughtUp waits until the standby has replayed everything the primary
+// has written so far.
+func (p *Pair) CaughtUp(t testing.TB) {
+	t.Helper()
+	lsn := strings.TrimSpace(p.psql(t, p.Primary, "SELECT pg_current_wal_lsn()"))
+	deadline := time.Now().Add(30 * time.Second)
+	for strings.TrimSpace(p.psql(t, p.Standby, "SELECT pg_last_wal_replay_lsn() >= '"+lsn+"'::pg_lsn")) != "t" {
+		if time.Now().After(deadline) {
+			t.Fatalf("the standby did not replay up to %s in 30s", lsn)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Failover stops the primary at once (as a crash would) and promotes the
+// standby, returning when it accepts writes.
+func (p *Pair) Failover(t testing.TB) {
+	t.Helper()
+	p.run(t, "pg_ctl", "-D", p.primaryDir, "stop", "-m", "immediate", "-w")
+	p.run(t, "pg_ctl", "-D", p.standbyDir, "promote", "-w")
+	deadline := time.Now().Add(30 * time.Second)
+	for strings.TrimSpace(p.psql(t, p.Standby, "SELECT pg_is_in_recovery()")) != "f" {
+		if time.Now().After(deadline) {
+			t.Fatalf("the promoted standby still in recovery after 30s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (p *Pair) start(t testing.TB, dataDir string, port int) {
+	t.Helper()
+	p.run(t, "pg_ctl", "-D", dataDir, "-l", dataDir+".log", "-o", "-p "+strconv.Itoa(port), "start", "-w", "-t", "60")
+}
+
+func (p *Pair) stop(dataDir string) {
+	_ = p.command("pg_ctl", "-D", dataDir, "stop", "-m", "immediate", "-w").Run()
+}
+
+func (p *Pair) psql(t testing.TB, hostport, sql string) string {
+	t.Helper()
+	host, port, _ := net.SplitHostPort(hostport)
+	out, err := exec.Command(filepath.Join(p.bin, "psql"), "-h", host, "-p", port, "-U", "postgres", "-d", "postgres", "-XAtc", sql).CombinedOutput()
+	if err != nil {
+		return "" // not up (yet, or any more): the callers poll
+	}
+	return string(out)
+}
+
+func (p *Pair) run(t testing.TB, name string, args ...string) {
+	t.Helper()
+	if out, err := p.command(name, args...).CombinedOutput(); err != nil {
+		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+	}
+}
+
+// command runs a PostgreSQL binary, as the postgres user when we are
+// root (initdb and postgres refuse to run as root).
+func (p *Pair) command(name string, args ...string) *exec.Cmd {
+	path := filepath.Join(p.bin, name)
+	if os.Geteuid() == 0 {
+		return exec.Command("runuser", append([]string{"-u", "postgres", "--", path}, args...)...)
+	}
+	return exec.Command(path, args...)
+}
+
+func binDir(t testing.TB) string {
+	t.Helper()
+	if out, err := exec.Command("pg_config", "--bindir").Output(); err == nil {
+		if d := strings.TrimSpace(string(out)); fileExists(filepath.Join(d, "initdb")) {
+			return d
+		}
+	}
+	matches, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")
+	if len(matches) == 0 {
+		t.Fatalf("no initdb found: the failover tests start their own Postgres; install Debian's postgresql (scripts/ensure-services.sh does)")
+	}
+	return filepath.Dir(matches[len(matches)-1])
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+func chownToPostgres(t testing.TB, dir string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		return
+	}
+	u, err := user.Lookup("postgres")
+	if err != nil {
+		t.Fatalf("running as root needs the postgres user to run initdb: %v", err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	if err := os.Chown(dir, uid, gid); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func appendFile(t testing.TB, path, s string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(s); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func freePorts(t testing.TB, n int) []int {
+	t.Helper()
+	var out []int
+	for len(out) < n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, l.Addr().(*net.TCPAddr).Port)
+		_ = l.Close()
+	}
+	return out
+}
