@@ -14,7 +14,7 @@ GO ?= go
 PKGS := ./...
 FUZZTIME ?= 10s
 
-.PHONY: run test services lint alerts unit fuzz bench rename remove-examples check-rename check-run
+.PHONY: run test services lint alerts unit fuzz bench bench-relays rename remove-examples check-rename check-run
 
 ## run: Postgres and Redis (reused, compose, or project-local), migrate up, api + relay; Ctrl-C stops them.
 run:
@@ -57,6 +57,10 @@ fuzz:
 	./scripts/fuzz.sh ./core/redaction/ FuzzRedactJSONReference $(FUZZTIME)
 	./scripts/fuzz.sh ./core/redaction/ FuzzMatchReference $(FUZZTIME)
 	./scripts/fuzz.sh ./core/idempotency/ FuzzFingerprintCanonical $(FUZZTIME)
+
+## bench-relays: drain 200,000 events with 1, 2, 4 and 8 relay processes (docs/scaling.md).
+bench-relays: services
+	$(GO) run ./bench/cmd/relaysbench -events 200000 -relays 1,2,4,8
 
 ## bench: the Go benchmarks recorded in docs/performance.md.
 bench: services
