@@ -99,7 +99,9 @@ func once(ctx context.Context, base, redisURL, bin string, n, relays, batch, loo
 	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
 		return result{}, err
 	}
-	defer func() { _, _ = admin.ExecContext(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)") }()
+	defer func() {
+		_, _ = admin.ExecContext(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+	}()
 	u, _ := url.Parse(base)
 	u.Path = "/" + name
 	db, err := openDB(u.String())
