@@ -33,6 +33,7 @@ import (
 	"github.com/july/template/adapters/asynq/queue"
 	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/adapters/postgres/pgoutbox"
+	"github.com/july/template/adapters/redisurl"
 	"github.com/july/template/contracttests/testinfra"
 	"github.com/july/template/core/outbox"
 	"github.com/july/template/examples"
@@ -112,12 +113,12 @@ func newWorld(t *testing.T, redisURL string) *world {
 // deleteQueue removes the test's queue, including the completed tasks
 // asynq's DeleteQueue leaves behind. A private Redis that is gone is fine.
 func deleteQueue(t *testing.T, redisURL, q string) {
-	opt, err := asynq.ParseRedisURI(redisURL)
+	topo, err := redisurl.Parse(redisURL)
 	if err != nil {
 		t.Errorf("parse redis url: %v", err)
 		return
 	}
-	ins := asynq.NewInspector(opt)
+	ins := asynq.NewInspector(queue.ConnOpt(topo))
 	defer ins.Close()
 	if err := ins.DeleteQueue(q, true); err != nil && !errors.Is(err, asynq.ErrQueueNotFound) && !isConnErr(err) {
 		t.Errorf("delete asynq queue %s: %v", q, err)
@@ -243,8 +244,9 @@ func (w *world) startConsumer() *consumer {
 	w.t.Helper()
 	c := &consumer{deliveries: map[string]int{}, logs: &testinfra.LogBuffer{}}
 	log := slog.New(slog.NewJSONHandler(c.logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	opt, err := asynq.ParseRedisURI(w.redisURL)
+	topo, err := redisurl.Parse(w.redisURL) // as the relay reads REDIS_URL: one node, Sentinel or Cluster
 	require.NoError(w.t, err)
+	opt := queue.ConnOpt(topo)
 	mux, err := queue.NewMux(log, []queue.Consumer{
 		{EventType: orderCreatedType, Handler: queue.Handle(func(ctx context.Context, env outbox.Envelope, p orderCreated) error {
 			c.mu.Lock()
