@@ -78,6 +78,7 @@ func options(cfg config, log *slog.Logger) fx.Option {
 			fx.Annotate(startTaskRecovery, fx.ParamTags(``, ``, ports.TaskTableGroup)),
 			fx.Annotate(startIdempotencyRetention, fx.ParamTags(``, ``, ports.IdempotencyTableGroup)),
 		),
+		redeliverOption,
 		tuningOption(cmp.Or(cfg.TuningRefresh, TuningRefresh)),
 		adminOption, // after every other hook: stops first, see newAdmin
 		fx.Options(Domains...),

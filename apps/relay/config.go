@@ -27,6 +27,8 @@ var envHelp = fmt.Sprintf(`  DATABASE_URL         postgres URL (required)
   RELAY_POLL_INTERVAL  idle poll when no NOTIFY arrives, %s..%s (default %s)
   RELAY_MAX_ATTEMPTS   delivery attempts before an event fails, %d..%d
                        (default: relay.delivery.max_attempts; %d)
+  RELAY_REDELIVER_WINDOW  with a redis-sentinel:// REDIS_URL, publish again what was
+                       delivered this long before a master switch, 1s..1h (default 1m)
   OUTBOX_RETENTION     keep delivered events this long, then delete (default 0 = off; >= 1h)
   TASK_RECOVERY_INTERVAL  pause between task-recovery passes, %s..%s (default %s): tasks
                        whose lease expired go back to pending and are delivered again
@@ -69,6 +71,7 @@ type config struct {
 	LeaseTTL          time.Duration
 	PollInterval      time.Duration
 	MaxAttempts       int
+	RedeliverWindow   time.Duration
 	Retention         time.Duration
 	TaskRecoveryEvery time.Duration
 	IdemRetention     time.Duration
@@ -99,6 +102,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		LeaseTTL:          r.Duration("RELAY_LEASE_TTL", 0, relay.MinLeaseFor, relay.MaxLeaseFor),
 		PollInterval:      r.Duration("RELAY_POLL_INTERVAL", relay.DefaultPollInterval, relay.MinPollInterval, relay.MaxPollInterval),
 		MaxAttempts:       r.Int("RELAY_MAX_ATTEMPTS", 0, relay.MinMaxAttempts, relay.MaxMaxAttempts),
+		RedeliverWindow:   r.Duration("RELAY_REDELIVER_WINDOW", relay.DefaultRedeliverWindow, time.Second, time.Hour),
 		Queue:             r.String("ASYNQ_QUEUE", "default"),
 		WorkerConcurrency: r.Int("WORKER_CONCURRENCY", 10, 1, 1000),
 		WorkerEnabled:     r.Bool("WORKER_ENABLED", true),
