@@ -5,10 +5,12 @@ package contracttests_test
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,6 +21,7 @@ import (
 	"github.com/july/template/adapters/memory"
 	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/adapters/postgres/pgoutbox"
+	"github.com/july/template/adapters/postgres/pgtasks"
 	"github.com/july/template/adapters/redis"
 	"github.com/july/template/contracttests"
 	"github.com/july/template/contracttests/testinfra"
@@ -120,6 +123,43 @@ func TestBroken(t *testing.T) {
 			store, err := pgoutbox.NewStore(db, pgoutbox.Config{})
 			require.NoError(t, err)
 			return wrap(store, db)
+		})
+	case "postgres-tasks-finish-check-then-write":
+		const table = "tb_export_task"
+		caps := contracttests.TaskCaps{Outage: func(t *testing.T, _ ports.TaskStore) (ports.TaskStore, func()) {
+			down, err := pgtasks.NewStore(testinfra.UnreachableDB(t), table)
+			require.NoError(t, err)
+			return checkThenWriteTasks{TaskStore: down}, func() {}
+		}}
+		contracttests.RunTaskStore(t, caps, func(t *testing.T) ports.TaskStore {
+			db := testinfra.NewDB(t, testinfra.DBOpts{}).Bun
+			ddl, err := pgtasks.TableDDL(table)
+			require.NoError(t, err)
+			_, err = db.ExecContext(t.Context(), ddl)
+			require.NoError(t, err)
+			store, err := pgtasks.NewStore(db, table)
+			require.NoError(t, err)
+			return checkThenWriteTasks{TaskStore: store}
+		})
+	case "outbox-complete-ignores-token":
+		caps := contracttests.OutboxCaps{Outage: func(_ *testing.T, s ports.OutboxStore) (ports.OutboxStore, func()) {
+			m := s.(tokenBlindOutbox).OutboxStore.(*memory.OutboxStore)
+			m.SetDown(true)
+			return s, func() { m.SetDown(false) }
+		}}
+		contracttests.RunOutboxStore(t, caps, func(t *testing.T) ports.OutboxStore {
+			return tokenBlindOutbox{OutboxStore: memory.NewOutboxStore()}
+		})
+	case "guard-outage-wrong-error-and-hang":
+		contracttests.RunGuard(t, func(t *testing.T) contracttests.GuardFixture {
+			g := &wrongOutageGuard{Guard: memory.NewGuard(time.Now)}
+			return contracttests.GuardFixture{
+				Guard: g,
+				Outage: func(_ *testing.T, live ports.Guard) (ports.Guard, func()) {
+					g.down.Store(true)
+					return live, func() { g.down.Store(false) }
+				},
+			}
 		})
 	default:
 		t.Fatal("set CONTRACTTESTS_BROKEN to a known case")
@@ -384,4 +424,84 @@ func (s checkThenWriteOutbox) current(ctx context.Context, id int64) (outbox.Eve
 		}
 	}
 	return outbox.Event{}, fmt.Errorf("outbox row %d: %w", id, ports.ErrNotFound)
+}
+
+// checkThenWriteTasks finishes a task in two steps: it reads the task and
+// checks the caller's lease, then writes trusting that check (an UPDATE
+// ... WHERE id = ? after a SELECT). Every sequential rule holds, but a
+// takeover between the check and the write is finished by the stale
+// worker.
+type checkThenWriteTasks struct{ ports.TaskStore }
+
+func (s checkThenWriteTasks) Complete(ctx context.Context, id, owner string, token int64, now time.Time) (tasks.Task, error) {
+	return s.finish(ctx, id, owner, token, now, func(owner string, token int64) (tasks.Task, error) {
+		return s.TaskStore.Complete(ctx, id, owner, token, now)
+	})
+}
+
+func (s checkThenWriteTasks) Fail(ctx context.Context, id, owner string, token int64, summary tasks.Summary, now time.Time) (tasks.Task, error) {
+	return s.finish(ctx, id, owner, token, now, func(owner string, token int64) (tasks.Task, error) {
+		return s.TaskStore.Fail(ctx, id, owner, token, summary, now)
+	})
+}
+
+func (s checkThenWriteTasks) finish(ctx context.Context, id, owner string, token int64, now time.Time, write func(string, int64) (tasks.Task, error)) (tasks.Task, error) {
+	cur, err := s.Get(ctx, id)
+	if err != nil || cur.Status != tasks.Processing || cur.Lease.Owner != owner || cur.Lease.Token != token || !now.Before(cur.Lease.ExpiresAt) {
+		return write(owner, token) // the real store gives the precise refusal
+	}
+	// The check passed; the write borrows whatever lease the task has now.
+	if cur, err = s.Get(ctx, id); err != nil {
+		return tasks.Task{}, err
+	}
+	return write(cur.Lease.Owner, cur.Lease.Token)
+}
+
+// tokenBlindOutbox completes a row when the owner matches, whatever the
+// fencing token: a relay that restarted with the same owner id completes
+// rows its successor re-claimed.
+type tokenBlindOutbox struct{ ports.OutboxStore }
+
+func (s tokenBlindOutbox) Complete(ctx context.Context, owner string, now time.Time, refs []ports.LeaseRef) ([]int64, error) {
+	evs, err := s.List(ctx, ports.OutboxFilter{Limit: 500})
+	if err != nil {
+		return nil, err
+	}
+	token := map[int64]int64{}
+	for _, ev := range evs {
+		if ev.Lease.Owner == owner {
+			token[ev.ID] = ev.Lease.Token
+		}
+	}
+	blind := make([]ports.LeaseRef, len(refs))
+	for i, r := range refs {
+		blind[i] = r
+		if tk, ok := token[r.ID]; ok {
+			blind[i].Token = tk
+		}
+	}
+	return s.OutboxStore.Complete(ctx, owner, now, blind)
+}
+
+// wrongOutageGuard gets two methods wrong when its store is down: Acquire
+// returns an error that does not wrap ports.ErrUnavailable, and Release
+// hangs until its context ends. The outage case must name both.
+type wrongOutageGuard struct {
+	*memory.Guard
+	down atomic.Bool
+}
+
+func (g *wrongOutageGuard) Acquire(ctx context.Context, key, owner string, ttl time.Duration) (bool, error) {
+	if g.down.Load() {
+		return false, errors.New("guard store: connection refused")
+	}
+	return g.Guard.Acquire(ctx, key, owner, ttl)
+}
+
+func (g *wrongOutageGuard) Release(ctx context.Context, key, owner string) (bool, error) {
+	if g.down.Load() {
+		<-ctx.Done()
+		return false, fmt.Errorf("release guard %q: %w", key, ports.ErrUnavailable)
+	}
+	return g.Guard.Release(ctx, key, owner)
 }

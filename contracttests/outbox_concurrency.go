@@ -193,6 +193,7 @@ func runOutboxRaces(t *testing.T, newStore func(t *testing.T) ports.OutboxStore)
 			})
 			wg.Go(func() {
 				<-start
+				time.Sleep(raceOffset(round)) // land at varying points inside the finish in flight
 				if _, recErr = b.store.RecoverExpired(b.ctx, reclaimAt, 100); recErr != nil {
 					return
 				}
@@ -236,4 +237,11 @@ func runOutboxRaces(t *testing.T, newStore func(t *testing.T) ports.OutboxStore)
 			}
 		}
 	})
+}
+
+// raceOffset staggers the second party of a race by round, from 0 to
+// 750µs (about one round trip to a local database), so across the rounds
+// it lands before, inside and after the first party's call in flight.
+func raceOffset(round int) time.Duration {
+	return time.Duration(round%4) * 250 * time.Microsecond
 }

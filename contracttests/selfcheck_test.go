@@ -19,12 +19,44 @@ func TestSuitesCatchBrokenAdapters(t *testing.T) {
 	goBin, err := exec.LookPath("go")
 	require.NoError(t, err, "the go command must be on PATH")
 	outboxRule := "rule: only the lease owner with the current fencing token and an unexpired lease may complete a row"
-	for name, rule := range map[string]string{
-		"outbox-complete-without-lease":          outboxRule,
-		"postgres-outbox-complete-without-lease": outboxRule, // needs TEST_DATABASE_URL or Docker, inherited below
-		"tasks-complete-without-lease":           "rule: only the lease holder with the current fencing token may complete a task",
-		"cache-stale-refill":                     "rule: a stale refill must never overwrite a newer version",
-		"cache-fill-check-then-write":            "concurrent Fill(v1) and Invalidate(min 2) left v1 cached",
+	// Each break names what its run must print: the rule broken and, for
+	// the concurrency and outage breaks, the failing case itself, so the
+	// new case is shown to catch it (not only an older sequential one).
+	for name, want := range map[string][]string{
+		"outbox-complete-without-lease":          {outboxRule},
+		"postgres-outbox-complete-without-lease": {outboxRule}, // needs TEST_DATABASE_URL or Docker, inherited below
+		"tasks-complete-without-lease":           {"rule: only the lease holder with the current fencing token may complete a task"},
+		"cache-stale-refill":                     {"rule: a stale refill must never overwrite a newer version"},
+		"cache-fill-check-then-write": {
+			"--- FAIL: TestBroken/Concurrent/FillVsInvalidateNeverLeavesStale",
+			"concurrent Fill(v1) and Invalidate(min 2) left v1 cached",
+		},
+		"redis-guard-release-get-then-del": { // needs TEST_REDIS_URL or Docker
+			"--- FAIL: TestBroken/Concurrent/ReleaseVsAcquireNeverFreesAnotherOwnersHold",
+			"rule: of two concurrent releases by the owner exactly one frees the guard",
+		},
+		"postgres-outbox-claim-without-lock": {
+			"--- FAIL: TestBroken/Concurrent/ClaimersNeverShareARow",
+			"rule: two callers never hold the same row at once",
+		},
+		"postgres-outbox-finish-check-then-write": {
+			"--- FAIL: TestBroken/Concurrent/StaleFinishAfterReclaimIsRefused",
+			"after a re-claim is refused: the fencing token of the claim decides",
+		},
+		"outbox-complete-ignores-token": {
+			"--- FAIL: TestBroken/Concurrent/StaleFinishAfterReclaimIsRefused",
+			"rule: a stale lease holder's Complete after a re-claim is refused",
+		},
+		"postgres-tasks-finish-check-then-write": {
+			"--- FAIL: TestBroken/Concurrent/StaleFinishAfterTakeoverIsRefused",
+			"after a takeover is refused: the fencing token of the claim decides",
+		},
+		"guard-outage-wrong-error-and-hang": {
+			"--- FAIL: TestBroken/Outage/EveryMethodUnavailableAndNothingChanges",
+			"Acquire under outage: returned \"guard store: connection refused\", which does not wrap ports.ErrUnavailable",
+			"Release under outage: did not return within 10s (it hangs)",
+			"2 of 2 methods broke the outage rule: Acquire, Release",
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -32,7 +64,9 @@ func TestSuitesCatchBrokenAdapters(t *testing.T) {
 			cmd.Env = append(os.Environ(), "CONTRACTTESTS_BROKEN="+name)
 			out, err := cmd.CombinedOutput()
 			require.Error(t, err, "the suite must fail against a broken adapter; output:\n%s", out)
-			require.Contains(t, string(out), rule, "the failure must name the rule broken")
+			for _, w := range want {
+				require.Contains(t, string(out), w, "the failure must name the case and the rule broken")
+			}
 		})
 	}
 }
