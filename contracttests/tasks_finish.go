@@ -294,7 +294,7 @@ func runTaskViewConcurrency(t *testing.T, newStore func(t *testing.T) ports.Task
 }
 
 // taskRounds is how many times the task finish race runs.
-const taskRounds = 60
+const taskRounds = 48
 
 func runTaskRaces(t *testing.T, newStore func(t *testing.T) ports.TaskStore) {
 	// A worker finishes its task (Complete, or Fail) while another claim
