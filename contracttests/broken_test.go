@@ -3,19 +3,30 @@
 package contracttests_test
 
 import (
+	"cmp"
 	"context"
+	"errors"
+	"fmt"
 	"os"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/redis/rueidis"
 	"github.com/stretchr/testify/require"
+	"github.com/uptrace/bun"
 
 	"github.com/july/template/adapters/memory"
 	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/adapters/postgres/pgoutbox"
+	"github.com/july/template/adapters/postgres/pgtasks"
+	"github.com/july/template/adapters/redis"
 	"github.com/july/template/contracttests"
 	"github.com/july/template/contracttests/testinfra"
+	"github.com/july/template/core/lease"
+	"github.com/july/template/core/outbox"
 	"github.com/july/template/core/ports"
 	"github.com/july/template/core/sysconfig"
 	"github.com/july/template/core/tasks"
@@ -75,6 +86,78 @@ func TestBroken(t *testing.T) {
 				Outage: func(_ *testing.T, live ports.ConfigCache) (ports.ConfigCache, func()) {
 					c.setDown(true)
 					return live, func() { c.setDown(false) }
+				},
+			}
+		})
+	case "redis-guard-release-get-then-del":
+		contracttests.RunGuard(t, func(t *testing.T) contracttests.GuardFixture {
+			r := testinfra.NewRedis(t)
+			prefix := r.Prefix + "guard:"
+			g, err := redis.NewGuard(r.Client, redis.GuardConfig{Prefix: prefix})
+			require.NoError(t, err)
+			return contracttests.GuardFixture{
+				Guard: getThenDelGuard{Guard: g, client: r.Client, prefix: prefix},
+				Outage: func(t *testing.T, _ ports.Guard) (ports.Guard, func()) {
+					c := testinfra.UnreachableRedis(t)
+					down, err := redis.NewGuard(c, redis.GuardConfig{Prefix: prefix})
+					require.NoError(t, err)
+					return getThenDelGuard{Guard: down, client: c, prefix: prefix}, func() {}
+				},
+			}
+		})
+	case "postgres-outbox-claim-without-lock", "postgres-outbox-finish-check-then-write":
+		wrap := func(store ports.OutboxStore, db *bun.DB) ports.OutboxStore {
+			if os.Getenv("CONTRACTTESTS_BROKEN") == "postgres-outbox-claim-without-lock" {
+				return unlockedClaimStore{OutboxStore: store, db: db}
+			}
+			return checkThenWriteOutbox{OutboxStore: store}
+		}
+		caps := contracttests.OutboxCaps{Outage: func(t *testing.T, _ ports.OutboxStore) (ports.OutboxStore, func()) {
+			db := testinfra.UnreachableDB(t)
+			down, err := pgoutbox.NewStore(db, pgoutbox.Config{})
+			require.NoError(t, err)
+			return wrap(down, db), func() {}
+		}}
+		contracttests.RunOutboxStore(t, caps, func(t *testing.T) ports.OutboxStore {
+			db := testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.Migrate}).Bun
+			store, err := pgoutbox.NewStore(db, pgoutbox.Config{})
+			require.NoError(t, err)
+			return wrap(store, db)
+		})
+	case "postgres-tasks-finish-check-then-write":
+		const table = "tb_export_task"
+		caps := contracttests.TaskCaps{Outage: func(t *testing.T, _ ports.TaskStore) (ports.TaskStore, func()) {
+			down, err := pgtasks.NewStore(testinfra.UnreachableDB(t), table)
+			require.NoError(t, err)
+			return checkThenWriteTasks{TaskStore: down}, func() {}
+		}}
+		contracttests.RunTaskStore(t, caps, func(t *testing.T) ports.TaskStore {
+			db := testinfra.NewDB(t, testinfra.DBOpts{}).Bun
+			ddl, err := pgtasks.TableDDL(table)
+			require.NoError(t, err)
+			_, err = db.ExecContext(t.Context(), ddl)
+			require.NoError(t, err)
+			store, err := pgtasks.NewStore(db, table)
+			require.NoError(t, err)
+			return checkThenWriteTasks{TaskStore: store}
+		})
+	case "outbox-complete-ignores-token":
+		caps := contracttests.OutboxCaps{Outage: func(_ *testing.T, s ports.OutboxStore) (ports.OutboxStore, func()) {
+			m := s.(tokenBlindOutbox).OutboxStore.(*memory.OutboxStore)
+			m.SetDown(true)
+			return s, func() { m.SetDown(false) }
+		}}
+		contracttests.RunOutboxStore(t, caps, func(t *testing.T) ports.OutboxStore {
+			return tokenBlindOutbox{OutboxStore: memory.NewOutboxStore()}
+		})
+	case "guard-outage-wrong-error-and-hang":
+		contracttests.RunGuard(t, func(t *testing.T) contracttests.GuardFixture {
+			g := &wrongOutageGuard{Guard: memory.NewGuard(time.Now)}
+			return contracttests.GuardFixture{
+				Guard: g,
+				Outage: func(_ *testing.T, live ports.Guard) (ports.Guard, func()) {
+					g.down.Store(true)
+					return live, func() { g.down.Store(false) }
 				},
 			}
 		})
@@ -184,4 +267,241 @@ func (c *racyCache) Invalidate(_ context.Context, key string, minVersion int64, 
 		c.markers[key] = minVersion
 	}
 	return nil
+}
+
+// getThenDelGuard releases with a GET and then a DEL, two round trips
+// instead of one compare-and-delete script: every sequential rule holds, but
+// a second release that read the old owner deletes the hold a new owner
+// took in between.
+type getThenDelGuard struct {
+	*redis.Guard
+	client rueidis.Client
+	prefix string
+}
+
+func (g getThenDelGuard) Release(ctx context.Context, key, owner string) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	holder, err := g.client.Do(ctx, g.client.B().Get().Key(g.prefix+key).Build()).ToString()
+	if rueidis.IsRedisNil(err) || (err == nil && holder != owner) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("release guard %q: %w", key, ports.ErrUnavailable)
+	}
+	n, err := g.client.Do(ctx, g.client.B().Del().Key(g.prefix+key).Build()).AsInt64()
+	if err != nil {
+		return false, fmt.Errorf("release guard %q: %w", key, ports.ErrUnavailable)
+	}
+	return n == 1, nil
+}
+
+// unlockedClaimStore claims in two statements, a SELECT of the due rows and
+// an UPDATE of those ids, without FOR UPDATE SKIP LOCKED and without
+// re-checking the status: one claimer at a time sees the contract kept, but
+// two claimers that select together both lease the same rows.
+type unlockedClaimStore struct {
+	ports.OutboxStore
+	db *bun.DB
+}
+
+func (s unlockedClaimStore) Claim(ctx context.Context, p ports.ClaimParams) ([]outbox.Event, error) {
+	if p.Owner == "" || p.Limit < 1 || p.LeaseFor <= 0 || p.LeaseFor > lease.MaxTTL {
+		return s.OutboxStore.Claim(ctx, p) // the real store's validation
+	}
+	var ids []int64
+	err := s.db.NewRaw(`SELECT id FROM tb_outbox_event WHERE status = 1 AND next_attempt_at <= ?
+		ORDER BY next_attempt_at, id LIMIT ?`, p.Now, p.Limit).Scan(ctx, &ids)
+	if err != nil {
+		return nil, fmt.Errorf("claim outbox events: %w: %v", ports.ErrUnavailable, err)
+	}
+	if len(ids) == 0 {
+		return []outbox.Event{}, nil
+	}
+	var eventIDs []string
+	err = s.db.NewRaw(`UPDATE tb_outbox_event SET status = 2, lease_owner = ?, lease_token = lease_token + 1,
+		lease_expires_at = ?, updated_at = ? WHERE id IN (?) RETURNING event_id::text`,
+		p.Owner, p.Now.Add(p.LeaseFor), p.Now, bun.In(ids)).Scan(ctx, &eventIDs)
+	if err != nil {
+		return nil, fmt.Errorf("claim outbox events: %w: %v", ports.ErrUnavailable, err)
+	}
+	evs := make([]outbox.Event, 0, len(eventIDs))
+	for _, id := range eventIDs {
+		ev, err := s.Get(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		evs = append(evs, ev)
+	}
+	slices.SortFunc(evs, func(a, b outbox.Event) int {
+		return cmp.Or(a.NextAttemptAt.Compare(b.NextAttemptAt), cmp.Compare(a.ID, b.ID))
+	})
+	return evs, nil
+}
+
+// checkThenWriteOutbox checks each lease (owner, token, expiry) by reading
+// the row, and then writes in a second step that trusts the check, the way
+// an UPDATE ... WHERE id = ? after a SELECT does: every sequential rule
+// holds, but a re-claim between the check and the write is overwritten by
+// the stale holder.
+type checkThenWriteOutbox struct{ ports.OutboxStore }
+
+func (s checkThenWriteOutbox) Complete(ctx context.Context, owner string, now time.Time, refs []ports.LeaseRef) ([]int64, error) {
+	ok, lost, err := s.check(ctx, owner, now, refs)
+	if err != nil || len(ok) == 0 {
+		return lost, err
+	}
+	for _, r := range ok {
+		cur, err := s.current(ctx, r.ID)
+		if err != nil {
+			return nil, err
+		}
+		if cur.Status != outbox.Delivering {
+			continue // nothing to borrow a lease from; an UPDATE by id would have written it
+		}
+		if _, err := s.OutboxStore.Complete(ctx, cur.Lease.Owner, now, []ports.LeaseRef{{ID: r.ID, Token: cur.Lease.Token}}); err != nil {
+			return nil, err
+		}
+	}
+	return lost, nil
+}
+
+func (s checkThenWriteOutbox) Fail(ctx context.Context, owner string, now time.Time, items []ports.FailItem) ([]int64, error) {
+	refs := make([]ports.LeaseRef, len(items))
+	for i := range items {
+		refs[i] = items[i].Ref
+	}
+	ok, lost, err := s.check(ctx, owner, now, refs)
+	if err != nil || len(ok) == 0 {
+		return lost, err
+	}
+	for _, it := range items {
+		if !slices.Contains(ok, it.Ref) {
+			continue
+		}
+		cur, err := s.current(ctx, it.Ref.ID)
+		if err != nil {
+			return nil, err
+		}
+		if cur.Status != outbox.Delivering {
+			continue // nothing to borrow a lease from; an UPDATE by id would have written it
+		}
+		it.Ref.Token = cur.Lease.Token
+		if _, err := s.OutboxStore.Fail(ctx, cur.Lease.Owner, now, []ports.FailItem{it}); err != nil {
+			return nil, err
+		}
+	}
+	return lost, nil
+}
+
+// check splits refs into those owner holds live at now and the lost ids.
+func (s checkThenWriteOutbox) check(ctx context.Context, owner string, now time.Time, refs []ports.LeaseRef) (ok []ports.LeaseRef, lost []int64, err error) {
+	for _, r := range refs {
+		cur, err := s.current(ctx, r.ID)
+		if err != nil {
+			return nil, nil, err
+		}
+		if cur.Status == outbox.Delivering && cur.Lease.Owner == owner && cur.Lease.Token == r.Token && now.Before(cur.Lease.ExpiresAt) {
+			ok = append(ok, r)
+		} else {
+			lost = append(lost, r.ID)
+		}
+	}
+	return ok, lost, nil
+}
+
+// current reads the row with id as it is now. The writes after the check
+// go through the port, so they borrow the lease the row has at that moment.
+
+func (s checkThenWriteOutbox) current(ctx context.Context, id int64) (outbox.Event, error) {
+	evs, err := s.List(ctx, ports.OutboxFilter{Limit: 500})
+	if err != nil {
+		return outbox.Event{}, err
+	}
+	for _, ev := range evs {
+		if ev.ID == id {
+			return ev, nil
+		}
+	}
+	return outbox.Event{}, fmt.Errorf("outbox row %d: %w", id, ports.ErrNotFound)
+}
+
+// checkThenWriteTasks finishes a task in two steps: it reads the task and
+// checks the caller's lease, then writes trusting that check (an UPDATE
+// ... WHERE id = ? after a SELECT). Every sequential rule holds, but a
+// takeover between the check and the write is finished by the stale
+// worker.
+type checkThenWriteTasks struct{ ports.TaskStore }
+
+func (s checkThenWriteTasks) Complete(ctx context.Context, id, owner string, token int64, now time.Time) (tasks.Task, error) {
+	return s.finish(ctx, id, owner, token, now, func(owner string, token int64) (tasks.Task, error) {
+		return s.TaskStore.Complete(ctx, id, owner, token, now)
+	})
+}
+
+func (s checkThenWriteTasks) Fail(ctx context.Context, id, owner string, token int64, summary tasks.Summary, now time.Time) (tasks.Task, error) {
+	return s.finish(ctx, id, owner, token, now, func(owner string, token int64) (tasks.Task, error) {
+		return s.TaskStore.Fail(ctx, id, owner, token, summary, now)
+	})
+}
+
+func (s checkThenWriteTasks) finish(ctx context.Context, id, owner string, token int64, now time.Time, write func(string, int64) (tasks.Task, error)) (tasks.Task, error) {
+	cur, err := s.Get(ctx, id)
+	if err != nil || cur.Status != tasks.Processing || cur.Lease.Owner != owner || cur.Lease.Token != token || !now.Before(cur.Lease.ExpiresAt) {
+		return write(owner, token) // the real store gives the precise refusal
+	}
+	// The check passed; the write borrows whatever lease the task has now.
+	if cur, err = s.Get(ctx, id); err != nil {
+		return tasks.Task{}, err
+	}
+	return write(cur.Lease.Owner, cur.Lease.Token)
+}
+
+// tokenBlindOutbox completes a row when the owner matches, whatever the
+// fencing token: a relay that restarted with the same owner id completes
+// rows its successor re-claimed.
+type tokenBlindOutbox struct{ ports.OutboxStore }
+
+func (s tokenBlindOutbox) Complete(ctx context.Context, owner string, now time.Time, refs []ports.LeaseRef) ([]int64, error) {
+	evs, err := s.List(ctx, ports.OutboxFilter{Limit: 500})
+	if err != nil {
+		return nil, err
+	}
+	token := map[int64]int64{}
+	for _, ev := range evs {
+		if ev.Lease.Owner == owner {
+			token[ev.ID] = ev.Lease.Token
+		}
+	}
+	blind := make([]ports.LeaseRef, len(refs))
+	for i, r := range refs {
+		blind[i] = r
+		if tk, ok := token[r.ID]; ok {
+			blind[i].Token = tk
+		}
+	}
+	return s.OutboxStore.Complete(ctx, owner, now, blind)
+}
+
+// wrongOutageGuard gets two methods wrong when its store is down: Acquire
+// returns an error that does not wrap ports.ErrUnavailable, and Release
+// hangs until its context ends. The outage case must name both.
+type wrongOutageGuard struct {
+	*memory.Guard
+	down atomic.Bool
+}
+
+func (g *wrongOutageGuard) Acquire(ctx context.Context, key, owner string, ttl time.Duration) (bool, error) {
+	if g.down.Load() {
+		return false, errors.New("guard store: connection refused")
+	}
+	return g.Guard.Acquire(ctx, key, owner, ttl)
+}
+
+func (g *wrongOutageGuard) Release(ctx context.Context, key, owner string) (bool, error) {
+	if g.down.Load() {
+		<-ctx.Done()
+		return false, fmt.Errorf("release guard %q: %w", key, ports.ErrUnavailable)
+	}
+	return g.Guard.Release(ctx, key, owner)
 }

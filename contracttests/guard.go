@@ -2,6 +2,7 @@ package contracttests
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -23,6 +24,11 @@ type GuardFixture struct {
 	// outage case fails without it.
 	Outage Outage[ports.Guard]
 }
+
+// guardRounds is how many times the release race runs: enough that a
+// non-atomic release hits its window on a loaded machine, few enough that
+// the case stays well under a second on Redis.
+const guardRounds = 200
 
 // RunGuard checks a Guard against the contract documented on ports.Guard.
 // newGuard must return a fresh guard per call.
@@ -99,6 +105,62 @@ func RunGuard(t *testing.T, newGuard func(t *testing.T) GuardFixture) {
 		wg.Wait()
 		require.Empty(t, errs, "rule: a contended Acquire answers false, nil, not an error")
 		require.Len(t, wins, 1, "rule: exactly one of %d concurrent owners acquires a key (winners: %v)", n, wins)
+	})
+
+	// The owner releases twice at once (a retried or doubled release)
+	// while another owner waits to acquire. Release checks the owner and
+	// deletes in one atomic step, so exactly one release frees the hold and
+	// the second can never free the new holder's. A GET-then-DEL release
+	// fails here: both releases see the old owner, and the second deletes
+	// the hold the waiting owner took in between.
+	t.Run("Concurrent/ReleaseVsAcquireNeverFreesAnotherOwnersHold", func(t *testing.T) {
+		t.Parallel()
+		g := newGuard(t).Guard
+		for round := range guardRounds {
+			key := fmt.Sprintf("job-race-%d", round)
+			requireAcquire(t, g, key, "owner-1", ttl, true, "rule: a free key is acquired")
+
+			start := make(chan struct{})
+			var (
+				wg       sync.WaitGroup
+				released [2]bool
+				relErr   [2]error
+				acquired bool
+				acqErr   error
+				done     = make(chan struct{})
+			)
+			for i := range released {
+				wg.Go(func() {
+					<-start
+					released[i], relErr[i] = g.Release(t.Context(), key, "owner-1")
+				})
+			}
+			go func() { wg.Wait(); close(done) }()
+			var acq sync.WaitGroup
+			acq.Go(func() {
+				<-start
+				for !acquired && acqErr == nil {
+					select {
+					case <-done: // one last try once both releases returned
+						acquired, acqErr = g.Acquire(t.Context(), key, "owner-2", ttl)
+						return
+					default:
+					}
+					acquired, acqErr = g.Acquire(t.Context(), key, "owner-2", ttl)
+				}
+			})
+			close(start)
+			acq.Wait()
+			<-done
+
+			require.NoError(t, errors.Join(relErr[0], relErr[1], acqErr), "round %d: release/acquire", round)
+			require.True(t, released[0] != released[1],
+				"rule: of two concurrent releases by the owner exactly one frees the guard (round %d: %v)", round, released)
+			require.True(t, acquired, "rule: a released key is free again (round %d: owner-2 never acquired it)", round)
+			requireAcquire(t, g, key, "owner-3", ttl, false,
+				fmt.Sprintf("rule: a release must never free another owner's hold: the owner check and the delete are one atomic step (round %d: owner-1's second release freed owner-2's hold)", round))
+			requireRelease(t, g, key, "owner-2", true, fmt.Sprintf("rule: the new holder keeps the guard (round %d)", round))
+		}
 	})
 
 	t.Run("Outage/EveryMethodUnavailableAndNothingChanges", func(t *testing.T) {

@@ -2,11 +2,12 @@ package contracttests
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
-
-	"github.com/stretchr/testify/require"
 
 	"github.com/july/template/core/lease"
 	"github.com/july/template/core/ports"
@@ -39,7 +40,11 @@ type outageCall func(ctx context.Context) error
 
 // requireUnavailable runs every call, in name order, and checks each fails
 // promptly with ports.ErrUnavailable and is not mistaken for a miss, a
-// conflict or a lost lease.
+// conflict or a lost lease. It checks every method before it fails the
+// test, so the report names each method that broke the rule, not only the
+// first. A call still running after OutageBound is reported as hanging and
+// abandoned (its context is cancelled), so a hanging adapter cannot hang
+// the suite.
 func requireUnavailable(t *testing.T, calls map[string]outageCall) {
 	t.Helper()
 	names := make([]string, 0, len(calls))
@@ -47,16 +52,48 @@ func requireUnavailable(t *testing.T, calls map[string]outageCall) {
 		names = append(names, name)
 	}
 	slices.Sort(names)
+	var broken []string
 	for _, name := range names {
-		start := time.Now()
-		err := calls[name](t.Context())
-		elapsed := time.Since(start)
-		require.ErrorIs(t, err, ports.ErrUnavailable, "%s: %s", name, OutageRule)
-		for _, other := range []error{ports.ErrNotFound, ports.ErrConflict, lease.ErrLost} {
-			require.NotErrorIs(t, err, other, "%s: %s (an outage is not %q)", name, OutageRule, other)
+		if why := outageVerdict(t.Context(), calls[name]); why != "" {
+			broken = append(broken, name)
+			t.Errorf("%s under outage: %s: %s", name, why, OutageRule)
 		}
-		require.Less(t, elapsed, OutageBound, "%s: %s (took %s)", name, OutageRule, elapsed)
 	}
+	if len(broken) > 0 {
+		t.Fatalf("%d of %d methods broke the outage rule: %s", len(broken), len(names), strings.Join(broken, ", "))
+	}
+}
+
+// outageVerdict runs one call against a down service and says what is
+// wrong with its answer, or "" when it is a prompt ErrUnavailable.
+func outageVerdict(parent context.Context, call outageCall) string {
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel() // frees a hanging call once it has been reported
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() { done <- call(ctx) }()
+	timer := time.NewTimer(OutageBound)
+	defer timer.Stop()
+	var err error
+	select {
+	case err = <-done:
+	case <-timer.C:
+		return fmt.Sprintf("did not return within %s (it hangs)", OutageBound)
+	}
+	switch elapsed := time.Since(start); {
+	case err == nil:
+		return "returned no error"
+	case !errors.Is(err, ports.ErrUnavailable):
+		return fmt.Sprintf("returned %q, which does not wrap ports.ErrUnavailable", err)
+	case elapsed >= OutageBound:
+		return fmt.Sprintf("took %s", elapsed)
+	}
+	for _, other := range []error{ports.ErrNotFound, ports.ErrConflict, lease.ErrLost} {
+		if errors.Is(err, other) {
+			return fmt.Sprintf("returned %q, which also wraps %q (an outage is not a %s)", err, other, other)
+		}
+	}
+	return ""
 }
 
 // requireOutageHook fails the case when the adapter offers no outage hook:

@@ -2,10 +2,12 @@ package contracttests
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -85,4 +87,166 @@ func sameIDs(a, b []int64) bool {
 	slices.Sort(a)
 	slices.Sort(b)
 	return slices.Equal(a, b)
+}
+
+// outboxRounds is how many times the stale finish race runs, and
+// claimRounds the claimers' race (each of its rounds is 8 claims by each
+// of 6 claimers, so a non-atomic claim shows in the first round).
+const (
+	outboxRounds = 20
+	claimRounds  = 10
+)
+
+func runOutboxRaces(t *testing.T, newStore func(t *testing.T) ports.OutboxStore) {
+	// Claimers start together on one backlog. Claim picks and leases its
+	// rows in one atomic step (SKIP LOCKED on Postgres), so no row is handed
+	// to two of them; a claim that selects due rows and then updates them
+	// by id, without locking or re-checking the status, hands the same row
+	// to two claimers here.
+	t.Run("Concurrent/ClaimersNeverShareARow", func(t *testing.T) {
+		t.Parallel()
+		b := newOutboxBundle(t, newStore)
+		const claimers, backlog = 6, 24
+		for round := range claimRounds {
+			b.seed(t0, backlog, "order.created")
+			start := make(chan struct{})
+			var (
+				wg     sync.WaitGroup
+				mu     sync.Mutex
+				holder = map[int64]string{}
+				shared []string
+			)
+			errs := make(chan error, claimers)
+			for w := range claimers {
+				wg.Go(func() {
+					owner := fmt.Sprintf("relay-%d-%d", round, w)
+					<-start
+					for {
+						claimed, err := b.store.Claim(b.ctx, ports.ClaimParams{Owner: owner, Limit: 3, LeaseFor: leaseFor, Now: t0})
+						if err != nil {
+							errs <- fmt.Errorf("%s claim: %w", owner, err)
+							return
+						}
+						if len(claimed) == 0 {
+							return
+						}
+						mu.Lock()
+						for _, ev := range claimed {
+							if other, ok := holder[ev.ID]; ok {
+								shared = append(shared, fmt.Sprintf("row %d to %s and %s", ev.ID, other, owner))
+							}
+							holder[ev.ID] = owner
+						}
+						mu.Unlock()
+					}
+				})
+			}
+			close(start)
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				require.NoError(t, err)
+			}
+			require.Empty(t, shared, "rule: two callers never hold the same row at once (round %d: concurrent claims handed out %v)", round, shared)
+			require.Len(t, holder, backlog, "round %d: every due row is claimed by someone", round)
+		}
+	})
+
+	// A holder finishes its rows (Complete, or Fail for good) while the
+	// sweeper recovers their expired leases and a relay re-claims them.
+	// The re-claim has the same owner name (a restarted relay that kept its
+	// id), so only the fencing token tells the claims apart; in the stale
+	// holder's own clock its lease is still live. Each row must end with
+	// exactly one winner: the stale finish or the re-claim, never both. A
+	// store that checks the lease and then writes in a second step lets the
+	// stale finish land on the re-claimed row.
+	t.Run("Concurrent/StaleFinishAfterReclaimIsRefused", func(t *testing.T) {
+		t.Parallel()
+		b := newOutboxBundle(t, newStore)
+		const owner, rows = "relay-a", 3
+		staleNow, reclaimAt := t0.Add(leaseFor/2), t0.Add(leaseFor+time.Second)
+		for round := range outboxRounds {
+			b.seed(t0, rows, "order.created")
+			held := b.claim(owner, t0, rows)
+			require.Len(t, held, rows, "round %d: claim the seeded rows", round)
+			r := refs(held)
+			useFail := round%2 == 1
+			finish := "Complete"
+			if useFail {
+				finish = "Fail"
+			}
+
+			start := make(chan struct{})
+			var (
+				wg               sync.WaitGroup
+				staleLost        []int64
+				staleErr         error
+				reclaimed        []outbox.Event
+				recErr, claimErr error
+			)
+			wg.Go(func() {
+				<-start
+				if !useFail {
+					staleLost, staleErr = b.store.Complete(b.ctx, owner, staleNow, r)
+					return
+				}
+				items := make([]ports.FailItem, len(r))
+				for i := range r {
+					items[i] = ports.FailItem{Ref: r[i], Decision: finalDecision(staleNow, 1)}
+				}
+				staleLost, staleErr = b.store.Fail(b.ctx, owner, staleNow, items)
+			})
+			wg.Go(func() {
+				<-start
+				time.Sleep(raceOffset(round)) // land at varying points inside the finish in flight
+				if _, recErr = b.store.RecoverExpired(b.ctx, reclaimAt, 100); recErr != nil {
+					return
+				}
+				// A re-claim may skip a row the stale finish has locked (SKIP
+				// LOCKED); it stays Pending and a later round claims it.
+				reclaimed, claimErr = b.store.Claim(b.ctx, ports.ClaimParams{Owner: owner, Limit: 100, LeaseFor: leaseFor, Now: reclaimAt})
+			})
+			close(start)
+			wg.Wait()
+			require.NoError(t, errors.Join(staleErr, recErr, claimErr), "round %d: stale %s / recover / re-claim", round, finish)
+
+			lost := map[int64]bool{}
+			for _, id := range staleLost {
+				lost[id] = true
+			}
+			again := map[int64]outbox.Event{}
+			for _, ev := range reclaimed {
+				again[ev.ID] = ev
+			}
+			for _, ev := range held {
+				staleWon, reclaimWon := !lost[ev.ID], again[ev.ID].ID != 0
+				require.False(t, staleWon && reclaimWon,
+					"rule: a stale lease holder's %s after a re-claim is refused: the fencing token of the claim decides (round %d: row %d was re-claimed with token %d, and the %s with token %d succeeded too)",
+					finish, round, ev.ID, again[ev.ID].Lease.Token, finish, ev.Lease.Token)
+			}
+			if len(reclaimed) > 0 {
+				lostNew, err := b.store.Complete(b.ctx, owner, reclaimAt.Add(time.Second), refs(reclaimed))
+				require.NoError(t, err)
+				require.Empty(t, lostNew,
+					"rule: a stale lease holder's %s after a re-claim is refused: the new holder keeps the rows (round %d: the new holder lost %v)", finish, round, lostNew)
+			}
+			for _, ev := range held {
+				want := outbox.Delivered // the re-claim, or the stale Complete, won
+				switch {
+				case again[ev.ID].ID == 0 && lost[ev.ID]:
+					want = outbox.Pending // recovered, skipped by the re-claim
+				case again[ev.ID].ID == 0 && useFail:
+					want = outbox.Failed
+				}
+				require.Equal(t, want, b.get(ev.EventID).Status, "round %d: row %d ends with its winner's outcome", round, ev.ID)
+			}
+		}
+	})
+}
+
+// raceOffset staggers the second party of a race by round, from 0 to
+// 750µs (about one round trip to a local database), so across the rounds
+// it lands before, inside and after the first party's call in flight.
+func raceOffset(round int) time.Duration {
+	return time.Duration(round%4) * 250 * time.Microsecond
 }

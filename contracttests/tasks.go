@@ -31,6 +31,7 @@ func RunTaskStore(t *testing.T, caps TaskCaps, newStore func(t *testing.T) ports
 	runTaskFinish(t, newStore)
 	runTaskCancelRecover(t, newStore)
 	runTaskViewConcurrency(t, newStore)
+	runTaskRaces(t, newStore)
 	runTaskOutage(t, caps, newStore)
 }
 

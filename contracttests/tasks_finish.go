@@ -292,3 +292,73 @@ func runTaskViewConcurrency(t *testing.T, newStore func(t *testing.T) ports.Task
 		}
 	})
 }
+
+// taskRounds is how many times the task finish race runs.
+const taskRounds = 48
+
+func runTaskRaces(t *testing.T, newStore func(t *testing.T) ports.TaskStore) {
+	// A worker finishes its task (Complete, or Fail) while another claim
+	// takes the task over because the lease expired. The takeover has the
+	// same owner name (a restarted worker that kept its id), so only the
+	// fencing token tells the claims apart; in the stale worker's own clock
+	// its lease is still live. Each write is one atomic conditional change,
+	// so exactly one of them wins. A store that checks the lease and then
+	// writes in a second step lets the stale finish land on the taken-over
+	// task.
+	t.Run("Concurrent/StaleFinishAfterTakeoverIsRefused", func(t *testing.T) {
+		t.Parallel()
+		b := newTaskBundle(t, newStore)
+		const owner = "worker-a"
+		staleNow, takeoverAt := taskT0.Add(taskLease/2), taskT0.Add(taskLease+time.Second)
+		for round := range taskRounds {
+			id := fmt.Sprintf("race-%02d", round)
+			stale := b.progress(b.claimed(id, 1, owner), 1, 0, taskT0) // every item decided: only the lease can stop the finish
+			useFail := round%2 == 1
+			finish := "Complete"
+			if useFail {
+				finish = "Fail"
+			}
+
+			start := make(chan struct{})
+			var (
+				wg                  sync.WaitGroup
+				finishErr, claimErr error
+				fresh               tasks.Task
+			)
+			wg.Go(func() {
+				<-start
+				if useFail {
+					_, finishErr = b.store.Fail(b.ctx, id, owner, stale.Lease.Token, tasks.SummaryFor(tasks.CodeInfraUnavailable), staleNow)
+					return
+				}
+				_, finishErr = b.store.Complete(b.ctx, id, owner, stale.Lease.Token, staleNow)
+			})
+			wg.Go(func() {
+				<-start
+				time.Sleep(raceOffset(round)) // land at varying points inside the finish in flight
+				fresh, claimErr = b.store.Claim(b.ctx, id, owner, taskLease, takeoverAt)
+			})
+			close(start)
+			wg.Wait()
+
+			require.False(t, finishErr == nil && claimErr == nil,
+				"rule: a stale lease holder's %s after a takeover is refused: the fencing token of the claim decides (round %d: the task was taken over with token %d, and the %s with token %d succeeded too)",
+				finish, round, fresh.Lease.Token, finish, stale.Lease.Token)
+			if claimErr == nil {
+				require.ErrorIs(t, finishErr, lease.ErrLost, "round %d: the stale %s after a takeover is lease.ErrLost", round, finish)
+				done, err := b.store.Complete(b.ctx, id, owner, fresh.Lease.Token, takeoverAt.Add(time.Second))
+				require.NoError(t, err,
+					"rule: a stale lease holder's %s after a takeover is refused: the new holder keeps the task (round %d)", finish, round)
+				require.Equal(t, tasks.Completed, done.Status, "round %d: the new holder completes the task", round)
+				continue
+			}
+			require.NoError(t, finishErr, "round %d: the %s before the takeover succeeds (the takeover failed: %v)", round, finish, claimErr)
+			require.ErrorIs(t, claimErr, tasks.ErrTerminal, "round %d: a takeover after the %s finds the task finished", round, finish)
+			want := tasks.Completed
+			if useFail {
+				want = tasks.Failed
+			}
+			require.Equal(t, want, b.get(id).Status, "round %d: the task ends as the stale holder's %s left it", round, finish)
+		}
+	})
+}
