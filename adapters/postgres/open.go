@@ -53,7 +53,7 @@ func Open(ctx context.Context, cfg Config) (*bun.DB, error) {
 	db := bun.NewDB(sqldb, pgdialect.New())
 	db.AddQueryHook(traceHook{})
 	if wakeAfterCommit {
-		db.AddQueryHook(wakeHook{w: newWaker(db)})
+		db.AddQueryHook(wakeHook{w: newWaker(pcfg)})
 	}
 
 	pctx, cancel := context.WithTimeout(ctx, cfg.PingTimeout)

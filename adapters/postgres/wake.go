@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/uptrace/bun"
 )
 
@@ -23,64 +24,119 @@ import (
 //     tb_outbox_event (pgoutbox.Append or any INSERT whose text names the
 //     table), and wakes once the COMMIT succeeded; an insert outside a
 //     transaction wakes at once; a rolled-back transaction does not wake;
-//   - one NOTIFY at a time per pool, from a short-lived goroutine: wakes
+//   - one NOTIFY at a time per pool, on a connection of its own (not one
+//     of the pool's: the writers it wakes for may hold them all): wakes
 //     requested while one is in flight collapse into the next one, so a
-//     busy writer sends about one NOTIFY per notify round trip, not one
-//     per transaction. The NOTIFY commits asynchronously (it writes no
-//     data), so it does not wait for a WAL flush of its own.
+//     busy writer sends about one NOTIFY per round trip, not one per
+//     transaction. The connection commits asynchronously (a NOTIFY
+//     writes no data), so the NOTIFY waits for no WAL flush of its own.
+//     It is opened on the first wake-up and closed after wakeIdle without
+//     one, with the goroutine that sends.
 //
 // A lost or late wake-up only costs latency: the relay also polls
 // (RELAY_POLL_INTERVAL). Sessions outside this pool (psql, other services)
 // keep the trigger's in-transaction NOTIFY.
 
-// notifySQL is one simple-protocol query (pgx sends a query without
-// arguments that way in every exec mode), so SET LOCAL and the NOTIFY
-// share one implicit transaction and one round trip.
-const notifySQL = "SET LOCAL synchronous_commit = off; SELECT pg_notify('" + OutboxChannel + "', '')"
+const notifySQL = "SELECT pg_notify('" + OutboxChannel + "', '')"
 
-// wakeTimeout bounds one NOTIFY; on timeout the relay's poll covers it.
-const wakeTimeout = 5 * time.Second
+const (
+	// wakeTimeout bounds connecting and one NOTIFY; past it the relay's
+	// poll covers the wake-up.
+	wakeTimeout = 5 * time.Second
+	// wakeIdle is how long the NOTIFY connection stays open without a
+	// wake-up.
+	wakeIdle = 2 * time.Second
+)
 
-// waker sends coalesced wake-ups on db.
+// notifier sends one NOTIFY; Close ends it.
+type notifier interface {
+	Notify(ctx context.Context) error
+	Close()
+}
+
+// waker sends coalesced wake-ups through notifiers from dial.
 type waker struct {
-	send    func(context.Context) error
-	pending atomic.Bool
+	dial    func(ctx context.Context) (notifier, error)
+	kick    chan struct{} // one buffered wake-up request
 	running atomic.Bool
 }
 
-func newWaker(db *bun.DB) *waker {
-	return &waker{send: func(ctx context.Context) error {
-		_, err := db.ExecContext(ctx, notifySQL)
-		return err
+func newWaker(cfg *pgx.ConnConfig) *waker {
+	cfg = cfg.Copy()
+	cfg.RuntimeParams["synchronous_commit"] = "off"
+	cfg.RuntimeParams["application_name"] = "outbox-wake"
+	return &waker{kick: make(chan struct{}, 1), dial: func(ctx context.Context) (notifier, error) {
+		c, err := pgx.ConnectConfig(ctx, cfg)
+		if err != nil {
+			return nil, err
+		}
+		return pgxNotifier{c}, nil
 	}}
 }
 
+type pgxNotifier struct{ c *pgx.Conn }
+
+func (n pgxNotifier) Notify(ctx context.Context) error {
+	_, err := n.c.Exec(ctx, notifySQL)
+	return err
+}
+
+func (n pgxNotifier) Close() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_ = n.c.Close(ctx)
+}
+
 // wake asks for one NOTIFY after every outbox write committed so far. It
-// never blocks: the NOTIFY goes out from a goroutine that lives while
-// wake-ups keep coming.
+// never blocks.
 func (w *waker) wake() {
-	w.pending.Store(true)
+	select {
+	case w.kick <- struct{}{}:
+	default: // one is pending already; it covers this commit too
+	}
 	if w.running.CompareAndSwap(false, true) {
 		go w.run()
 	}
 }
 
 func (w *waker) run() {
+	var n notifier
+	defer func() {
+		if n != nil {
+			n.Close()
+		}
+	}()
+	idle := time.NewTimer(wakeIdle)
+	defer idle.Stop()
 	for {
-		for w.pending.Swap(false) {
-			ctx, cancel := context.WithTimeout(context.Background(), wakeTimeout)
-			// An error (pool closed, database down) is not reported: the
-			// relay's poll delivers the events, and the business
-			// transaction has committed already.
-			_ = w.send(ctx)
-			cancel()
+		select {
+		case <-w.kick:
+		case <-idle.C:
+			w.running.Store(false)
+			// A wake between the timer and the Store found running still
+			// set and started nothing: take it over.
+			if len(w.kick) == 0 || !w.running.CompareAndSwap(false, true) {
+				return
+			}
+			continue
 		}
-		w.running.Store(false)
-		// A wake between the last Swap and the Store above found running
-		// still set and started nothing: take it over.
-		if !w.pending.Load() || !w.running.CompareAndSwap(false, true) {
-			return
+		ctx, cancel := context.WithTimeout(context.Background(), wakeTimeout)
+		var err error
+		if n == nil {
+			n, err = w.dial(ctx)
 		}
+		if err == nil {
+			err = n.Notify(ctx)
+		}
+		cancel()
+		// An error (database down, connection lost) is not reported: the
+		// relay's poll delivers the events, and the business transaction
+		// has committed already. The next wake-up reconnects.
+		if err != nil && n != nil {
+			n.Close()
+			n = nil
+		}
+		idle.Reset(wakeIdle)
 	}
 }
 

@@ -146,11 +146,9 @@ func drain(ctx context.Context, c common, out io.Writer, n int, loops, batches [
 			r := results[sc]
 			med := median(r.rates)
 			target := "—"
-			switch l {
-			case 1:
-				target = fmt.Sprintf("≥ 15,000: %s", verdict(med >= 15_000))
-			case 4:
-				target = fmt.Sprintf("≥ 20,000: %s", verdict(med >= 20_000))
+			if b, ok := results[scenario{loops: l, batch: bareBatch, bare: true}]; ok && !sc.bare {
+				ratio := med / median(b.rates)
+				target = fmt.Sprintf("%.2fx bare (≥ 1.0): %s", ratio, verdict(ratio >= 1))
 			}
 			if sc.bare {
 				target = "yardstick"
