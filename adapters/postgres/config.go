@@ -30,6 +30,13 @@ type Config struct {
 	// RuntimeParams are session settings sent on connect, e.g.
 	// {"application_name": "relay", "synchronous_commit": "off"}.
 	RuntimeParams map[string]string
+	// NotifyInTx keeps the outbox insert trigger's NOTIFY inside each
+	// appending transaction instead of the pool's post-commit wake-up
+	// (wake.go). The wake-up is as fast either way; in-transaction NOTIFY
+	// serialises concurrent commits on Postgres's notify lock. Setting
+	// outbox.notify in the URL or in RuntimeParams also leaves the trigger
+	// in charge (off: no wake-up at all, the relay's poll finds the events).
+	NotifyInTx bool
 }
 
 func (c Config) withDefaults() Config {

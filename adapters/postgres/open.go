@@ -18,7 +18,8 @@ var ErrNoURL = errors.New("postgres url is empty: set DATABASE_URL to postgres:/
 // Open returns a bun.DB over the pgx stdlib driver with the pool sized by
 // cfg, after checking that the server answers. The caller closes it.
 // Queries use the simple protocol unless the URL sets
-// default_query_exec_mode.
+// default_query_exec_mode. Outbox wake-ups go out after commit (wake.go)
+// unless cfg.NotifyInTx.
 func Open(ctx context.Context, cfg Config) (*bun.DB, error) {
 	if cfg.URL == "" {
 		return nil, ErrNoURL
@@ -40,6 +41,10 @@ func Open(ctx context.Context, cfg Config) (*bun.DB, error) {
 	for k, v := range cfg.RuntimeParams {
 		pcfg.RuntimeParams[k] = v
 	}
+	wakeAfterCommit := cfg.wakesAfterCommit()
+	if wakeAfterCommit {
+		pcfg.RuntimeParams["outbox.notify"] = "off" // the hook below wakes instead
+	}
 	sqldb := stdlib.OpenDB(*pcfg)
 	sqldb.SetMaxOpenConns(cfg.MaxOpenConns)
 	sqldb.SetMaxIdleConns(cfg.MaxIdleConns)
@@ -47,6 +52,9 @@ func Open(ctx context.Context, cfg Config) (*bun.DB, error) {
 	sqldb.SetConnMaxIdleTime(cfg.ConnMaxIdleTime)
 	db := bun.NewDB(sqldb, pgdialect.New())
 	db.AddQueryHook(traceHook{})
+	if wakeAfterCommit {
+		db.AddQueryHook(wakeHook{w: newWaker(pcfg)})
+	}
 
 	pctx, cancel := context.WithTimeout(ctx, cfg.PingTimeout)
 	defer cancel()

@@ -3,6 +3,7 @@ package pgoutbox
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
@@ -37,7 +38,18 @@ const claimSQL = `WITH due AS MATERIALIZED (
 UPDATE tb_outbox_event AS e
 SET status = 2, lease_owner = ?, lease_token = e.lease_token + 1, lease_expires_at = ?, updated_at = ?
 FROM due WHERE e.id = due.id
-RETURNING e.*`
+RETURNING ` + claimColumns
+
+// claimColumns are what a claimed event needs beyond what the claim itself
+// set (status, lease, updated_at) and what a Delivering row cannot have
+// (delivered_at), in claimedRow.scan's order. Naming them instead of e.*
+// and scanning them by position costs about a fifth of reflecting all 29
+// columns into outboxRow.
+const claimColumns = `e.id, e.event_id, e.event_type, e.payload_version, e.aggregate_type, e.aggregate_id,
+	e.resource_type, e.resource_id, coalesce(e.business_key, ''), e.request_id, e.correlation_id,
+	e.payload, e.retry_count, e.next_attempt_at, e.lease_token,
+	coalesce(e.last_error_code, ''), coalesce(e.last_error_message, ''), e.created_at,
+	coalesce(e.trace_parent, ''), coalesce(e.trace_state, '')`
 
 // heldSQL is the guard every write by a lease holder repeats: the row is
 // still Delivering, leased to this owner under this claim's token.
@@ -100,16 +112,42 @@ func (s *Store) Claim(ctx context.Context, p ports.ClaimParams) ([]outbox.Event,
 	if p.Limit < 1 {
 		return nil, fmt.Errorf("claim outbox events: %w: limit %d; pass 1 or more", lease.ErrInvalid, p.Limit)
 	}
-	var rows []outboxRow
-	err := s.db.NewRaw(claimSQL, p.Now, min(p.Limit, s.cfg.ClaimLimit), p.Owner, p.Now.Add(p.LeaseFor), p.Now).Scan(ctx, &rows)
+	// Postgres keeps microseconds and bun writes times truncated to them;
+	// the event reports what was stored.
+	now := p.Now.Truncate(time.Microsecond)
+	expires := p.Now.Add(p.LeaseFor).Truncate(time.Microsecond)
+	rows, err := s.db.QueryContext(ctx, claimSQL, p.Now, min(p.Limit, s.cfg.ClaimLimit), p.Owner, expires, p.Now)
 	if err != nil {
 		return nil, fmt.Errorf("claim outbox events: %w", pgerr.Translate(err))
 	}
+	defer rows.Close()
+	var evs []outbox.Event
+	for rows.Next() {
+		ev := outbox.Event{
+			Status:    outbox.Delivering,
+			Lease:     lease.Lease{Owner: p.Owner, ExpiresAt: expires.UTC()},
+			UpdatedAt: now.UTC(),
+		}
+		var payload []byte
+		if err := rows.Scan(&ev.ID, &ev.EventID, &ev.EventType, &ev.PayloadVersion, &ev.AggregateType, &ev.AggregateID,
+			&ev.ResourceType, &ev.ResourceID, &ev.BusinessKey, &ev.RequestID, &ev.CorrelationID,
+			&payload, &ev.RetryCount, &ev.NextAttemptAt, &ev.Lease.Token,
+			&ev.LastErrorCode, &ev.LastErrorMessage, &ev.CreatedAt,
+			&ev.TraceParent, &ev.TraceState); err != nil {
+			return nil, fmt.Errorf("claim outbox events: read a claimed row: %w", err)
+		}
+		ev.Payload = json.RawMessage(payload)
+		ev.NextAttemptAt, ev.CreatedAt = ev.NextAttemptAt.UTC(), ev.CreatedAt.UTC()
+		evs = append(evs, ev)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("claim outbox events: %w", pgerr.Translate(err))
+	}
 	// UPDATE ... RETURNING does not keep the CTE's order.
-	slices.SortFunc(rows, func(a, b outboxRow) int {
+	slices.SortFunc(evs, func(a, b outbox.Event) int {
 		return cmp.Or(a.NextAttemptAt.Compare(b.NextAttemptAt), cmp.Compare(a.ID, b.ID))
 	})
-	return toEvents(rows), nil
+	return evs, nil
 }
 
 // Complete marks the rows Delivered in one UPDATE; see

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/uptrace/bun"
 
+	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/adapters/postgres/pgoutbox"
 	"github.com/july/template/core/outbox"
 )
@@ -19,12 +21,24 @@ import (
 func appendFlags(fs *flag.FlagSet) func(context.Context, common, io.Writer) error {
 	n := fs.Int("n", 5000, "transactions per measurement")
 	workers := fs.String("workers", "1,8", "concurrent writer counts to try")
+	wakes := fs.String("wake", "after-commit", "how Append's pool wakes the relay: after-commit (the default: a NOTIFY after the commit, postgres.Open), in-tx (the insert trigger's NOTIFY inside the transaction, postgres.Config.NotifyInTx), or both, comma-separated")
 	return func(ctx context.Context, c common, out io.Writer) error {
 		ws, err := parseInts(*workers, "workers")
 		if err != nil {
 			return err
 		}
-		return appendBench(ctx, c, out, *n, ws)
+		var inTx []bool
+		for w := range strings.SplitSeq(*wakes, ",") {
+			switch strings.TrimSpace(w) {
+			case "after-commit":
+				inTx = append(inTx, false)
+			case "in-tx":
+				inTx = append(inTx, true)
+			default:
+				return fmt.Errorf("-wake %q: want after-commit, in-tx or both", *wakes)
+			}
+		}
+		return appendBench(ctx, c, out, *n, ws, inTx)
 	}
 }
 
@@ -55,59 +69,73 @@ func appendOne(ctx context.Context, tx bun.IDB, ev outbox.Event) error {
 	return pgoutbox.Append(ctx, tx, ev)
 }
 
-func appendBench(ctx context.Context, c common, out io.Writer, n int, workers []int) error {
+func appendBench(ctx context.Context, c common, out io.Writer, n int, workers []int, inTxs []bool) error {
 	e, err := newEnv(ctx, c)
 	if err != nil {
 		return err
 	}
 	defer e.Close()
-	db, err := e.open(ctx, slices.Max(workers))
-	if err != nil {
-		return err
+	pools := map[bool]*bun.DB{}
+	for _, inTx := range inTxs {
+		db, err := e.openWith(ctx, postgres.Config{MaxOpenConns: slices.Max(workers), NotifyInTx: inTx})
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		pools[inTx] = db
 	}
-	defer db.Close()
-	if _, err := db.ExecContext(ctx, plainTableSQL); err != nil {
+	if _, err := pools[inTxs[0]].ExecContext(ctx, plainTableSQL); err != nil {
 		return fmt.Errorf("create plain table: %w", err)
 	}
 
 	type key struct {
 		w     int
+		inTx  bool
 		plain bool
 	}
+	type wkey struct {
+		w    int
+		inTx bool
+	}
 	rates := map[key][]float64{}
-	ratios := map[int][]float64{}
+	ratios := map[wkey][]float64{}
 	for run := range c.runs {
 		for _, w := range workers {
-			got := map[bool]float64{}
-			// Alternate which goes first so warm caches favour neither.
-			order := []bool{run%2 == 0, run%2 != 0}
-			for _, plain := range order {
-				if err := resetAppend(ctx, db); err != nil {
-					return err
+			for _, inTx := range inTxs {
+				db := pools[inTx]
+				got := map[bool]float64{}
+				// Alternate which goes first so warm caches favour neither.
+				order := []bool{run%2 == 0, run%2 != 0}
+				for _, plain := range order {
+					if err := resetAppend(ctx, db); err != nil {
+						return err
+					}
+					insert := appendOne
+					if plain {
+						insert = plainInsert
+					}
+					rate, err := txRate(ctx, db, n, w, insert)
+					if err != nil {
+						return fmt.Errorf("append run %d workers=%d wake=%s plain=%t: %w", run+1, w, wakeName(inTx), plain, err)
+					}
+					got[plain] = rate
+					rates[key{w, inTx, plain}] = append(rates[key{w, inTx, plain}], rate)
 				}
-				insert := appendOne
-				if plain {
-					insert = plainInsert
-				}
-				rate, err := txRate(ctx, db, n, w, insert)
-				if err != nil {
-					return fmt.Errorf("append run %d workers=%d plain=%t: %w", run+1, w, plain, err)
-				}
-				got[plain] = rate
-				rates[key{w, plain}] = append(rates[key{w, plain}], rate)
+				ratios[wkey{w, inTx}] = append(ratios[wkey{w, inTx}], got[false]/got[true])
+				fmt.Fprintf(slogWriter, "append run %d workers=%d wake=%s: outbox %.0f tx/s, plain %.0f tx/s\n", run+1, w, wakeName(inTx), got[false], got[true])
 			}
-			ratios[w] = append(ratios[w], got[false]/got[true])
-			fmt.Fprintf(slogWriter, "append run %d workers=%d: outbox %.0f tx/s, plain %.0f tx/s\n", run+1, w, got[false], got[true])
 		}
 	}
 
 	fmt.Fprintf(out, "### append: one event per business transaction, %d transactions per run, median of %d runs\n\n", n, c.runs)
-	fmt.Fprintln(out, "| writers | Append tx/s | plain INSERT tx/s | ratio | ratio per run | target |")
-	fmt.Fprintln(out, "|---:|---:|---:|---:|---|---|")
+	fmt.Fprintln(out, "| writers | wake-up | Append tx/s | plain INSERT tx/s | ratio | ratio per run | target |")
+	fmt.Fprintln(out, "|---:|---|---:|---:|---:|---|---|")
 	for _, w := range workers {
-		r := median(ratios[w])
-		fmt.Fprintf(out, "| %d | %.0f | %.0f | %.2f | %s | ≥ 0.90: %s |\n", w, median(rates[key{w, false}]),
-			median(rates[key{w, true}]), r, joinFloats(ratios[w], "%.2f"), verdict(r >= 0.9))
+		for _, inTx := range inTxs {
+			r := median(ratios[wkey{w, inTx}])
+			fmt.Fprintf(out, "| %d | %s | %.0f | %.0f | %.2f | %s | ≥ 0.90: %s |\n", w, wakeName(inTx), median(rates[key{w, inTx, false}]),
+				median(rates[key{w, inTx, true}]), r, joinFloats(ratios[wkey{w, inTx}], "%.2f"), verdict(r >= 0.9))
+		}
 	}
 	fmt.Fprintln(out)
 	return nil
@@ -161,4 +189,11 @@ func txRate(ctx context.Context, db *bun.DB, n, w int, insert func(context.Conte
 		return 0, err
 	}
 	return float64(n) / time.Since(start).Seconds(), nil
+}
+
+func wakeName(inTx bool) string {
+	if inTx {
+		return "in-tx"
+	}
+	return "after-commit"
 }

@@ -22,6 +22,7 @@ func drainFlags(fs *flag.FlagSet) func(context.Context, common, io.Writer) error
 	events := fs.Int("events", 20_000, "events pre-filled before each drain")
 	loops := fs.String("loops", "1,4", "claim loop counts to try (relay.Config.Loops)")
 	batches := fs.String("batch", "100,500", "batch sizes to try (relay.Config.BatchSize)")
+	relays := fs.String("relays", "template", "relays to try: template (core/relay over pgoutbox and the asynq queue), bare (a hand-written claim 100, 8 concurrent enqueues, mark loop: the yardstick), or template,bare")
 	tracingModes := fs.String("tracing", "off", "tracing modes to try: off, on (100% sampled spans, linked to each event's producer, exported in batches to a discarding exporter), or off,on")
 	return func(ctx context.Context, c common, out io.Writer) error {
 		ls, err := parseInts(*loops, "loops")
@@ -43,7 +44,18 @@ func drainFlags(fs *flag.FlagSet) func(context.Context, common, io.Writer) error
 				return fmt.Errorf("-tracing %q: want off, on or off,on", *tracingModes)
 			}
 		}
-		return drain(ctx, c, out, *events, ls, bs, modes)
+		var bare []bool
+		for _, r := range strings.Split(*relays, ",") {
+			switch strings.TrimSpace(r) {
+			case "template":
+				bare = append(bare, false)
+			case "bare":
+				bare = append(bare, true)
+			default:
+				return fmt.Errorf("-relays %q: want template, bare or template,bare", *relays)
+			}
+		}
+		return drain(ctx, c, out, *events, ls, bs, modes, bare)
 	}
 }
 
@@ -51,6 +63,14 @@ func drainFlags(fs *flag.FlagSet) func(context.Context, common, io.Writer) error
 type scenario struct {
 	loops, batch int
 	traced       bool
+	bare         bool // the hand-written yardstick instead of core/relay
+}
+
+func (sc scenario) relayName() string {
+	if sc.bare {
+		return "bare"
+	}
+	return "template"
 }
 
 type drainResult struct {
@@ -61,7 +81,7 @@ type drainResult struct {
 	machine []float64 // machine busy share
 }
 
-func drain(ctx context.Context, c common, out io.Writer, n int, loops, batches []int, modes []bool) error {
+func drain(ctx context.Context, c common, out io.Writer, n int, loops, batches []int, modes, bares []bool) error {
 	e, err := newEnv(ctx, c)
 	if err != nil {
 		return err
@@ -75,9 +95,15 @@ func drain(ctx context.Context, c common, out io.Writer, n int, loops, batches [
 
 	var scenarios []scenario
 	for _, l := range loops {
-		for _, b := range batches {
-			for _, tr := range modes {
-				scenarios = append(scenarios, scenario{l, b, tr})
+		for _, bare := range bares {
+			if bare { // fixed batch, never traced
+				scenarios = append(scenarios, scenario{loops: l, batch: bareBatch, bare: true})
+				continue
+			}
+			for _, b := range batches {
+				for _, tr := range modes {
+					scenarios = append(scenarios, scenario{l, b, tr, false})
+				}
 			}
 		}
 	}
@@ -93,10 +119,10 @@ func drain(ctx context.Context, c common, out io.Writer, n int, loops, batches [
 				}
 				m, err := drainOnce(ctx, e, db, n, sc)
 				if err != nil {
-					return fmt.Errorf("drain run %d loops=%d batch=%d tracing=%s: %w", run+1, l, b, onOff(sc.traced), err)
+					return fmt.Errorf("drain run %d relay=%s loops=%d batch=%d tracing=%s: %w", run+1, sc.relayName(), l, b, onOff(sc.traced), err)
 				}
-				fmt.Fprintf(slogWriter, "drain run %d loops=%d batch=%d tracing=%s: %.0f events/s, CPU µs/event relay %.1f postgres %.1f redis %.1f, machine busy %.0f%%\n",
-					run+1, l, b, onOff(sc.traced), m.rate, m.cpuUS, m.pgUS, m.redisUS, 100*m.busy)
+				fmt.Fprintf(slogWriter, "drain run %d relay=%s loops=%d batch=%d tracing=%s: %.0f events/s, CPU µs/event relay %.1f postgres %.1f redis %.1f, machine busy %.0f%%\n",
+					run+1, sc.relayName(), l, b, onOff(sc.traced), m.rate, m.cpuUS, m.pgUS, m.redisUS, 100*m.busy)
 				r := results[sc]
 				if r == nil {
 					r = &drainResult{}
@@ -112,22 +138,23 @@ func drain(ctx context.Context, c common, out io.Writer, n int, loops, batches [
 	}
 
 	fmt.Fprintf(out, "### drain: %d pre-filled events, publish concurrency %d, median of %d runs\n\n", n, c.publishConcurrency, c.runs)
-	fmt.Fprintln(out, "| loops | batch | tracing | events/s (median) | runs | CPU µs/event: relay / postgres / redis | machine busy | target |")
-	fmt.Fprintln(out, "|---:|---:|---|---:|---|---|---:|---|")
+	fmt.Fprintln(out, "| relay | loops | batch | tracing | events/s (median) | runs | CPU µs/event: relay / postgres / redis | machine busy | target |")
+	fmt.Fprintln(out, "|---|---:|---:|---|---:|---|---|---:|---|")
 	for _, sc := range scenarios {
 		{
 			l, b := sc.loops, sc.batch
 			r := results[sc]
 			med := median(r.rates)
 			target := "—"
-			switch l {
-			case 1:
-				target = fmt.Sprintf("≥ 15,000: %s", verdict(med >= 15_000))
-			case 4:
-				target = fmt.Sprintf("≥ 20,000: %s", verdict(med >= 20_000))
+			if b, ok := results[scenario{loops: l, batch: bareBatch, bare: true}]; ok && !sc.bare {
+				ratio := med / median(b.rates)
+				target = fmt.Sprintf("%.2fx bare (≥ 1.0): %s", ratio, verdict(ratio >= 1))
 			}
-			fmt.Fprintf(out, "| %d | %d | %s | %.0f | %s | %.0f / %.0f / %.0f | %.0f%% | %s |\n",
-				l, b, onOff(sc.traced), med, joinFloats(r.rates, "%.0f"), median(r.cpuUS), median(r.pgUS), median(r.redisUS), 100*median(r.machine), target)
+			if sc.bare {
+				target = "yardstick"
+			}
+			fmt.Fprintf(out, "| %s | %d | %d | %s | %.0f | %s | %.1f / %.1f / %.1f | %.0f%% | %s |\n",
+				sc.relayName(), l, b, onOff(sc.traced), med, joinFloats(r.rates, "%.0f"), median(r.cpuUS), median(r.pgUS), median(r.redisUS), 100*median(r.machine), target)
 		}
 	}
 	fmt.Fprintln(out)
@@ -163,6 +190,9 @@ func drainOnce(ctx context.Context, e *env, db *bun.DB, n int, sc scenario) (m d
 		return m, err
 	}
 	defer q.Close()
+	if sc.bare {
+		return bareDrainOnce(ctx, e, db, q, n, loops)
+	}
 	store, err := pgoutbox.NewStore(db, pgoutbox.Config{})
 	if err != nil {
 		return m, err
@@ -220,3 +250,23 @@ func drainOnce(ctx context.Context, e *env, db *bun.DB, n int, sc scenario) (m d
 // quietLogger drops the relay's routine logs; errors still surface as
 // missing deliveries.
 var quietLogger = slog.New(slog.NewTextHandler(slogWriter, &slog.HandlerOptions{Level: slog.LevelWarn}))
+
+// bareDrainOnce times the bare relay over the pre-filled table.
+func bareDrainOnce(ctx context.Context, e *env, db *bun.DB, q *scratchQueue, n, loops int) (m drainMeasure, err error) {
+	pool, err := e.openBare(ctx, loops)
+	if err != nil {
+		return m, err
+	}
+	defer pool.Close()
+	s0, u0 := sampleServers(ctx, db), sampleUsage()
+	start := time.Now()
+	err = bareDrain(ctx, pool, q.client, q.name, loops, n)
+	elapsed := time.Since(start)
+	proc, busy := sampleUsage().since(u0)
+	pg, rds := sampleServers(ctx, db).since(s0)
+	if err != nil {
+		return m, err
+	}
+	perEvent := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(n) }
+	return drainMeasure{rate: float64(n) / elapsed.Seconds(), cpuUS: perEvent(proc), pgUS: perEvent(pg), redisUS: perEvent(rds), busy: busy}, nil
+}

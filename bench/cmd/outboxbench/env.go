@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
+	"github.com/jackc/pgx/v5/pgxpool"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
 	"github.com/uptrace/bun"
 
@@ -94,11 +95,47 @@ func (e *env) open(ctx context.Context, conns int) (*bun.DB, error) {
 	return postgres.Open(ctx, postgres.Config{URL: e.url, MaxOpenConns: conns, MaxIdleConns: conns})
 }
 
+// openWith opens a pool on the scratch database with cfg (its URL is
+// filled in, and MaxIdleConns follows MaxOpenConns).
+func (e *env) openWith(ctx context.Context, cfg postgres.Config) (*bun.DB, error) {
+	cfg.URL, cfg.MaxIdleConns = e.url, cfg.MaxOpenConns
+	return postgres.Open(ctx, cfg)
+}
+
 // openRelay opens a pool with the session settings apps/relay uses
 // (asynchronous commit for the relay's own marks).
 func (e *env) openRelay(ctx context.Context, conns int) (*bun.DB, error) {
 	return postgres.Open(ctx, postgres.Config{URL: e.url, MaxOpenConns: conns, MaxIdleConns: conns,
 		RuntimeParams: map[string]string{"synchronous_commit": "off"}})
+}
+
+// openBare opens a plain pgx pool for the bare relay: prepared statements
+// (pgx's default), asynchronous commit like the relay's pool. Its
+// connections are opened before it returns, so the CPU sample sees them.
+func (e *env) openBare(ctx context.Context, conns int) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(e.url)
+	if err != nil {
+		return nil, fmt.Errorf("parse scratch url: %w", err)
+	}
+	cfg.MaxConns, cfg.MinConns = int32(conns), int32(conns)
+	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open bare pool: %w", err)
+	}
+	held := make([]*pgxpool.Conn, 0, conns)
+	for range conns {
+		c, err := pool.Acquire(ctx)
+		if err != nil {
+			pool.Close()
+			return nil, fmt.Errorf("open bare pool: %w", err)
+		}
+		held = append(held, c)
+	}
+	for _, c := range held {
+		c.Release()
+	}
+	return pool, nil
 }
 
 // Close drops the scratch database, closing whatever is still connected.

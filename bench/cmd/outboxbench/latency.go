@@ -28,11 +28,11 @@ func latencyFlags(fs *flag.FlagSet) func(context.Context, common, io.Writer) err
 	fs.IntVar(&p.loops, "loops", 1, "relay.Config.Loops")
 	fs.IntVar(&p.batch, "batch", 100, "relay.Config.BatchSize")
 	fs.IntVar(&p.producers, "producers", 16, "concurrent producer transactions (enough to sustain -rate)")
-	modes := fs.String("modes", "listen,poll", "wake-up modes: listen (LISTEN/NOTIFY plus polling) and poll (polling only)")
+	modes := fs.String("modes", "listen,poll", "wake-up modes: listen (LISTEN plus polling; the writers' pool wakes after commit, the default), listen-intx (LISTEN plus polling; the insert trigger NOTIFYs inside each writer transaction, postgres.Config.NotifyInTx) and poll (polling only)")
 	return func(ctx context.Context, c common, out io.Writer) error {
 		for m := range strings.SplitSeq(*modes, ",") {
-			if m != "listen" && m != "poll" {
-				return fmt.Errorf("-modes %q: want listen, poll or both", *modes)
+			if m != "listen" && m != "listen-intx" && m != "poll" {
+				return fmt.Errorf("-modes %q: want a list of listen, listen-intx, poll", *modes)
 			}
 			p.modes = append(p.modes, m)
 		}
@@ -69,6 +69,11 @@ func latency(ctx context.Context, c common, out io.Writer, p latencyParams) erro
 		return err
 	}
 	defer app.Close()
+	appInTx, err := e.openWith(ctx, postgres.Config{MaxOpenConns: p.producers, NotifyInTx: true})
+	if err != nil {
+		return err
+	}
+	defer appInTx.Close()
 	rdb, err := e.openRelay(ctx, postgres.DefaultMaxOpenConns)
 	if err != nil {
 		return err
@@ -81,7 +86,11 @@ func latency(ctx context.Context, c common, out io.Writer, p latencyParams) erro
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			res, err := latencyOnce(ctx, e, app, rdb, p, mode == "listen")
+			writers := app
+			if mode == "listen-intx" {
+				writers = appInTx
+			}
+			res, err := latencyOnce(ctx, e, writers, rdb, p, mode != "poll")
 			if err != nil {
 				return fmt.Errorf("latency run %d mode %s: %w", run+1, mode, err)
 			}
@@ -112,7 +121,7 @@ func latency(ctx context.Context, c common, out io.Writer, p latencyParams) erro
 			offered[i], p99s[i] = r.offered, float64(r.p99)/float64(time.Millisecond)
 		}
 		var target string
-		if mode == "listen" {
+		if mode != "poll" {
 			target = fmt.Sprintf("p50 < 1 ms, p99 < 5 ms: %s", verdict(p50 < time.Millisecond && p99 < 5*time.Millisecond))
 		} else {
 			limit := p.poll + 10*time.Millisecond
