@@ -9,8 +9,8 @@ import (
 	"github.com/redis/rueidis"
 	"go.uber.org/fx"
 
-	"github.com/july/template/adapters/redisurl"
 	"github.com/july/template/core/ports"
+	"github.com/july/template/core/redisurl"
 )
 
 // ModuleConfig is what an app supplies (fx.Supply) for Module.

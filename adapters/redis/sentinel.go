@@ -9,7 +9,7 @@ import (
 
 	"github.com/redis/rueidis"
 
-	"github.com/july/template/adapters/redisurl"
+	"github.com/july/template/core/redisurl"
 )
 
 // SwitchMasterChannel is the Sentinel channel announcing a failover:

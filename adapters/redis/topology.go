@@ -6,7 +6,7 @@ import (
 
 	"github.com/redis/rueidis"
 
-	"github.com/july/template/adapters/redisurl"
+	"github.com/july/template/core/redisurl"
 )
 
 // ClientOption is the rueidis configuration for a REDIS_URL topology. A

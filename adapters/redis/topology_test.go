@@ -9,9 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/july/template/adapters/redis"
-	"github.com/july/template/adapters/redisurl"
 	"github.com/july/template/contracttests"
 	"github.com/july/template/core/ports"
+	"github.com/july/template/core/redisurl"
 	"github.com/july/template/core/sysconfig"
 	"github.com/july/template/internal/redistopo"
 )

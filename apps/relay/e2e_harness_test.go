@@ -33,9 +33,9 @@ import (
 	"github.com/july/template/adapters/asynq/queue"
 	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/adapters/postgres/pgoutbox"
-	"github.com/july/template/adapters/redisurl"
 	"github.com/july/template/contracttests/testinfra"
 	"github.com/july/template/core/outbox"
+	"github.com/july/template/core/redisurl"
 	"github.com/july/template/examples"
 )
 

@@ -10,8 +10,8 @@ import (
 
 	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/adapters/redis"
-	"github.com/july/template/adapters/redisurl"
 	"github.com/july/template/core/ports"
+	"github.com/july/template/core/redisurl"
 	"github.com/july/template/core/relay"
 )
 

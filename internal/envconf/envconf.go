@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/july/template/adapters/redisurl"
+	"github.com/july/template/core/redisurl"
 )
 
 // Reader collects values and errors from getenv.

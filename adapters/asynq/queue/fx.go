@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 
-	"github.com/july/template/adapters/redisurl"
+	"github.com/july/template/core/redisurl"
 
 	"github.com/hibiken/asynq"
 	"github.com/prometheus/client_golang/prometheus"

@@ -62,7 +62,7 @@ func TestModuleRejectsBadConfig(t *testing.T) {
 		want string
 		opts []fx.Option
 	}{
-		{"bad redis url", "not a valid redis:// URL", []fx.Option{fx.Supply(queue.ModuleConfig{RedisURL: "http://user:hunter2@host"}), fx.Invoke(func(ports.Publisher) {})}},
+		{"bad redis url", "not a valid Redis URL", []fx.Option{fx.Supply(queue.ModuleConfig{RedisURL: "http://user:hunter2@host"}), fx.Invoke(func(ports.Publisher) {})}},
 		{"duplicate consumers", "two consumers for event type a.b", []fx.Option{
 			fx.Supply(queue.ModuleConfig{RedisURL: "redis://127.0.0.1:1/0"}),
 			fx.Provide(queue.AsConsumer(dup), queue.AsConsumer(dup)), queue.RunWorker,

@@ -6,7 +6,7 @@ import (
 
 	"github.com/hibiken/asynq"
 
-	"github.com/july/template/adapters/redisurl"
+	"github.com/july/template/core/redisurl"
 )
 
 // ConnOpt is Asynq's connection for a REDIS_URL topology: a single node,

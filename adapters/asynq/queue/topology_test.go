@@ -13,10 +13,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/july/template/adapters/asynq/queue"
-	"github.com/july/template/adapters/redisurl"
 	"github.com/july/template/contracttests"
 	"github.com/july/template/core/outbox"
 	"github.com/july/template/core/ports"
+	"github.com/july/template/core/redisurl"
 	"github.com/july/template/internal/redistopo"
 )
 

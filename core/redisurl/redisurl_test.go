@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/july/template/adapters/redisurl"
+	"github.com/july/template/core/redisurl"
 )
 
 func TestParse(t *testing.T) {
