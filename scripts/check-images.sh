@@ -59,7 +59,11 @@ say "build context with vendored modules: $((SECONDS - t0))s"
 
 build() { # builder-name cli env... -- tag-suffix
   local name=$1 cli=$2 kit=$3 sfx=$4 t=$SECONDS app
-  for app in build migrate relay api; do
+  # Classic: the build stage is tagged too, so `docker image prune` keeps its
+  # compiled dependencies; BuildKit keeps them in its own cache.
+  local targets="migrate relay api"
+  [ "$kit" = 1 ] || targets="build $targets"
+  for app in $targets; do
     DOCKER_BUILDKIT=$kit "$cli" build --force-rm -f "$ctx/deploy/Dockerfile" --build-arg GOPROXY=off \
       --build-arg VERSION=check --target "$app" -t "template-$app:$sfx" "$ctx" >"$ctx.log" 2>&1 ||
       { tail -30 "$ctx.log" >&2; die "$name build of $app failed; the end of its output is above"; }
@@ -146,9 +150,9 @@ done
 dc down -v --remove-orphans >/dev/null 2>&1 || die "docker-compose down failed"
 left=$(docker ps -aq --filter "label=com.docker.compose.project=$id"; docker volume ls -q --filter "label=com.docker.compose.project=$id"; docker network ls -q --filter "label=com.docker.compose.project=$id")
 [ -z "$left" ] || die "docker-compose down left: $left"
-# Keep the caches bounded: the tagged build stages (template-build:dev and
-# :buildkit, whose module layer holds the compiled dependencies) stay, the
-# stages of earlier trees go.
+# Keep the caches bounded: the tagged classic build stage (template-build:dev,
+# whose module layer holds the compiled dependencies) stays, the stages of
+# earlier trees go; BuildKit's cache is kept under 4 GB.
 docker image prune -f >/dev/null
 DOCKER_BUILDKIT=1 "$BUILDKIT_CLI" builder prune -f --keep-storage 4GB >/dev/null 2>&1 || true
 say "compose: up healthy (/readyz), $relays relays, stop and down clean: $((SECONDS - t))s"
