@@ -14,19 +14,24 @@ GO ?= go
 PKGS := ./...
 FUZZTIME ?= 10s
 
-.PHONY: run test services lint alerts unit fuzz bench bench-relays rename remove-examples check-rename check-run
+.PHONY: run test test-containers services lint alerts unit fuzz bench bench-relays rename remove-examples check-rename check-run
 
 ## run: Postgres and Redis (reused, compose, or project-local), migrate up, api + relay; Ctrl-C stops them.
 run:
 	./scripts/run.sh
 
-## test: start/install Postgres+Redis (and promtool) if needed, lint, check the alert rules, then run every test (race detector on).
+## test: start/install Postgres+Redis (and promtool) if needed, lint, check the alert rules, run every test (race detector on), then test-containers.
 test: services lint alerts
 	$(GO) test -race -count=1 -timeout 30m $(PKGS)
 	$(MAKE) supply-chain
 	$(MAKE) fuzz FUZZTIME=5s
 	$(MAKE) check-rename
 	$(MAKE) check-run
+	$(MAKE) test-containers
+
+## test-containers: a Docker engine and offline-built images (scripts/container-env.sh), then, with TEST_DATABASE_URL/TEST_REDIS_URL unset, the suites and adapters' tests against dockertest containers, and the images + compose check.
+test-containers:
+	env -u TEST_DATABASE_URL -u TEST_REDIS_URL ./scripts/container-env.sh run ./scripts/test-containers.sh
 
 ## services: make sure Postgres and Redis answer on 127.0.0.1.
 services:
@@ -36,9 +41,12 @@ services:
 lint:
 	$(GO) vet $(PKGS)
 	cd bench && $(GO) vet ./...
+	cd contracttests/containers && $(GO) vet ./...
 	@out=$$(find . \( -name .git -o -name .run \) -prune -o -name '*.go' -print0 | xargs -0 -r gofmt -l); \
 	  if [ -n "$$out" ]; then echo "gofmt needed (run gofmt -w on these):"; echo "$$out"; exit 1; fi
 	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod/go.sum are not tidy: run go mod tidy (the diff:)"; $(GO) mod tidy -diff; exit 1; }
+	@cd contracttests/containers && { $(GO) mod tidy -diff >/dev/null || { echo "contracttests/containers/go.mod is not tidy: run go mod tidy there (the diff:)"; $(GO) mod tidy -diff; exit 1; }; }
+	@! grep -q 'ory/dockertest' go.mod || { echo "go.mod requires dockertest: it belongs in contracttests/containers (README \"Containers\")"; exit 1; }
 
 ## alerts: promtool checks the Prometheus rules and runs their unit tests (deploy/prometheus/tests).
 alerts:

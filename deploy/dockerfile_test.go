@@ -2,6 +2,8 @@ package deploy
 
 import (
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -85,4 +87,72 @@ func TestDockerfileBakesNoSecrets(t *testing.T) {
 			require.NotRegexp(t, secretish, line, "stage %q bakes a secret-looking setting into the image", s.name)
 		}
 	}
+}
+
+// TestDockerfileBuildsOffline: the Dockerfile must build with the classic
+// builder and with BuildKit without a registry or network beyond GOPROXY
+// (scripts/check-images.sh builds it so). A `# syntax=` line makes BuildKit
+// pull a frontend image; `RUN --mount` does not exist in the classic
+// builder.
+func TestDockerfileBuildsOffline(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile("Dockerfile")
+	require.NoError(t, err)
+	require.NotRegexp(t, `(?mi)^#\s*syntax\s*=`, string(raw), "no `# syntax=` directive: BuildKit would pull the frontend")
+	stages := dockerStages(t)
+	for _, s := range stages {
+		for _, line := range s.lines {
+			require.NotContains(t, line, "--mount", "stage %q: RUN --mount is BuildKit-only", s.name)
+		}
+	}
+	require.Contains(t, strings.Join(stages[0].lines, "\n"), "ARG GOPROXY", "the builder takes GOPROXY as a build argument (off with a vendored context)")
+}
+
+// TestDockerignoreKeepsBuildInputs: every file `go build ./apps/...` reads
+// from this module (Go files and //go:embed files) must reach the build
+// context. .dockerignore once excluded docs/, whose openapi.yaml the api
+// embeds, and no image could build.
+func TestDockerignoreKeepsBuildInputs(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile("../.dockerignore")
+	require.NoError(t, err)
+	var patterns []string
+	for _, line := range strings.Split(string(raw), "\n") {
+		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+			patterns = append(patterns, line)
+		}
+	}
+	out, err := exec.Command("go", "list", "-deps", "-f",
+		`{{if .Module}}{{if .Module.Main}}{{$d := .Dir}}{{range .GoFiles}}{{$d}}/{{.}}{{"\n"}}{{end}}{{range .EmbedFiles}}{{$d}}/{{.}}{{"\n"}}{{end}}{{end}}{{end}}`,
+		"../apps/...").Output()
+	require.NoError(t, err, "go list the apps' files")
+	root, err := filepath.Abs("..")
+	require.NoError(t, err)
+	var n int
+	for _, f := range strings.Fields(string(out)) {
+		rel, err := filepath.Rel(root, f)
+		require.NoError(t, err)
+		require.False(t, dockerignored(patterns, filepath.ToSlash(rel)), ".dockerignore excludes %s, which the images' build needs", rel)
+		n++
+	}
+	require.Greater(t, n, 50, "expected the apps' source files")
+}
+
+// dockerignored applies .dockerignore rules as Docker does: a pattern
+// matches a path or any of its parent directories, the last matching rule
+// wins, and "!" re-includes.
+func dockerignored(patterns []string, path string) bool {
+	ignored := false
+	parts := strings.Split(path, "/")
+	for _, p := range patterns {
+		neg := strings.HasPrefix(p, "!")
+		p = strings.TrimPrefix(strings.TrimPrefix(p, "!"), "/")
+		for i := 1; i <= len(parts); i++ {
+			if ok, _ := filepath.Match(p, strings.Join(parts[:i], "/")); ok {
+				ignored = !neg
+				break
+			}
+		}
+	}
+	return ignored
 }

@@ -3,8 +3,11 @@
 //
 // Resolution order, once per test process:
 //  1. TEST_DATABASE_URL / TEST_REDIS_URL when set;
-//  2. otherwise dockertest starts postgres and redis containers when a Docker
-//     engine answers;
+//  2. otherwise the Starter installed with SetStarter, if any: the
+//     github.com/july/template/contracttests/containers module installs one
+//     that starts Postgres and Redis containers with dockertest (a separate
+//     module, so dockertest and the Docker client never enter this module's
+//     go.mod);
 //  3. otherwise the test fails with a message naming what to set or start.
 //
 // It never skips. Each NewDB call creates a fresh database (migrated when
@@ -26,32 +29,53 @@ const (
 	EnvRedisURL    = "TEST_REDIS_URL"
 )
 
+// Starter starts (or finds) a server for the variable named env
+// (EnvDatabaseURL or EnvRedisURL) and returns its URL; for Postgres a role
+// that may CREATE DATABASE. It is called at most once per variable and
+// process, and only when that variable is unset.
+type Starter func(env string) (url string, err error)
+
+var (
+	starterMu sync.Mutex
+	starter   Starter
+)
+
+// SetStarter installs s for the variables left unset. Call it before the
+// first test asks for a database or Redis (from TestMain).
+func SetStarter(s Starter) {
+	starterMu.Lock()
+	defer starterMu.Unlock()
+	starter = s
+}
+
+// start asks the installed Starter for env's URL.
+func start(env string) (string, error) {
+	starterMu.Lock()
+	s := starter
+	starterMu.Unlock()
+	if s == nil {
+		return "", fmt.Errorf("no Starter installed (github.com/july/template/contracttests/containers installs one)")
+	}
+	return s(env)
+}
+
 var (
 	pgOnce, redisOnce sync.Once
 	pgURL, redisURL   string
 	pgErr, redisErr   error
 )
 
-type endpoints struct {
-	databaseURL string // admin URL: must be allowed to CREATE DATABASE
-	redisURL    string
-}
-
 // resolvePostgres returns the admin Postgres URL for this process, starting
-// a container if the variable is unset and Docker answers.
+// a server through the Starter if the variable is unset.
 func resolvePostgres(t testing.TB) string {
 	t.Helper()
 	pgOnce.Do(func() {
 		if pgURL = os.Getenv(EnvDatabaseURL); pgURL != "" {
 			return
 		}
-		var ep endpoints
-		ep.redisURL = "unused"
-		if err := startContainers(&ep); err != nil {
-			pgErr = missing(EnvDatabaseURL, err)
-			return
+		if pgURL, pgErr = start(EnvDatabaseURL); pgErr != nil {
+			pgErr = missing(EnvDatabaseURL, pgErr)
 		}
-		pgURL = ep.databaseURL
 	})
 	if pgErr != nil {
 		t.Fatal(pgErr)
@@ -66,13 +90,9 @@ func resolveRedis(t testing.TB) string {
 		if redisURL = os.Getenv(EnvRedisURL); redisURL != "" {
 			return
 		}
-		var ep endpoints
-		ep.databaseURL = "unused"
-		if err := startContainers(&ep); err != nil {
-			redisErr = missing(EnvRedisURL, err)
-			return
+		if redisURL, redisErr = start(EnvRedisURL); redisErr != nil {
+			redisErr = missing(EnvRedisURL, redisErr)
 		}
-		redisURL = ep.redisURL
 	})
 	if redisErr != nil {
 		t.Fatal(redisErr)
@@ -81,8 +101,9 @@ func resolveRedis(t testing.TB) string {
 }
 
 func missing(name string, err error) error {
-	return fmt.Errorf("no test infrastructure: %s is not set and Docker is not usable (%v).\n"+
+	return fmt.Errorf("no test infrastructure: %s is not set and no server could be started (%v).\n"+
 		"Fix: export %s=postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable (a role that may CREATE DATABASE) "+
-		"and %s=redis://127.0.0.1:6379/0, or start a Docker engine, or run `make test`, which starts local servers and sets both",
+		"and %s=redis://127.0.0.1:6379/0, or run `make test`, which starts local servers and sets both, "+
+		"or run the tests in containers: `make test-containers`",
 		name, err, EnvDatabaseURL, EnvRedisURL)
 }
