@@ -6,6 +6,7 @@ package pgtopo
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -69,10 +70,11 @@ func Start(t testing.TB) *Pair {
 }
 
 // CaughtUp waits until the standby has replayed everything the primary
-// has written so far.
+// has logged so far: the insert position, not the write position, which
+// with synchronous_commit = off can still lag behind a commit.
 func (p *Pair) CaughtUp(t testing.TB) {
 	t.Helper()
-	lsn := strings.TrimSpace(p.psql(t, p.Primary, "SELECT pg_current_wal_lsn()"))
+	lsn := strings.TrimSpace(p.psql(t, p.Primary, "SELECT pg_current_wal_insert_lsn()"))
 	deadline := time.Now().Add(30 * time.Second)
 	for strings.TrimSpace(p.psql(t, p.Standby, "SELECT pg_last_wal_replay_lsn() >= '"+lsn+"'::pg_lsn")) != "t" {
 		if time.Now().After(deadline) {
@@ -177,16 +179,24 @@ func appendFile(t testing.TB, path, s string) {
 	}
 }
 
+// freePorts picks n free ports below the ephemeral range (20000-29999).
+// Not from port 0: once the primary is stopped its port is free again, and
+// another test's server taking an ephemeral port could land on it; pgx
+// would then reach that server through the multi-host URL.
 func freePorts(t testing.TB, n int) []int {
 	t.Helper()
 	var out []int
-	for len(out) < n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
+	for tries := 0; len(out) < n; tries++ {
+		if tries > 1000 {
+			t.Fatal("no free port in 20000-29999")
 		}
-		out = append(out, l.Addr().(*net.TCPAddr).Port)
+		p := 20000 + rand.IntN(10000)
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
+		if err != nil {
+			continue
+		}
 		_ = l.Close()
+		out = append(out, p)
 	}
 	return out
 }

@@ -3,6 +3,7 @@ package pgtopo_test
 import (
 	"database/sql"
 	"testing"
+	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib"
 	"github.com/stretchr/testify/require"
@@ -24,10 +25,19 @@ func TestFailoverFollowsTheMultiHostURL(t *testing.T) {
 	require.NoError(t, err)
 	p.CaughtUp(t)
 	p.Failover(t)
-	require.Eventually(t, func() bool {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
 		_, err := db.ExecContext(t.Context(), `INSERT INTO t VALUES (2)`)
-		return err == nil
-	}, 30e9, 50e6, "writes reach the promoted standby")
+		if err == nil {
+			break
+		}
+		if !time.Now().Before(deadline) {
+			var port, dir string
+			_ = db.QueryRowContext(t.Context(), `SELECT inet_server_port()::text, current_setting('data_directory')`).Scan(&port, &dir)
+			t.Fatalf("writes did not reach the promoted standby (%s) in 30s: %v; connected to port %s, %s", p.Standby, err, port, dir)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	var n int
 	require.NoError(t, db.QueryRowContext(t.Context(), `SELECT count(*) FROM t`).Scan(&n))
 	require.Equal(t, 2, n)
