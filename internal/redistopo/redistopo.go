@@ -41,7 +41,7 @@ func Cluster(t testing.TB) *Topology {
 	ports := freePorts(t, 6, true)
 	for _, p := range ports {
 		tp.start(t, p, "--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(tp.dir, "nodes-"+strconv.Itoa(p)+".conf"),
-			"--cluster-node-timeout", "5000")
+			"--cluster-node-timeout", "15000")
 		tp.Nodes = append(tp.Nodes, addr(p))
 	}
 	args := append([]string{"--cluster", "create"}, tp.Nodes...)
