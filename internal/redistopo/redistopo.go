@@ -120,8 +120,8 @@ func (tp *Topology) Master(t testing.TB) string {
 	return net.JoinHostPort(f[0], f[1])
 }
 
-// Failover makes the sentinels promote the replica and waits until every
-// sentinel names the new master.
+// Failover makes the sentinels promote the replica and waits until the
+// sentinels name the new master and the old master is its replica.
 func (tp *Topology) Failover(t testing.TB) (oldMaster, newMaster string) {
 	t.Helper()
 	oldMaster = tp.Master(t)
@@ -131,7 +131,11 @@ func (tp *Topology) Failover(t testing.TB) (oldMaster, newMaster string) {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		newMaster = tp.Master(t)
-		if newMaster != oldMaster && strings.Contains(info(t, newMaster, "INFO", "replication"), "role:master") {
+		// Done when the new master leads and the old one has been turned
+		// into its replica: until then the old master still takes (and
+		// will drop) writes from clients that have not switched.
+		if newMaster != oldMaster && strings.Contains(info(t, newMaster, "INFO", "replication"), "role:master") &&
+			strings.Contains(info(t, oldMaster, "INFO", "replication"), "role:slave") {
 			return oldMaster, newMaster
 		}
 		if time.Now().After(deadline) {
