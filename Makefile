@@ -4,9 +4,9 @@ SHELL := /usr/bin/env bash
 export TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable
 export TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
 
-# The Go toolchain: go.mod asks for 1.26.10 (1.26.8's standard library has
-# reachable vulnerabilities), and machines that set GOTOOLCHAIN=local would
-# refuse it; the go command fetches this one from the module proxy once.
+# The Go toolchain (go.mod's toolchain line): 1.26.8's standard library has
+# reachable vulnerabilities, and machines that set GOTOOLCHAIN=local ignore
+# the toolchain line; the go command fetches this one from the proxy once.
 GO_TOOLCHAIN ?= go1.26.10
 export GOTOOLCHAIN := $(GO_TOOLCHAIN)
 

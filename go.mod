@@ -1,6 +1,8 @@
 module github.com/july/template
 
-go 1.26.10
+go 1.26.8
+
+toolchain go1.26.10
 
 require (
 	github.com/getkin/kin-openapi v0.153.0

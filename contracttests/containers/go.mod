@@ -1,6 +1,8 @@
 module github.com/july/template/contracttests/containers
 
-go 1.26.10
+go 1.26.8
+
+toolchain go1.26.10
 
 // The service module is a sibling in this repository (go.work uses both).
 replace github.com/july/template => ../..
