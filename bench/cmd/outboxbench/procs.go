@@ -8,10 +8,9 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
-)
 
-// clockTick is USER_HZ on Linux, the unit of /proc/<pid>/stat times.
-const clockTick = 10 * time.Millisecond
+	"github.com/july/template/bench/internal/procstat"
+)
 
 // serverCPU samples the CPU time of this run's Postgres backends and of
 // redis-server. It only works when both run on this host; otherwise the
@@ -28,7 +27,7 @@ func sampleServers(ctx context.Context, db *bun.DB) serverCPU {
 		for rows.Next() {
 			var pid int
 			if rows.Scan(&pid) == nil {
-				s.pg[pid] = procCPU(pid)
+				s.pg[pid] = procstat.CPU(pid)
 			}
 		}
 		_ = rows.Close()
@@ -40,7 +39,7 @@ func sampleServers(ctx context.Context, db *bun.DB) serverCPU {
 			continue
 		}
 		if comm, _ := os.ReadFile("/proc/" + e.Name() + "/comm"); strings.TrimSpace(string(comm)) == "redis-server" {
-			s.redis += procCPU(pid)
+			s.redis += procstat.CPU(pid)
 		}
 	}
 	return s
@@ -53,21 +52,4 @@ func (s serverCPU) since(prev serverCPU) (pg, redis time.Duration) {
 		pg += t - prev.pg[pid]
 	}
 	return pg, s.redis - prev.redis
-}
-
-func procCPU(pid int) time.Duration {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0
-	}
-	// Fields after the parenthesised command name; utime and stime are
-	// fields 14 and 15 of the whole line.
-	_, rest, ok := strings.Cut(string(b), ") ")
-	f := strings.Fields(rest)
-	if !ok || len(f) < 13 {
-		return 0
-	}
-	ut, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(ut+st) * clockTick
 }

@@ -35,6 +35,7 @@ import (
 
 	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/adapters/postgres/pgoutbox"
+	"github.com/july/template/bench/internal/procstat"
 	"github.com/july/template/core/outbox"
 )
 
@@ -164,7 +165,7 @@ func once(ctx context.Context, base, redisURL, bin string, n, relays, batch, loo
 	var relayCPU time.Duration
 	var rows float64
 	for i, p := range procs {
-		relayCPU += procCPU(p.Process.Pid)
+		relayCPU += procstat.CPU(p.Process.Pid)
 		m, err := scrape(admins[i])
 		if err != nil {
 			return result{}, err
@@ -255,7 +256,7 @@ func backendsCPU(ctx context.Context, db *bun.DB) cpuByPID {
 	for rows.Next() {
 		var pid int
 		if rows.Scan(&pid) == nil {
-			out[pid] = procCPU(pid)
+			out[pid] = procstat.CPU(pid)
 		}
 	}
 	return out
@@ -269,21 +270,6 @@ func (c cpuByPID) since(prev cpuByPID) time.Duration {
 		d += t - prev[pid]
 	}
 	return d
-}
-
-func procCPU(pid int) time.Duration {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0
-	}
-	_, rest, ok := strings.Cut(string(b), ") ")
-	f := strings.Fields(rest)
-	if !ok || len(f) < 13 {
-		return 0
-	}
-	ut, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(ut+st) * 10 * time.Millisecond // USER_HZ is 100 on Linux
 }
 
 func openDB(dsn string) (*bun.DB, error) {
