@@ -26,10 +26,14 @@ type RelayMetrics struct {
 	lost       prometheus.Counter
 	recovered  prometheus.Counter
 	batchSizes prometheus.Histogram
+	claims     *prometheus.CounterVec
 	lag        prometheus.Histogram
 }
 
-var _ relay.Observer = (*RelayMetrics)(nil)
+var (
+	_ relay.Observer      = (*RelayMetrics)(nil)
+	_ relay.ClaimObserver = (*RelayMetrics)(nil)
+)
 
 // NewRelayMetrics registers the relay counters on reg.
 func NewRelayMetrics(reg prometheus.Registerer) *RelayMetrics {
@@ -54,12 +58,18 @@ func NewRelayMetrics(reg prometheus.Registerer) *RelayMetrics {
 			Name: "outbox_claim_batch_size", Help: "Rows claimed per batch.",
 			Buckets: []float64{1, 5, 10, 25, 50, 100, 250, 500},
 		}),
+		claims: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "outbox_claims_total", Help: "Claims by result: full (the batch size), short (fewer rows: the backlog ran out, or other relays held them) or empty.",
+		}, []string{"result"}),
 		lag: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "outbox_delivery_lag_seconds", Help: "Time from an outbox event's commit (created_at) to its enqueue, per delivered event.",
 			Buckets: []float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600},
 		}),
 	}
-	reg.MustRegister(m.delivered, m.failures, m.attempts, m.lost, m.recovered, m.batchSizes, m.lag)
+	reg.MustRegister(m.delivered, m.failures, m.attempts, m.lost, m.recovered, m.batchSizes, m.claims, m.lag)
+	for _, r := range []string{"full", "short", "empty"} {
+		m.claims.WithLabelValues(r) // exported at 0 from the start, so rate() sees the first claim
+	}
 	return m
 }
 
@@ -87,6 +97,18 @@ func (m *RelayMetrics) Batch(r relay.BatchResult) {
 	}
 	for _, f := range r.FailedEvents {
 		m.failures.WithLabelValues("final", f.Code).Inc()
+	}
+}
+
+// Claim implements relay.ClaimObserver.
+func (m *RelayMetrics) Claim(rows, limit int) {
+	switch {
+	case rows == 0:
+		m.claims.WithLabelValues("empty").Inc()
+	case rows < limit:
+		m.claims.WithLabelValues("short").Inc()
+	default:
+		m.claims.WithLabelValues("full").Inc()
 	}
 }
 

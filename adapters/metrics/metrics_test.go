@@ -86,6 +86,23 @@ outbox_delivery_failures_total{error_code="QUEUE_UNAVAILABLE",outcome="retry"} 3
 	t.Fatal("outbox_delivery_lag_seconds not registered")
 }
 
+func TestClaimsByResult(t *testing.T) {
+	t.Parallel()
+
+	reg := prometheus.NewRegistry()
+	m := metrics.NewRelayMetrics(reg)
+	for _, rows := range []int{0, 0, 3, 10, 10, 10} {
+		m.Claim(rows, 10)
+	}
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(`
+# HELP outbox_claims_total Claims by result: full (the batch size), short (fewer rows: the backlog ran out, or other relays held them) or empty.
+# TYPE outbox_claims_total counter
+outbox_claims_total{result="empty"} 2
+outbox_claims_total{result="full"} 3
+outbox_claims_total{result="short"} 1
+`), "outbox_claims_total"))
+}
+
 func TestDependencyUp(t *testing.T) {
 	t.Parallel()
 

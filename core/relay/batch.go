@@ -38,6 +38,9 @@ func (r *Relay) claim(ctx context.Context, owner string) (ClaimedBatch, error) {
 	if err != nil {
 		return ClaimedBatch{}, fmt.Errorf("claim outbox batch: %w", err)
 	}
+	if co, ok := r.opts.Observer.(ClaimObserver); ok {
+		co.Claim(len(events), cfg.BatchSize)
+	}
 	return ClaimedBatch{Owner: owner, ClaimStart: start, ClaimEnd: r.clock.Now(), Events: events}, nil
 }
 

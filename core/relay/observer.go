@@ -47,6 +47,16 @@ type FailedEvent struct {
 	Attempts  int
 }
 
+// ClaimObserver is optionally implemented by an Observer that wants every
+// claim, empty ones included: with several relays, claims that come back
+// short or empty while a backlog remains are rows skipped because another
+// relay held them (SKIP LOCKED), the sign that more replicas stop helping.
+type ClaimObserver interface {
+	// Claim is called once per successful claim with the rows it returned
+	// and the batch size it asked for.
+	Claim(rows, limit int)
+}
+
 type nopObserver struct{}
 
 func (nopObserver) Batch(BatchResult) {}

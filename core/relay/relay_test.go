@@ -34,6 +34,13 @@ type observer struct {
 	mu        sync.Mutex
 	results   []relay.BatchResult
 	recovered int
+	claims    [][2]int // rows, limit
+}
+
+func (o *observer) Claim(rows, limit int) {
+	o.mu.Lock()
+	o.claims = append(o.claims, [2]int{rows, limit})
+	o.mu.Unlock()
 }
 
 func (o *observer) Batch(r relay.BatchResult) {
@@ -130,6 +137,19 @@ func TestRelayDeliversEveryEventOnce(t *testing.T) {
 		require.Equal(t, ids[i], env.EventID, "oldest due first")
 		require.Equal(t, "req-"+ids[i][:8], env.RequestID, "request id travels unchanged")
 	}
+}
+
+// Every claim reaches a ClaimObserver, the empty one that ends a drain
+// included (Batch never sees it), so a fleet's wasted claims can be counted.
+func TestRelayReportsEveryClaim(t *testing.T) {
+	t.Parallel()
+	b := setup(t, relay.Config{BatchSize: 2})
+	b.seed(t, 3)
+	b.drain(t)
+	b.obs.mu.Lock()
+	defer b.obs.mu.Unlock()
+	require.Equal(t, [][2]int{{2, 2}, {1, 2}, {0, 2}}, b.obs.claims)
+	require.Len(t, b.obs.results, 2, "an empty claim is not a batch")
 }
 
 func TestRelayTransientFailureBacksOffThenDelivers(t *testing.T) {

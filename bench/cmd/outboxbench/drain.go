@@ -14,6 +14,7 @@ import (
 	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/adapters/postgres/pgoutbox"
 	"github.com/july/template/adapters/tracing"
+	"github.com/july/template/bench/internal/procstat"
 	"github.com/july/template/core/ports"
 	"github.com/july/template/core/relay"
 )
@@ -212,7 +213,7 @@ func drainOnce(ctx context.Context, e *env, db *bun.DB, n int, sc scenario) (m d
 		return m, err
 	}
 
-	s0, u0 := sampleServers(ctx, db), sampleUsage()
+	s0, u0 := procstat.SampleServers(ctx, db), sampleUsage()
 	start := time.Now()
 	if err := r.Start(ctx); err != nil {
 		return m, err
@@ -226,7 +227,7 @@ func drainOnce(ctx context.Context, e *env, db *bun.DB, n int, sc scenario) (m d
 	}
 	elapsed := time.Since(start)
 	proc, busy := sampleUsage().since(u0)
-	pg, rds := sampleServers(ctx, db).since(s0)
+	pg, rds := procstat.SampleServers(ctx, db).Since(s0)
 	if serr := r.Stop(context.Background()); serr != nil && err == nil {
 		err = serr
 	}
@@ -258,12 +259,12 @@ func bareDrainOnce(ctx context.Context, e *env, db *bun.DB, q *scratchQueue, n, 
 		return m, err
 	}
 	defer pool.Close()
-	s0, u0 := sampleServers(ctx, db), sampleUsage()
+	s0, u0 := procstat.SampleServers(ctx, db), sampleUsage()
 	start := time.Now()
 	err = bareDrain(ctx, pool, q.client, q.name, loops, n)
 	elapsed := time.Since(start)
 	proc, busy := sampleUsage().since(u0)
-	pg, rds := sampleServers(ctx, db).since(s0)
+	pg, rds := procstat.SampleServers(ctx, db).Since(s0)
 	if err != nil {
 		return m, err
 	}

@@ -2,10 +2,10 @@
 // relay processes (apps/relay, built once) against one Postgres and one
 // Redis, and reports per relay count: events/s, CPU µs per event of the
 // relays and of Postgres, and how the claims went (claims, rows per claim
-// against the batch size: rows another relay held, skipped by SKIP
-// LOCKED, show as smaller claims). Empty claims are not counted: the
-// relay exports no metric for them yet. It shows where adding replicas
-// stops helping (docs/scaling.md).
+// against the batch size, and outbox_claims_total by result: with a
+// backlog left, a short or empty claim means SKIP LOCKED skipped rows
+// another relay held). It shows where adding replicas stops helping
+// (docs/scaling.md).
 //
 //	go run ./bench/cmd/relaysbench -events 200000 -relays 1,2,4,8
 package main
@@ -73,21 +73,22 @@ func run(ctx context.Context, base, redisURL string, n int, relaysFlag string, b
 	if err := build.Run(); err != nil {
 		return fmt.Errorf("build apps/relay (run from the repository root): %w", err)
 	}
-	fmt.Printf("| relays | events/s | relay CPU µs/event | Postgres CPU µs/event | claims | rows per claim |\n|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Printf("| relays | events/s | CPU µs/event: relays / Postgres / Redis | claims: full / short / empty | rows per claim |\n|---:|---:|---|---|---:|\n")
 	for _, c := range counts {
 		r, err := once(ctx, base, redisURL, bin, n, c, batch, loops)
 		if err != nil {
 			return fmt.Errorf("%d relays: %w", c, err)
 		}
-		fmt.Printf("| %d | %.0f | %.1f | %.1f | %d | %.1f |\n", c, r.rate, r.relayUS, r.pgUS, r.claims, r.rowsPerClaim)
+		fmt.Printf("| %d | %.0f | %.1f / %.1f / %.1f | %.0f / %.0f / %.0f | %.1f |\n", c, r.rate, r.relayUS, r.pgUS, r.redisUS,
+			r.claims["full"], r.claims["short"], r.claims["empty"], r.rowsPerClaim)
 	}
 	return nil
 }
 
 type result struct {
-	rate, relayUS, pgUS float64
-	claims              int64
-	rowsPerClaim        float64
+	rate, relayUS, pgUS, redisUS float64
+	claims                       map[string]float64 // outbox_claims_total by result
+	rowsPerClaim                 float64
 }
 
 func once(ctx context.Context, base, redisURL, bin string, n, relays, batch, loops int) (result, error) {
@@ -144,40 +145,47 @@ func once(ctx context.Context, base, redisURL, bin string, n, relays, batch, loo
 		}
 	}()
 	start := time.Now()
-	pg0 := backendsCPU(ctx, db)
+	s0 := procstat.SampleServers(ctx, db)
 	deadline := start.Add(10 * time.Minute)
 	for {
-		var left int
-		if err := db.NewRaw("SELECT count(*) FROM tb_outbox_event WHERE status <> 3").Scan(ctx, &left); err != nil {
+		// Two probes of the pending and delivering partial indexes: a
+		// count of the table would cost Postgres more than the relays do.
+		var left bool
+		if err := db.NewRaw("SELECT EXISTS (SELECT 1 FROM tb_outbox_event WHERE status = 1) OR EXISTS (SELECT 1 FROM tb_outbox_event WHERE status = 2)").Scan(ctx, &left); err != nil {
 			return result{}, err
 		}
-		if left == 0 {
+		if !left {
 			break
 		}
 		if time.Now().After(deadline) {
-			return result{}, fmt.Errorf("%d events still undelivered after 10 minutes", left)
+			return result{}, errors.New("events still undelivered after 10 minutes")
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond)
 	}
 	elapsed := time.Since(start)
-	pgCPU := backendsCPU(ctx, db).since(pg0)
-	var res result
+	pgCPU, redisCPU := procstat.SampleServers(ctx, db).Since(s0)
+	res := result{claims: map[string]float64{}}
 	var relayCPU time.Duration
-	var rows float64
+	var rows, batches float64
 	for i, p := range procs {
 		relayCPU += procstat.CPU(p.Process.Pid)
 		m, err := scrape(admins[i])
 		if err != nil {
 			return result{}, err
 		}
-		res.claims += int64(m["outbox_claim_batch_size_count"])
+		for k, v := range m {
+			if r, ok := strings.CutPrefix(k, `outbox_claims_total{result="`); ok {
+				res.claims[strings.TrimSuffix(r, `"}`)] += v
+			}
+		}
+		batches += m["outbox_claim_batch_size_count"]
 		rows += m["outbox_claim_batch_size_sum"]
 	}
 	res.rate = float64(n) / elapsed.Seconds()
-	res.relayUS = float64(relayCPU.Microseconds()) / float64(n)
-	res.pgUS = float64(pgCPU.Microseconds()) / float64(n)
-	if res.claims > 0 {
-		res.rowsPerClaim = rows / float64(res.claims)
+	us := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(n) }
+	res.relayUS, res.pgUS, res.redisUS = us(relayCPU), us(pgCPU), us(redisCPU)
+	if batches > 0 {
+		res.rowsPerClaim = rows / batches
 	}
 	return res, nil
 }
@@ -208,7 +216,8 @@ func prefill(ctx context.Context, db *bun.DB, n int) error {
 }
 
 // scrape reads the relay's /metrics into name -> summed value (labels
-// dropped), waiting for the admin server to answer.
+// dropped, but for outbox_claims_total's), waiting for the admin server to
+// answer.
 func scrape(addr string) (map[string]float64, error) {
 	var res *http.Response
 	var err error
@@ -233,7 +242,7 @@ func scrape(addr string) (map[string]float64, error) {
 		if !ok {
 			continue
 		}
-		if i := strings.IndexByte(key, '{'); i >= 0 {
+		if i := strings.IndexByte(key, '{'); i >= 0 && !strings.HasPrefix(key, "outbox_claims_total") {
 			key = key[:i]
 		}
 		v, err := strconv.ParseFloat(strings.Fields(val)[0], 64)
@@ -242,34 +251,6 @@ func scrape(addr string) (map[string]float64, error) {
 		}
 	}
 	return out, sc.Err()
-}
-
-type cpuByPID map[int]time.Duration
-
-func backendsCPU(ctx context.Context, db *bun.DB) cpuByPID {
-	out := cpuByPID{}
-	rows, err := db.QueryContext(ctx, "SELECT pid FROM pg_stat_activity WHERE datname = current_database()")
-	if err != nil {
-		return out
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var pid int
-		if rows.Scan(&pid) == nil {
-			out[pid] = procstat.CPU(pid)
-		}
-	}
-	return out
-}
-
-// since sums the CPU the backends used after prev; one that appeared
-// meanwhile counts from zero.
-func (c cpuByPID) since(prev cpuByPID) time.Duration {
-	var d time.Duration
-	for pid, t := range c {
-		d += t - prev[pid]
-	}
-	return d
 }
 
 func openDB(dsn string) (*bun.DB, error) {

@@ -3,10 +3,13 @@
 package procstat
 
 import (
+	"context"
 	"os"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/uptrace/bun"
 )
 
 // clockTick is USER_HZ, the unit of /proc/<pid>/stat times (100 on Linux).
@@ -29,4 +32,48 @@ func CPU(pid int) time.Duration {
 	ut, _ := strconv.ParseInt(f[11], 10, 64)
 	st, _ := strconv.ParseInt(f[12], 10, 64)
 	return time.Duration(ut+st) * clockTick
+}
+
+// Servers is a sample of the CPU time of this run's Postgres backends and of
+// redis-server. It only works when both run on this host; otherwise the
+// figures are zero.
+type Servers struct {
+	pg    map[int]time.Duration
+	redis time.Duration
+}
+
+// SampleServers reads the CPU time of db's database's backends and of every
+// redis-server on this host.
+func SampleServers(ctx context.Context, db *bun.DB) Servers {
+	s := Servers{pg: map[int]time.Duration{}}
+	rows, err := db.QueryContext(ctx, "SELECT pid FROM pg_stat_activity WHERE datname = current_database()")
+	if err == nil {
+		for rows.Next() {
+			var pid int
+			if rows.Scan(&pid) == nil {
+				s.pg[pid] = CPU(pid)
+			}
+		}
+		_ = rows.Close()
+	}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if comm, _ := os.ReadFile("/proc/" + e.Name() + "/comm"); strings.TrimSpace(string(comm)) == "redis-server" {
+			s.redis += CPU(pid)
+		}
+	}
+	return s
+}
+
+// Since returns the Postgres (this database's backends) and Redis CPU used
+// after prev; a backend that appeared meanwhile counts from zero.
+func (s Servers) Since(prev Servers) (pg, redis time.Duration) {
+	for pid, t := range s.pg {
+		pg += t - prev.pg[pid]
+	}
+	return pg, s.redis - prev.redis
 }
