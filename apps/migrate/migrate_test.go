@@ -89,12 +89,12 @@ func TestForwardOnEmptyDatabase(t *testing.T) {
 	before := testinfra.Fingerprint(t, db.Bun)
 	r := migrateCLI(t, db, foundation(), "check")
 	require.Equal(t, exitOK, r.code, r.stderr)
-	require.Contains(t, r.stdout, "8 pending")
+	require.Contains(t, r.stdout, "9 pending")
 	require.Equal(t, before, testinfra.Fingerprint(t, db.Bun), "check must write nothing, not even bun_migrations")
 
 	r = migrateCLI(t, db, foundation(), "up")
 	require.Equal(t, exitOK, r.code, r.stdout+r.stderr)
-	require.Contains(t, r.stdout, "applied: 20261201000001, 20261201000002, 20261201000003, 20261201000004, 20261201000005, 20261201000006, 20261201000007, 20261201000008")
+	require.Contains(t, r.stdout, "applied: 20261201000001, 20261201000002, 20261201000003, 20261201000004, 20261201000005, 20261201000006, 20261201000007, 20261201000008, 20261201000009")
 	require.Contains(t, r.stdout, "verify: OK")
 
 	r = migrateCLI(t, db, foundation(), "up")
@@ -103,7 +103,7 @@ func TestForwardOnEmptyDatabase(t *testing.T) {
 
 	r = migrateCLI(t, db, foundation(), "status", "--json")
 	require.Equal(t, exitOK, r.code, r.stderr)
-	require.Equal(t, 8, strings.Count(r.stdout, `"applied":true`), r.stdout)
+	require.Equal(t, 9, strings.Count(r.stdout, `"applied":true`), r.stdout)
 
 	require.Equal(t, exitOK, migrateCLI(t, db, foundation(), "verify").code)
 	require.Zero(t, count(t, db.Bun, `SELECT count(*) FROM tb_outbox_event`), "the smoke test must leave no row")
@@ -132,13 +132,13 @@ func TestDownAllowedWithoutData(t *testing.T) {
 	db := testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.Migrate})
 	r := migrateCLI(t, db, foundation(), "down", "--to", "20261201000001")
 	require.Equal(t, exitOK, r.code, r.stdout+r.stderr)
-	require.Contains(t, r.stdout, "rolled back: 20261201000008, 20261201000007, 20261201000006, 20261201000005, 20261201000004, 20261201000003, 20261201000002")
+	require.Contains(t, r.stdout, "rolled back: 20261201000009, 20261201000008, 20261201000007, 20261201000006, 20261201000005, 20261201000004, 20261201000003, 20261201000002")
 	require.Zero(t, count(t, db.Bun, `SELECT count(*) FROM pg_tables WHERE tablename IN ('tb_system_config', 'tb_backfill_checkpoint')`))
 	require.EqualValues(t, 1, count(t, db.Bun, `SELECT count(*) FROM pg_tables WHERE tablename = 'tb_outbox_event'`))
 
 	r = migrateCLI(t, db, foundation(), "up")
 	require.Equal(t, exitOK, r.code, r.stdout+r.stderr)
-	require.Contains(t, r.stdout, "applied: 20261201000002, 20261201000003, 20261201000004, 20261201000005, 20261201000006, 20261201000007, 20261201000008", "forward again after a rollback")
+	require.Contains(t, r.stdout, "applied: 20261201000002, 20261201000003, 20261201000004, 20261201000005, 20261201000006, 20261201000007, 20261201000008, 20261201000009", "forward again after a rollback")
 
 	require.Equal(t, exitUsage, migrateCLI(t, db, foundation(), "down", "--to", "123").code, "unknown version")
 	require.Equal(t, exitUsage, migrateCLI(t, db, foundation(), "down").code, "--to is required")
@@ -165,8 +165,8 @@ func TestCheckDetectsViolationsWithoutWriting(t *testing.T) {
 		plant []string
 		want  string
 	}{
-		{"drifted column type", []string{`ALTER TABLE tb_outbox_event ALTER COLUMN event_type TYPE varchar(50)`},
-			"schema_drift column:tb_outbox_event.event_type"},
+		{"drifted column type", []string{`ALTER TABLE tb_system_config ALTER COLUMN module TYPE varchar(50)`},
+			"schema_drift column:tb_system_config.module"},
 		{"dropped index", []string{`DROP INDEX ix_outbox_event_pending_due`},
 			"schema_missing index:ix_outbox_event_pending_due"},
 		{"illegal outbox status", []string{`ALTER TABLE tb_outbox_event DROP CONSTRAINT ck_outbox_event_status`,
@@ -291,7 +291,7 @@ func TestConcurrentUpAppliesOnce(t *testing.T) {
 		}
 	}
 	require.Equal(t, 1, applied, "exactly one run applies; the other finds nothing: %+v", results)
-	require.EqualValues(t, 8, count(t, db.Bun, `SELECT count(*) FROM bun_migrations`))
+	require.EqualValues(t, 9, count(t, db.Bun, `SELECT count(*) FROM bun_migrations`))
 }
 
 func TestUpLockTimeout(t *testing.T) {
@@ -386,4 +386,41 @@ func TestVersion(t *testing.T) {
 	var out, errb bytes.Buffer
 	require.Equal(t, exitOK, run(t.Context(), []string{"--version"}, func(string) string { return "" }, &out, &errb), errb.String())
 	require.Regexp(t, `^migrate \S+ \S+\nrevision `, out.String())
+}
+
+// The partial lookup indexes (20261201000009, no transaction, CREATE INDEX
+// CONCURRENTLY) go in through the release step on a database that already
+// holds events in every status, and come out again; every event stays
+// findable by aggregate, resource and correlation id through the view.
+func TestPartialLookupsOnADatabaseHoldingEvents(t *testing.T) {
+	t.Parallel()
+
+	db := testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.Migrate})
+	for status := 1; status <= 4; status++ {
+		insertOutbox(t, db.Bun, status, 2)
+	}
+	lookups := func(suffix string) int64 {
+		return count(t, db.Bun, `SELECT count(*) FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+			WHERE c.relname IN ('ix_outbox_event_aggregate`+suffix+`', 'ix_outbox_event_resource`+suffix+`', 'ix_outbox_event_correlation`+suffix+`')
+			AND i.indisvalid AND i.indisready`)
+	}
+	r := migrateCLI(t, db, foundation(), "down", "--to", "20261201000008")
+	require.Equal(t, exitOK, r.code, r.stdout+r.stderr)
+	require.Contains(t, r.stdout, "rolled back: 20261201000009")
+	require.EqualValues(t, 3, lookups(""), "down restores the full lookup indexes")
+	require.Zero(t, lookups("_unleased"))
+	require.Zero(t, count(t, db.Bun, `SELECT count(*) FROM pg_views WHERE viewname = 'vw_outbox_event'`))
+
+	r = migrateCLI(t, db, foundation(), "check")
+	require.Equal(t, exitOK, r.code, r.stdout+r.stderr)
+	require.Contains(t, r.stdout, "1 pending")
+	r = migrateCLI(t, db, foundation(), "up")
+	require.Equal(t, exitOK, r.code, r.stdout+r.stderr)
+	require.Contains(t, r.stdout, "applied: 20261201000009")
+	require.Contains(t, r.stdout, "verify: OK")
+	require.EqualValues(t, 3, lookups("_unleased"), "valid partial lookups")
+	require.Zero(t, lookups(""), "the full lookups are gone")
+	for _, where := range []string{"aggregate_type = 'a' AND aggregate_id = '1'", "resource_type = 'r' AND resource_id = '1'", "correlation_id = 'c'"} {
+		require.EqualValues(t, 8, count(t, db.Bun, `SELECT count(*) FROM vw_outbox_event WHERE `+where), where)
+	}
 }

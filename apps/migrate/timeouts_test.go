@@ -178,7 +178,7 @@ func TestDownHonoursLockTimeout(t *testing.T) {
 	blockTable(t, db.Bun, "tb_test_busy")
 
 	start := time.Now()
-	r := migrateCLIWith(t, db, sets, backfills(), "down", "--to", "20261201000008")
+	r := migrateCLIWith(t, db, sets, backfills(), "down", "--to", "20261201000009")
 	require.Equal(t, exitApplyFailed, r.code, r.stdout+r.stderr)
 	require.Less(t, time.Since(start), 10*time.Second)
 	require.Contains(t, r.stderr, "SQLSTATE 55P03 lock_not_available")

@@ -117,7 +117,10 @@ func (s *Store) List(ctx context.Context, f ports.OutboxFilter) ([]outbox.Event,
 		return nil, fmt.Errorf("list outbox events: limit %d is negative", f.Limit)
 	}
 	var rows []outboxRow
-	q := s.db.NewSelect().Model(&rows).OrderExpr("id DESC").Limit(int64(limit))
+	// The view splits Delivering rows from the rest, so a lookup by
+	// aggregate or correlation id reads the partial lookup indexes
+	// (migration 20261201000009) instead of the whole table.
+	q := s.db.NewSelect().Model(&rows).ModelTableExpr("vw_outbox_event AS ?TableAlias").OrderExpr("id DESC").Limit(int64(limit))
 	if f.Status != 0 {
 		q = q.Where("status = ?", int16(f.Status))
 	}

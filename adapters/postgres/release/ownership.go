@@ -16,6 +16,7 @@ type Claim struct {
 	Migration string `json:"migration"`
 	Set       string `json:"set"`
 	Create    bool   `json:"create"`
+	Drop      bool   `json:"drop,omitempty"`
 }
 
 // Manifest is the ownership manifest: what each migration's rehearsal
@@ -45,7 +46,7 @@ func (r *Rehearsal) Manifest() Manifest {
 			man.Claims = append(man.Claims, Claim{Object: k, Migration: s.Version, Set: s.Set})
 		}
 		for _, k := range s.Dropped {
-			man.Claims = append(man.Claims, Claim{Object: k, Migration: s.Version, Set: s.Set})
+			man.Claims = append(man.Claims, Claim{Object: k, Migration: s.Version, Set: s.Set, Drop: true})
 		}
 	}
 	return man
@@ -86,30 +87,54 @@ func (m Manifest) Tables() []string {
 
 // conflicts lists objects that more than one migration creates, alters
 // or drops (PRD: 同一表、字段、索引或约束只能在一个迁移中创建或修改).
+// One exception: a later migration of the set that created an object may
+// drop it, retiring it (a replaced index, say); its down file recreates
+// it. Altering it, or dropping another set's object, stays a conflict.
 func (m Manifest) conflicts(r *Report) {
-	seen := map[string]map[string]bool{}
+	byObject := map[string][]Claim{}
 	for _, c := range m.Claims {
-		if seen[c.Object] == nil {
-			seen[c.Object] = map[string]bool{}
-		}
-		seen[c.Object][c.Migration] = true
+		byObject[c.Object] = append(byObject[c.Object], c)
 	}
-	keys := make([]string, 0, len(seen))
-	for k, v := range seen {
-		if len(v) > 1 {
+	keys := make([]string, 0, len(byObject))
+	for k, cs := range byObject {
+		if !retired(cs) && len(claimants(cs)) > 1 {
 			keys = append(keys, k)
 		}
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		var ms []string
-		for v := range seen[k] {
-			ms = append(ms, v)
-		}
-		sort.Strings(ms)
+		ms := claimants(byObject[k])
 		r.add(SeverityViolation, "ownership_conflict", k, int64(len(ms)),
 			fmt.Sprintf("created or altered by migrations %s; one migration must own it, others may only depend on it", strings.Join(ms, ", ")))
 	}
+}
+
+// retired reports claims that are one creation followed only by drops
+// from later migrations of the same set.
+func retired(cs []Claim) bool {
+	if len(cs) < 2 || !cs[0].Create {
+		return false
+	}
+	for _, c := range cs[1:] {
+		if !c.Drop || c.Set != cs[0].Set || c.Migration <= cs[0].Migration {
+			return false
+		}
+	}
+	return true
+}
+
+// claimants returns the distinct migrations of cs, sorted.
+func claimants(cs []Claim) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, c := range cs {
+		if !seen[c.Migration] {
+			seen[c.Migration] = true
+			out = append(out, c.Migration)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -1,6 +1,8 @@
 package release_test
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -37,6 +39,7 @@ func TestOwnershipConflictsAreViolations(t *testing.T) {
 		{"foreign column altered", `ALTER TABLE tb_system_config ALTER COLUMN module TYPE text`, "column:tb_system_config.module"},
 		{"foreign constraint dropped", `ALTER TABLE tb_outbox_event DROP CONSTRAINT ck_outbox_event_status`, "constraint:tb_outbox_event.ck_outbox_event_status"},
 		{"foreign table dropped", `DROP TABLE IF EXISTS tb_system_config`, "table:tb_system_config"},
+		{"foreign index dropped", `DROP INDEX ix_outbox_event_failed`, "index:ix_outbox_event_failed"},
 	}
 	db := emptyDB(t)
 	for _, tt := range tests {
@@ -48,6 +51,33 @@ func TestOwnershipConflictsAreViolations(t *testing.T) {
 			require.Contains(t, codes(r), "violation:ownership_conflict:"+tt.want, "sql %q", tt.sql)
 		})
 	}
+}
+
+// A set may retire its own object in a later migration (the foundation's
+// 20261201000009 replaces the full lookup indexes of 20261201000001 with
+// partial ones), but altering it later is still a conflict.
+func TestLaterMigrationOfTheSameSetMayDropItsObject(t *testing.T) {
+	t.Parallel()
+
+	db := emptyDB(t)
+	create := "CREATE TABLE tb_test_retire (id int PRIMARY KEY, note text); CREATE INDEX ix_test_retire_note ON tb_test_retire (note)"
+	for _, tt := range []struct {
+		name, later string
+		conflict    bool
+	}{
+		{"dropped", "DROP INDEX ix_test_retire_note", false},
+		{"altered", "ALTER INDEX ix_test_retire_note SET (fillfactor = 70)", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			set := testSet("test/retire", map[string]string{"20990101000001_create_retire": create, "20990101000002_change_retire": tt.later})
+			r, err := release.Check(t.Context(), db.Bun, []release.Set{release.Foundation(), set})
+			require.NoError(t, err)
+			require.Equal(t, tt.conflict, slices.Contains(codes(r), "violation:ownership_conflict:index:ix_test_retire_note"), "%v", codes(r))
+		})
+	}
+	r, err := release.Check(t.Context(), db.Bun, []release.Set{release.Foundation()})
+	require.NoError(t, err)
+	require.NotContains(t, strings.Join(codes(r), " "), "ownership_conflict", "the foundation's own index replacement")
 }
 
 func TestObjectOfPendingMigrationExistsAlready(t *testing.T) {
