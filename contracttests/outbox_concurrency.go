@@ -245,8 +245,9 @@ func runOutboxRaces(t *testing.T, newStore func(t *testing.T) ports.OutboxStore)
 }
 
 // raceOffset staggers the second party of a race by round, from 0 to
-// 750µs (about one round trip to a local database), so across the rounds
-// it lands before, inside and after the first party's call in flight.
+// 1.4ms in 200µs steps (a few round trips to a local database), so across
+// the rounds it lands before, inside and after the first party's call in
+// flight, however fast the machine answers.
 func raceOffset(round int) time.Duration {
-	return time.Duration(round%4) * 250 * time.Microsecond
+	return time.Duration(round%8) * 200 * time.Microsecond
 }

@@ -294,7 +294,24 @@ func runTaskViewConcurrency(t *testing.T, newStore func(t *testing.T) ports.Task
 }
 
 // taskRounds is how many times the task finish race runs.
-const taskRounds = 48
+const taskRounds = 96
+
+// takeoverLatency is the median time a lease takeover takes on this store,
+// measured on throwaway tasks.
+func (b *taskBundle) takeoverLatency(owner string, at time.Time) time.Duration {
+	b.t.Helper()
+	var ds []time.Duration
+	for i := range 5 {
+		id := fmt.Sprintf("probe-%d", i)
+		b.claimed(id, 1, owner)
+		start := time.Now()
+		_, err := b.store.Claim(b.ctx, id, owner, taskLease, at)
+		require.NoError(b.t, err, "takeover of an expired lease")
+		ds = append(ds, time.Since(start))
+	}
+	slices.Sort(ds)
+	return ds[len(ds)/2]
+}
 
 func runTaskRaces(t *testing.T, newStore func(t *testing.T) ports.TaskStore) {
 	// A worker finishes its task (Complete, or Fail) while another claim
@@ -310,6 +327,7 @@ func runTaskRaces(t *testing.T, newStore func(t *testing.T) ports.TaskStore) {
 		b := newTaskBundle(t, newStore)
 		const owner = "worker-a"
 		staleNow, takeoverAt := taskT0.Add(taskLease/2), taskT0.Add(taskLease+time.Second)
+		takeover := b.takeoverLatency(owner, takeoverAt)
 		for round := range taskRounds {
 			id := fmt.Sprintf("race-%02d", round)
 			stale := b.progress(b.claimed(id, 1, owner), 1, 0, taskT0) // every item decided: only the lease can stop the finish
@@ -327,6 +345,14 @@ func runTaskRaces(t *testing.T, newStore func(t *testing.T) ports.TaskStore) {
 			)
 			wg.Go(func() {
 				<-start
+				// A takeover is only seen once it commits (a WAL flush on a
+				// database), so every other pair of rounds starts the finish
+				// later instead, sweeping 0 to 1.5x the takeover's latency
+				// in sixteenths: one step lands the finish's read just
+				// before the commit and its write just after.
+				if round/2%2 == 1 {
+					time.Sleep(time.Duration(round/4) * takeover / 16)
+				}
 				if useFail {
 					_, finishErr = b.store.Fail(b.ctx, id, owner, stale.Lease.Token, tasks.SummaryFor(tasks.CodeInfraUnavailable), staleNow)
 					return
@@ -335,7 +361,9 @@ func runTaskRaces(t *testing.T, newStore func(t *testing.T) ports.TaskStore) {
 			})
 			wg.Go(func() {
 				<-start
-				time.Sleep(raceOffset(round)) // land at varying points inside the finish in flight
+				if round/2%2 == 0 {
+					time.Sleep(raceOffset(round)) // land at varying points inside the finish in flight
+				}
 				fresh, claimErr = b.store.Claim(b.ctx, id, owner, taskLease, takeoverAt)
 			})
 			close(start)
