@@ -14,14 +14,6 @@ import (
 	"github.com/july/template/adapters/http/apitest"
 )
 
-// requireNothingInternal fails when an error body quotes the cause.
-func requireNothingInternal(t *testing.T, body string) {
-	t.Helper()
-	for _, s := range []string{"127.0.0.1", "dial", "connect", "pgx", "postgres", "redis", "refused", "EOF", "tcp"} {
-		require.NotContains(t, strings.ToLower(body), strings.ToLower(s), "an outage answer says nothing internal")
-	}
-}
-
 // Item 2: Postgres refusing connections answers 503 DEPENDENCY_UNAVAILABLE
 // (retryable, Retry-After, the request id) on every route that needs it,
 // including a domain handler returning RunInTx's raw error, and the API

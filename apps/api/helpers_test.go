@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -85,13 +86,19 @@ type appOpts struct {
 	proxied bool
 	// tune changes the config before the app is built.
 	tune func(*config)
+	// db, when set, is the (migrated) database the API uses instead of a
+	// new private one, e.g. an internal/pgtopo pair.
+	db *testinfra.DB
 }
 
 // startAPI builds the app from the same options() main uses, with the
 // test's database, Redis prefix, a free port and the test keys.
 func startAPI(t *testing.T, o appOpts) *apiApp {
 	t.Helper()
-	db := testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.MigrateWith(examples.MigrationsFS()...)})
+	db := o.db
+	if db == nil {
+		db = testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.MigrateWith(examples.MigrationsFS()...)})
+	}
 	cfg := config{
 		DatabaseURL:      db.URL,
 		LogLevel:         slog.LevelInfo,
@@ -142,6 +149,14 @@ func token(t *testing.T, sub string, roles ...string) string {
 }
 
 func admin(t *testing.T) string { return token(t, "admin-1", auth.RoleSuperAdmin) }
+
+// requireNothingInternal fails when an error body quotes the cause.
+func requireNothingInternal(t *testing.T, body string) {
+	t.Helper()
+	for _, s := range []string{"127.0.0.1", "dial", "connect", "pgx", "postgres", "redis", "refused", "EOF", "tcp"} {
+		require.NotContains(t, strings.ToLower(body), strings.ToLower(s), "an outage answer says nothing internal")
+	}
+}
 
 // response is an answer and the documented path it was validated against.
 type response struct {

@@ -85,10 +85,24 @@ func (p *Pair) CaughtUp(t testing.TB) {
 }
 
 // Failover stops the primary at once (as a crash would) and promotes the
-// standby, returning when it accepts writes.
+// standby, returning when it accepts writes: Kill, then Promote.
 func (p *Pair) Failover(t testing.TB) {
 	t.Helper()
+	p.Kill(t)
+	p.Promote(t)
+}
+
+// Kill stops the primary at once, as a crash would; it returns when the
+// primary is gone. Tests that time the outage from the crash call Kill
+// and Promote themselves.
+func (p *Pair) Kill(t testing.TB) {
+	t.Helper()
 	p.run(t, "pg_ctl", "-D", p.primaryDir, "stop", "-m", "immediate", "-w")
+}
+
+// Promote promotes the standby, returning when it accepts writes.
+func (p *Pair) Promote(t testing.TB) {
+	t.Helper()
 	p.run(t, "pg_ctl", "-D", p.standbyDir, "promote", "-w")
 	deadline := time.Now().Add(30 * time.Second)
 	for strings.TrimSpace(p.psql(t, p.Standby, "SELECT pg_is_in_recovery()")) != "f" {
