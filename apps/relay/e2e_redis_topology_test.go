@@ -22,6 +22,21 @@ func drainThroughFailover(t *testing.T, url string, n int, relayEnv []string, fa
 	w.startConsumer()
 	relays := []*relayProc{w.startRelay("relay-a", relayEnv...), w.startRelay("relay-b", relayEnv...)}
 	ids := w.commitMany("fo", n, 100)
+	took := w.failoverMidDrain(n, relays, failover)
+	w.waitCount(n, consumedAll)
+	perEvent, total := w.cons.delivered()
+	for _, id := range ids {
+		require.GreaterOrEqual(t, perEvent[id], 1, "event %s delivered", id)
+	}
+	return relays, total, took
+}
+
+// failoverMidDrain calls failover once a tenth of the n committed events is
+// delivered, then requires all n delivered, no row left claimed and every
+// relay still running. It returns how long failover took.
+func (w *world) failoverMidDrain(n int, relays []*relayProc, failover func()) time.Duration {
+	t := w.t
+	t.Helper()
 	eventually(t, "a tenth delivered before the failover", func() (bool, string) {
 		c := w.count(deliveredEvents)
 		return c >= n/10, fmt.Sprintf("%d delivered", c)
@@ -30,16 +45,27 @@ func drainThroughFailover(t *testing.T, url string, n int, relayEnv []string, fa
 	failover()
 	took := time.Since(start)
 	w.waitCount(n, deliveredEvents)
-	w.waitCount(n, consumedAll)
 	require.Zero(t, w.count("SELECT count(*) FROM tb_outbox_event WHERE status <> 3 OR lease_owner IS NOT NULL"))
-	perEvent, total := w.cons.delivered()
-	for _, id := range ids {
-		require.GreaterOrEqual(t, perEvent[id], 1, "event %s delivered", id)
-	}
 	for _, p := range relays {
 		require.False(t, p.exited(), "relay %s kept running through the failover", p.name)
 	}
-	return relays, total, took
+	return took
+}
+
+// waitRedelivered waits until every relay logged that it heard the master
+// switch and published the window again (it may still be running when the
+// drain is complete).
+func waitRedelivered(t *testing.T, relays []*relayProc) {
+	t.Helper()
+	eventually(t, "every relay heard the master switch and published the window again", func() (bool, string) {
+		done := 0
+		for _, p := range relays {
+			if strings.Contains(p.logs.String(), "published the window's deliveries again") {
+				done++
+			}
+		}
+		return done == len(relays), fmt.Sprintf("%d of %d relays logged the redelivery", done, len(relays))
+	})
 }
 
 // REDIS CLUSTER: two relay processes whose REDIS_URL is a redis-cluster://
@@ -74,15 +100,6 @@ func TestE2ERedisSentinelFailover(t *testing.T) {
 	relays, total, took := drainThroughFailover(t, topo.URL, n, []string{"RELAY_LOOPS=2", "RELAY_BATCH_SIZE=50", "RELAY_LEASE_TTL=2s"}, func() {
 		_, newMaster = topo.Failover(t)
 	})
-	// The redelivery may still be running when the drain is complete.
-	eventually(t, "every relay heard the master switch and published the window again", func() (bool, string) {
-		done := 0
-		for _, p := range relays {
-			if strings.Contains(p.logs.String(), "published the window's deliveries again") {
-				done++
-			}
-		}
-		return done == len(relays), fmt.Sprintf("%d of %d relays logged the redelivery", done, len(relays))
-	})
+	waitRedelivered(t, relays)
 	t.Logf("redis sentinel failover to %s (%s) during a drain of %d: %d raw deliveries before the redelivery finished", newMaster, took.Round(time.Millisecond), n, total)
 }
