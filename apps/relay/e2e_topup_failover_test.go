@@ -1,3 +1,4 @@
+// examples: delete this file (it credits through the examples' top-up consumer; make remove-examples)
 package main_test
 
 import (
