@@ -21,24 +21,22 @@ import (
 func appendFlags(fs *flag.FlagSet) func(context.Context, common, io.Writer) error {
 	n := fs.Int("n", 5000, "transactions per measurement")
 	workers := fs.String("workers", "1,8", "concurrent writer counts to try")
-	wakes := fs.String("wake", "after-commit", "how Append's pool wakes the relay: after-commit (the default: a NOTIFY after the commit, postgres.Open), in-tx (the insert trigger's NOTIFY inside the transaction, postgres.Config.NotifyInTx), or both, comma-separated")
+	wakes := fs.String("wake", "after-commit", "how Append's pool wakes the relay: after-commit (the default: a NOTIFY after the commit, postgres.Open), in-tx (the insert trigger's NOTIFY inside the transaction, postgres.Config.NotifyInTx), none (a diagnostic: outbox.notify = off and no hook, the relay only polls), comma-separated")
 	return func(ctx context.Context, c common, out io.Writer) error {
 		ws, err := parseInts(*workers, "workers")
 		if err != nil {
 			return err
 		}
-		var inTx []bool
+		var modes []string
 		for w := range strings.SplitSeq(*wakes, ",") {
-			switch strings.TrimSpace(w) {
-			case "after-commit":
-				inTx = append(inTx, false)
-			case "in-tx":
-				inTx = append(inTx, true)
+			switch w = strings.TrimSpace(w); w {
+			case "after-commit", "in-tx", "none":
+				modes = append(modes, w)
 			default:
-				return fmt.Errorf("-wake %q: want after-commit, in-tx or both", *wakes)
+				return fmt.Errorf("-wake %q: want after-commit, in-tx or none, comma-separated", *wakes)
 			}
 		}
-		return appendBench(ctx, c, out, *n, ws, inTx)
+		return appendBench(ctx, c, out, *n, ws, modes)
 	}
 }
 
@@ -69,40 +67,44 @@ func appendOne(ctx context.Context, tx bun.IDB, ev outbox.Event) error {
 	return pgoutbox.Append(ctx, tx, ev)
 }
 
-func appendBench(ctx context.Context, c common, out io.Writer, n int, workers []int, inTxs []bool) error {
+func appendBench(ctx context.Context, c common, out io.Writer, n int, workers []int, modes []string) error {
 	e, err := newEnv(ctx, c)
 	if err != nil {
 		return err
 	}
 	defer e.Close()
-	pools := map[bool]*bun.DB{}
-	for _, inTx := range inTxs {
-		db, err := e.openWith(ctx, postgres.Config{MaxOpenConns: slices.Max(workers), NotifyInTx: inTx})
+	pools := map[string]*bun.DB{}
+	for _, mode := range modes {
+		cfg := postgres.Config{MaxOpenConns: slices.Max(workers), NotifyInTx: mode == "in-tx"}
+		if mode == "none" {
+			cfg.RuntimeParams = map[string]string{"outbox.notify": "off"} // set by hand: no hook, and the trigger skips its NOTIFY
+		}
+		db, err := e.openWith(ctx, cfg)
 		if err != nil {
 			return err
 		}
 		defer db.Close()
-		pools[inTx] = db
+		pools[mode] = db
 	}
-	if _, err := pools[inTxs[0]].ExecContext(ctx, plainTableSQL); err != nil {
+	if _, err := pools[modes[0]].ExecContext(ctx, plainTableSQL); err != nil {
 		return fmt.Errorf("create plain table: %w", err)
 	}
 
 	type key struct {
 		w     int
-		inTx  bool
+		mode  string
 		plain bool
 	}
 	type wkey struct {
 		w    int
-		inTx bool
+		mode string
 	}
 	rates := map[key][]float64{}
 	ratios := map[wkey][]float64{}
 	for run := range c.runs {
 		for _, w := range workers {
-			for _, inTx := range inTxs {
-				db := pools[inTx]
+			for _, mode := range modes {
+				db := pools[mode]
 				got := map[bool]float64{}
 				// Alternate which goes first so warm caches favour neither.
 				order := []bool{run%2 == 0, run%2 != 0}
@@ -116,13 +118,13 @@ func appendBench(ctx context.Context, c common, out io.Writer, n int, workers []
 					}
 					rate, err := txRate(ctx, db, n, w, insert)
 					if err != nil {
-						return fmt.Errorf("append run %d workers=%d wake=%s plain=%t: %w", run+1, w, wakeName(inTx), plain, err)
+						return fmt.Errorf("append run %d workers=%d wake=%s plain=%t: %w", run+1, w, mode, plain, err)
 					}
 					got[plain] = rate
-					rates[key{w, inTx, plain}] = append(rates[key{w, inTx, plain}], rate)
+					rates[key{w, mode, plain}] = append(rates[key{w, mode, plain}], rate)
 				}
-				ratios[wkey{w, inTx}] = append(ratios[wkey{w, inTx}], got[false]/got[true])
-				fmt.Fprintf(slogWriter, "append run %d workers=%d wake=%s: outbox %.0f tx/s, plain %.0f tx/s\n", run+1, w, wakeName(inTx), got[false], got[true])
+				ratios[wkey{w, mode}] = append(ratios[wkey{w, mode}], got[false]/got[true])
+				fmt.Fprintf(slogWriter, "append run %d workers=%d wake=%s: outbox %.0f tx/s, plain %.0f tx/s\n", run+1, w, mode, got[false], got[true])
 			}
 		}
 	}
@@ -131,10 +133,10 @@ func appendBench(ctx context.Context, c common, out io.Writer, n int, workers []
 	fmt.Fprintln(out, "| writers | wake-up | Append tx/s | plain INSERT tx/s | ratio | ratio per run | target |")
 	fmt.Fprintln(out, "|---:|---|---:|---:|---:|---|---|")
 	for _, w := range workers {
-		for _, inTx := range inTxs {
-			r := median(ratios[wkey{w, inTx}])
-			fmt.Fprintf(out, "| %d | %s | %.0f | %.0f | %.2f | %s | ≥ 0.90: %s |\n", w, wakeName(inTx), median(rates[key{w, inTx, false}]),
-				median(rates[key{w, inTx, true}]), r, joinFloats(ratios[wkey{w, inTx}], "%.2f"), verdict(r >= 0.9))
+		for _, mode := range modes {
+			r := median(ratios[wkey{w, mode}])
+			fmt.Fprintf(out, "| %d | %s | %.0f | %.0f | %.2f | %s | ≥ 0.90: %s |\n", w, mode, median(rates[key{w, mode, false}]),
+				median(rates[key{w, mode, true}]), r, joinFloats(ratios[wkey{w, mode}], "%.2f"), verdict(r >= 0.9))
 		}
 	}
 	fmt.Fprintln(out)
@@ -189,11 +191,4 @@ func txRate(ctx context.Context, db *bun.DB, n, w int, insert func(context.Conte
 		return 0, err
 	}
 	return float64(n) / time.Since(start).Seconds(), nil
-}
-
-func wakeName(inTx bool) string {
-	if inTx {
-		return "in-tx"
-	}
-	return "after-commit"
 }
