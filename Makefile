@@ -65,6 +65,7 @@ fuzz:
 	./scripts/fuzz.sh ./core/redaction/ FuzzRedactJSONReference $(FUZZTIME)
 	./scripts/fuzz.sh ./core/redaction/ FuzzMatchReference $(FUZZTIME)
 	./scripts/fuzz.sh ./core/idempotency/ FuzzFingerprintCanonical $(FUZZTIME)
+	./scripts/fuzz.sh ./core/outbox/ FuzzMatchersAgreeWithTheirPatterns $(FUZZTIME)
 
 ## bench-relays: drain 200,000 events with 1, 2, 4 and 8 relay processes (docs/scaling.md).
 bench-relays: services
