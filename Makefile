@@ -73,7 +73,7 @@ bench-relays: services
 
 ## bench: the Go benchmarks recorded in docs/performance.md.
 bench: services
-	$(GO) run ./bench/cmd/outboxbench drain -relays template,bare -loops 1,4 -batch 500
+	$(GO) run ./bench/cmd/outboxbench drain -relays template,bare,river,watermill -loops 1,4 -batch 500
 	$(GO) run ./bench/cmd/outboxbench append -wake after-commit,in-tx
 	$(GO) run ./bench/cmd/outboxbench latency -modes listen,listen-intx,poll
 	$(GO) run ./bench/cmd/corebench

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -23,7 +25,9 @@ func drainFlags(fs *flag.FlagSet) func(context.Context, common, io.Writer) error
 	events := fs.Int("events", 20_000, "events pre-filled before each drain")
 	loops := fs.String("loops", "1,4", "claim loop counts to try (relay.Config.Loops)")
 	batches := fs.String("batch", "100,500", "batch sizes to try (relay.Config.BatchSize)")
-	relays := fs.String("relays", "template", "relays to try: template (core/relay over pgoutbox and the asynq queue), bare (a hand-written claim 100, 8 concurrent enqueues, mark loop: the yardstick), or template,bare")
+	relays := fs.String("relays", "template", "comma-separated relays to try: template (core/relay over pgoutbox and the asynq queue), bare (a hand-written claim 100, 8 concurrent enqueues, mark loop: the yardstick), river (River jobs worked into asynq), watermill (a watermill-sql subscriber enqueuing into asynq)")
+	riverWorkers := fs.String("river-workers", "2000", "river: MaxWorkers values to try on the default queue")
+	watermillBatches := fs.String("watermill-batch", "500", "watermill: subscriber batch sizes to try (DefaultPostgreSQLSchema.SubscribeBatchSize)")
 	tracingModes := fs.String("tracing", "off", "tracing modes to try: off, on (100% sampled spans, linked to each event's producer, exported in batches to a discarding exporter), or off,on")
 	return func(ctx context.Context, c common, out io.Writer) error {
 		ls, err := parseInts(*loops, "loops")
@@ -31,6 +35,14 @@ func drainFlags(fs *flag.FlagSet) func(context.Context, common, io.Writer) error
 			return err
 		}
 		bs, err := parseInts(*batches, "batch")
+		if err != nil {
+			return err
+		}
+		rw, err := parseInts(*riverWorkers, "river-workers")
+		if err != nil {
+			return err
+		}
+		wb, err := parseInts(*watermillBatches, "watermill-batch")
 		if err != nil {
 			return err
 		}
@@ -45,33 +57,73 @@ func drainFlags(fs *flag.FlagSet) func(context.Context, common, io.Writer) error
 				return fmt.Errorf("-tracing %q: want off, on or off,on", *tracingModes)
 			}
 		}
-		var bare []bool
+		var rs []string
 		for _, r := range strings.Split(*relays, ",") {
-			switch strings.TrimSpace(r) {
-			case "template":
-				bare = append(bare, false)
-			case "bare":
-				bare = append(bare, true)
+			switch r = strings.TrimSpace(r); r {
+			case relayTemplate, relayBare, relayRiver, relayWatermill:
+				rs = append(rs, r)
 			default:
-				return fmt.Errorf("-relays %q: want template, bare or template,bare", *relays)
+				return fmt.Errorf("-relays %q: want a comma-separated list of template, bare, river, watermill", *relays)
 			}
 		}
-		return drain(ctx, c, out, *events, ls, bs, modes, bare)
+		return drain(ctx, c, out, *events, scenarios(ls, bs, modes, rs, rw, wb))
 	}
 }
+
+const (
+	relayTemplate  = "template"
+	relayBare      = "bare"
+	relayRiver     = "river"
+	relayWatermill = "watermill"
+)
 
 // scenario is one drain configuration.
 type scenario struct {
-	loops, batch int
+	relay        string
+	loops, batch int // template and bare; batch is also watermill's
 	traced       bool
-	bare         bool // the hand-written yardstick instead of core/relay
+	workers      int // river's MaxWorkers
 }
 
 func (sc scenario) relayName() string {
-	if sc.bare {
-		return "bare"
+	if sc.relay == relayRiver {
+		return fmt.Sprintf("river (%d workers)", sc.workers)
 	}
-	return "template"
+	return sc.relay
+}
+
+// scenarios lists the configurations in the order each run tries them.
+// River and Watermill have no claim loops: they run once per run, in the
+// first loop count's turn.
+func scenarios(loops, batches []int, modes []bool, relays []string, riverWorkers, watermillBatches []int) []scenario {
+	var out []scenario
+	for i, l := range loops {
+		for _, r := range relays {
+			switch r {
+			case relayBare: // fixed batch, never traced
+				out = append(out, scenario{relay: r, loops: l, batch: bareBatch})
+			case relayTemplate:
+				for _, b := range batches {
+					for _, tr := range modes {
+						out = append(out, scenario{relay: r, loops: l, batch: b, traced: tr})
+					}
+				}
+			case relayRiver:
+				for _, w := range riverWorkers {
+					if i == 0 {
+						out = append(out, scenario{relay: r, workers: w})
+					}
+				}
+			case relayWatermill:
+				for _, b := range watermillBatches {
+					if i == 0 {
+						out = append(out, scenario{relay: r, batch: b})
+					}
+				}
+			}
+		}
+	}
+	return out
 }
 
 type drainResult struct {
@@ -82,7 +134,7 @@ type drainResult struct {
 	machine []float64 // machine busy share
 }
 
-func drain(ctx context.Context, c common, out io.Writer, n int, loops, batches []int, modes, bares []bool) error {
+func drain(ctx context.Context, c common, out io.Writer, n int, scenarios []scenario) error {
 	e, err := newEnv(ctx, c)
 	if err != nil {
 		return err
@@ -93,73 +145,98 @@ func drain(ctx context.Context, c common, out io.Writer, n int, loops, batches [
 		return err
 	}
 	defer db.Close()
-
-	var scenarios []scenario
-	for _, l := range loops {
-		for _, bare := range bares {
-			if bare { // fixed batch, never traced
-				scenarios = append(scenarios, scenario{loops: l, batch: bareBatch, bare: true})
-				continue
-			}
-			for _, b := range batches {
-				for _, tr := range modes {
-					scenarios = append(scenarios, scenario{l, b, tr, false})
-				}
-			}
+	if slices.ContainsFunc(scenarios, func(sc scenario) bool { return sc.relay == relayRiver }) {
+		if err := riverMigrate(ctx, e); err != nil {
+			return err
 		}
 	}
+
 	results := map[scenario]*drainResult{}
 	// Runs are the outer loop so noise from other load spreads over every
 	// scenario instead of hitting one.
 	for run := range c.runs {
 		for _, sc := range scenarios {
-			{
-				l, b := sc.loops, sc.batch
-				if err := ctx.Err(); err != nil {
-					return err
-				}
-				m, err := drainOnce(ctx, e, db, n, sc)
-				if err != nil {
-					return fmt.Errorf("drain run %d relay=%s loops=%d batch=%d tracing=%s: %w", run+1, sc.relayName(), l, b, onOff(sc.traced), err)
-				}
-				fmt.Fprintf(slogWriter, "drain run %d relay=%s loops=%d batch=%d tracing=%s: %.0f events/s, CPU µs/event relay %.1f postgres %.1f redis %.1f, machine busy %.0f%%\n",
-					run+1, sc.relayName(), l, b, onOff(sc.traced), m.rate, m.cpuUS, m.pgUS, m.redisUS, 100*m.busy)
-				r := results[sc]
-				if r == nil {
-					r = &drainResult{}
-					results[sc] = r
-				}
-				r.rates = append(r.rates, m.rate)
-				r.cpuUS = append(r.cpuUS, m.cpuUS)
-				r.pgUS = append(r.pgUS, m.pgUS)
-				r.redisUS = append(r.redisUS, m.redisUS)
-				r.machine = append(r.machine, m.busy)
+			if err := ctx.Err(); err != nil {
+				return err
 			}
+			m, err := drainOnce(ctx, e, db, n, sc)
+			if err != nil {
+				return fmt.Errorf("drain run %d %s: %w", run+1, sc.label(), err)
+			}
+			fmt.Fprintf(slogWriter, "drain run %d %s: %.0f events/s, CPU µs/event relay %.1f postgres %.1f redis %.1f, machine busy %.0f%%\n",
+				run+1, sc.label(), m.rate, m.cpuUS, m.pgUS, m.redisUS, 100*m.busy)
+			r := results[sc]
+			if r == nil {
+				r = &drainResult{}
+				results[sc] = r
+			}
+			r.rates = append(r.rates, m.rate)
+			r.cpuUS = append(r.cpuUS, m.cpuUS)
+			r.pgUS = append(r.pgUS, m.pgUS)
+			r.redisUS = append(r.redisUS, m.redisUS)
+			r.machine = append(r.machine, m.busy)
 		}
 	}
 
+	// River and Watermill are compared with the bare relay at its largest
+	// loop count, and the template with the best River configuration.
+	var bareTop, riverBest *scenario
+	for i, sc := range scenarios {
+		switch {
+		case sc.relay == relayBare && (bareTop == nil || sc.loops > bareTop.loops):
+			bareTop = &scenarios[i]
+		case sc.relay == relayRiver && (riverBest == nil || median(results[sc].rates) > median(results[*riverBest].rates)):
+			riverBest = &scenarios[i]
+		}
+	}
 	fmt.Fprintf(out, "### drain: %d pre-filled events, publish concurrency %d, median of %d runs\n\n", n, c.publishConcurrency, c.runs)
 	fmt.Fprintln(out, "| relay | loops | batch | tracing | events/s (median) | runs | CPU µs/event: relay / postgres / redis | machine busy | target |")
 	fmt.Fprintln(out, "|---|---:|---:|---|---:|---|---|---:|---|")
 	for _, sc := range scenarios {
-		{
-			l, b := sc.loops, sc.batch
-			r := results[sc]
-			med := median(r.rates)
-			target := "—"
-			if b, ok := results[scenario{loops: l, batch: bareBatch, bare: true}]; ok && !sc.bare {
+		r := results[sc]
+		med := median(r.rates)
+		loops, batch, tracing := strconv.Itoa(sc.loops), strconv.Itoa(sc.batch), onOff(sc.traced)
+		var target []string
+		switch sc.relay {
+		case relayBare:
+			target = append(target, "yardstick")
+		case relayTemplate:
+			if b, ok := results[scenario{relay: relayBare, loops: sc.loops, batch: bareBatch}]; ok {
 				ratio := med / median(b.rates)
-				target = fmt.Sprintf("%.2fx bare (≥ 1.0): %s", ratio, verdict(ratio >= 1))
+				target = append(target, fmt.Sprintf("%.2fx bare (≥ 1.0): %s", ratio, verdict(ratio >= 1)))
 			}
-			if sc.bare {
-				target = "yardstick"
+			if riverBest != nil {
+				ratio := med / median(results[*riverBest].rates)
+				target = append(target, fmt.Sprintf("%.2fx %s (≥ 2.0): %s", ratio, riverBest.relayName(), verdict(ratio >= 2)))
 			}
-			fmt.Fprintf(out, "| %s | %d | %d | %s | %.0f | %s | %.1f / %.1f / %.1f | %.0f%% | %s |\n",
-				sc.relayName(), l, b, onOff(sc.traced), med, joinFloats(r.rates, "%.0f"), median(r.cpuUS), median(r.pgUS), median(r.redisUS), 100*median(r.machine), target)
+		case relayRiver, relayWatermill:
+			loops, tracing = "—", "—"
+			if sc.relay == relayRiver {
+				batch = "—"
+			}
+			if bareTop != nil {
+				target = append(target, fmt.Sprintf("comparison: %.2fx bare (%d loops)", med/median(results[*bareTop].rates), bareTop.loops))
+			}
 		}
+		if len(target) == 0 {
+			target = append(target, "—")
+		}
+		fmt.Fprintf(out, "| %s | %s | %s | %s | %.0f | %s | %.1f / %.1f / %.1f | %.0f%% | %s |\n",
+			sc.relayName(), loops, batch, tracing, med, joinFloats(r.rates, "%.0f"), median(r.cpuUS), median(r.pgUS), median(r.redisUS), 100*median(r.machine), strings.Join(target, "; "))
 	}
 	fmt.Fprintln(out)
 	return nil
+}
+
+// label names a scenario in progress lines and errors.
+func (sc scenario) label() string {
+	switch sc.relay {
+	case relayRiver:
+		return fmt.Sprintf("relay=river workers=%d", sc.workers)
+	case relayWatermill:
+		return fmt.Sprintf("relay=watermill batch=%d", sc.batch)
+	}
+	return fmt.Sprintf("relay=%s loops=%d batch=%d tracing=%s", sc.relay, sc.loops, sc.batch, onOff(sc.traced))
 }
 
 // drainMeasure is one drain's throughput and where the CPU went.
@@ -170,7 +247,7 @@ type drainMeasure struct {
 }
 
 // drainOnce fills the table with n due events and times the relay until
-// every one is marked Delivered.
+// every one is marked Delivered (River and Watermill: completed, acked).
 func drainOnce(ctx context.Context, e *env, db *bun.DB, n int, sc scenario) (m drainMeasure, err error) {
 	loops, batch := sc.loops, sc.batch
 	if err := e.reset(ctx, db); err != nil {
@@ -183,15 +260,22 @@ func drainOnce(ctx context.Context, e *env, db *bun.DB, n int, sc scenario) (m d
 	if sc.traced {
 		withTraceParents(evs) // as written by a traced API: one link per event
 	}
-	if err := prefill(ctx, db, evs, 500); err != nil {
-		return m, err
-	}
 	q, err := e.newQueue()
 	if err != nil {
 		return m, err
 	}
 	defer q.Close()
-	if sc.bare {
+	// River and Watermill pre-fill their own tables with the same events.
+	switch sc.relay {
+	case relayRiver:
+		return riverDrainOnce(ctx, e, db, q, evs, sc.workers)
+	case relayWatermill:
+		return watermillDrainOnce(ctx, e, db, q, evs, sc.batch)
+	}
+	if err := prefill(ctx, db, evs, 500); err != nil {
+		return m, err
+	}
+	if sc.relay == relayBare {
 		return bareDrainOnce(ctx, e, db, q, n, loops)
 	}
 	store, err := pgoutbox.NewStore(db, pgoutbox.Config{})
@@ -254,7 +338,7 @@ var quietLogger = slog.New(slog.NewTextHandler(slogWriter, &slog.HandlerOptions{
 
 // bareDrainOnce times the bare relay over the pre-filled table.
 func bareDrainOnce(ctx context.Context, e *env, db *bun.DB, q *scratchQueue, n, loops int) (m drainMeasure, err error) {
-	pool, err := e.openBare(ctx, loops)
+	pool, err := e.openPgx(ctx, loops)
 	if err != nil {
 		return m, err
 	}

@@ -109,10 +109,11 @@ func (e *env) openRelay(ctx context.Context, conns int) (*bun.DB, error) {
 		RuntimeParams: map[string]string{"synchronous_commit": "off"}})
 }
 
-// openBare opens a plain pgx pool for the bare relay: prepared statements
-// (pgx's default), asynchronous commit like the relay's pool. Its
-// connections are opened before it returns, so the CPU sample sees them.
-func (e *env) openBare(ctx context.Context, conns int) (*pgxpool.Pool, error) {
+// openPgx opens a plain pgx pool for the bare, River and Watermill relays:
+// prepared statements (pgx's default), asynchronous commit like the
+// relay's pool. Its connections are opened before it returns, so the CPU
+// sample sees them.
+func (e *env) openPgx(ctx context.Context, conns int) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(e.url)
 	if err != nil {
 		return nil, fmt.Errorf("parse scratch url: %w", err)
@@ -121,14 +122,14 @@ func (e *env) openBare(ctx context.Context, conns int) (*pgxpool.Pool, error) {
 	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("open bare pool: %w", err)
+		return nil, fmt.Errorf("open pgx pool: %w", err)
 	}
 	held := make([]*pgxpool.Conn, 0, conns)
 	for range conns {
 		c, err := pool.Acquire(ctx)
 		if err != nil {
 			pool.Close()
-			return nil, fmt.Errorf("open bare pool: %w", err)
+			return nil, fmt.Errorf("open pgx pool: %w", err)
 		}
 		held = append(held, c)
 	}
