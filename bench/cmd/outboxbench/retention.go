@@ -446,8 +446,9 @@ func dropPartitions(ctx context.Context, db *bun.DB, parts []partition, cutoff t
 			return dropped, kept, fmt.Errorf("detach partition %s (if it is left detach pending, run ALTER TABLE tb_outbox_event DETACH PARTITION %s FINALIZE): %w", pt.name, pt.name, err)
 		}
 		if busy, err = partitionBusy(ctx, db, pt.name, cutoff); err != nil || busy {
-			// DETACH CONCURRENTLY left a CHECK constraint matching the bound,
-			// so the attach does not scan the partition.
+			// The attach skips its scan when a CHECK constraint matches the
+			// bound; DETACH CONCURRENTLY adds one on 15.20 (newer releases
+			// may not, and then it scans the partition).
 			if _, aerr := db.ExecContext(ctx, fmt.Sprintf("ALTER TABLE tb_outbox_event ATTACH PARTITION %s FOR VALUES FROM ('%s') TO ('%s')",
 				pt.name, pt.from.Format(time.RFC3339), pt.to.Format(time.RFC3339))); aerr != nil {
 				return dropped, kept, fmt.Errorf("attach partition %s back (it holds rows to keep): %w", pt.name, errors.Join(err, aerr))
