@@ -3,11 +3,14 @@
 // event waits before it is in the queue (latency), and what pgoutbox.Append
 // costs a business transaction (append). Each subcommand creates a scratch
 // database and a scratch asynq queue, removes both when it ends, and prints
-// a Markdown table for docs/performance.md.
+// a Markdown table for docs/performance.md. retention compares the
+// template's batched DELETE with dropping hourly partitions
+// (docs/scaling.md).
 //
 //	go run ./bench/cmd/outboxbench drain
 //	go run ./bench/cmd/outboxbench latency -duration 10s
 //	go run ./bench/cmd/outboxbench append -cpuprofile append.pprof
+//	go run ./bench/cmd/outboxbench retention -runs 1
 package main
 
 import (
@@ -33,6 +36,7 @@ var subcommands = []subcommand{
 	{"drain", "delivered events/s draining a pre-filled table", drainFlags},
 	{"latency", "commit-to-enqueue latency at a steady offered load", latencyFlags},
 	{"append", "pgoutbox.Append in a business tx vs a plain single-row INSERT", appendFlags},
+	{"retention", "batched DELETE retention vs hourly partitions detached and dropped", retentionFlags},
 }
 
 func main() {
@@ -76,7 +80,7 @@ func run(args []string, out io.Writer) error {
 		return runFunc(ctx, c, out)
 	}
 	usage(os.Stderr)
-	return fmt.Errorf("unknown subcommand %q; use one of drain, latency, append", args[0])
+	return fmt.Errorf("unknown subcommand %q; use one of drain, latency, append, retention", args[0])
 }
 
 func usage(w io.Writer) {
