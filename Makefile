@@ -73,9 +73,9 @@ bench-relays: services
 
 ## bench: the Go benchmarks recorded in docs/performance.md.
 bench: services
-	$(GO) run ./bench/cmd/outboxbench drain -relays template,bare,river,watermill -loops 1,4 -batch 500
-	$(GO) run ./bench/cmd/outboxbench append -wake after-commit,in-tx
-	$(GO) run ./bench/cmd/outboxbench latency -modes listen,listen-intx,poll
+	$(GO) run ./bench/cmd/outboxbench drain -relays template,bare,river,watermill -loops 4,1 -batch 500 -runs 3 -river-workers 500,2000
+	$(GO) run ./bench/cmd/outboxbench append -wake after-commit,in-tx,none -workers 1,8 -runs 3
+	$(GO) run ./bench/cmd/outboxbench latency -modes listen,listen-intx,poll -runs 3
 	$(GO) run ./bench/cmd/corebench
 	$(GO) test -run XXX -bench . -benchmem ./core/...
 
