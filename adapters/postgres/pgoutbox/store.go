@@ -105,6 +105,16 @@ func (s *Store) Get(ctx context.Context, eventID string) (outbox.Event, error) {
 	return row.toEvent(), nil
 }
 
+// fromView reports whether List reads vw_outbox_event: for a lookup by
+// aggregate or correlation id in every status, whose partial indexes skip
+// Delivering rows (migration 20261201000009) and which the view answers
+// from two indexes. Anything else reads the table: a status names one
+// index, and the newest rows come from the primary key in order, which
+// the view's UNION ALL would turn into a scan and a sort.
+func fromView(f ports.OutboxFilter) bool {
+	return f.Status == 0 && (f.CorrelationID != "" || f.AggregateType != "" || f.AggregateID != "")
+}
+
 // List returns events matching f, newest (highest id) first. A zero Limit
 // means 50; a Limit above 500 is lowered to 500. An invalid non-zero
 // Status is an error.
@@ -117,10 +127,10 @@ func (s *Store) List(ctx context.Context, f ports.OutboxFilter) ([]outbox.Event,
 		return nil, fmt.Errorf("list outbox events: limit %d is negative", f.Limit)
 	}
 	var rows []outboxRow
-	// The view splits Delivering rows from the rest, so a lookup by
-	// aggregate or correlation id reads the partial lookup indexes
-	// (migration 20261201000009) instead of the whole table.
-	q := s.db.NewSelect().Model(&rows).ModelTableExpr("vw_outbox_event AS ?TableAlias").OrderExpr("id DESC").Limit(int64(limit))
+	q := s.db.NewSelect().Model(&rows).OrderExpr("id DESC").Limit(int64(limit))
+	if fromView(f) {
+		q = q.ModelTableExpr("vw_outbox_event AS ?TableAlias")
+	}
 	if f.Status != 0 {
 		q = q.Where("status = ?", int16(f.Status))
 	}
