@@ -195,8 +195,8 @@ func CheckTraceContext(parent, state string) error {
 }
 
 // The relay validates every envelope it publishes, so these two checks
-// are byte loops rather than regexps (a third of the validation's CPU);
-// event_test.go holds them to the patterns they implement.
+// are byte loops rather than regexps; match_internal_test.go fuzzes them
+// against the patterns they implement.
 
 // isCanonicalUUID matches ^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$.
 func isCanonicalUUID(s string) bool {

@@ -68,6 +68,23 @@ type cost struct {
 	busy    float64       // machine busy share
 }
 
+// wal is this database's WAL when pg_waldump read it, else the cluster's.
+func (c cost) wal() int64 {
+	if c.walDB >= 0 {
+		return c.walDB
+	}
+	return c.walLSN
+}
+
+// medianOf is the median of f over rs.
+func medianOf(rs []retentionRun, f func(retentionRun) float64) float64 {
+	xs := make([]float64, len(rs))
+	for i, r := range rs {
+		xs[i] = f(r)
+	}
+	return median(xs)
+}
+
 type retentionRun struct {
 	removed, steps, kept           int64
 	purge, vacuum                  cost
@@ -121,24 +138,12 @@ func retention(ctx context.Context, c common, out io.Writer, p retentionParams) 
 	fmt.Fprintln(out, "|---|---:|---:|---:|---:|---:|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, v := range p.variants {
 		rs := quiet[v]
-		med := func(f func(r retentionRun) float64) float64 {
-			xs := make([]float64, len(rs))
-			for i, r := range rs {
-				xs[i] = f(r)
-			}
-			return median(xs)
-		}
+		med := func(f func(r retentionRun) float64) float64 { return medianOf(rs, f) }
 		perRun := make([]float64, len(rs))
 		for i, r := range rs {
 			perRun[i] = float64(r.removed) / r.purge.elapsed.Seconds()
 		}
-		walRow := func(r retentionRun) float64 {
-			w := r.purge.walDB
-			if w < 0 {
-				w = r.purge.walLSN
-			}
-			return float64(w) / float64(max(r.removed, 1))
-		}
+		walRow := func(r retentionRun) float64 { return float64(r.purge.wal()) / float64(max(r.removed, 1)) }
 		fmt.Fprintf(out, "| %s | %.0f | %.0f | %.0f | %.1f | %.0f | %s | %.1f | %.0f | %s / %s | %.0f%% | %s | %s | %s | %s | %.1f | %.1f | %s |\n",
 			v, med(func(r retentionRun) float64 { return float64(r.removed) }),
 			med(func(r retentionRun) float64 { return float64(r.steps) }),
@@ -158,12 +163,7 @@ func retention(ctx context.Context, c common, out io.Writer, p retentionParams) 
 			mib(int64(med(func(r retentionRun) float64 { return float64(r.freeVac) }))),
 			med(func(r retentionRun) float64 { return r.vacuum.elapsed.Seconds() }),
 			med(func(r retentionRun) float64 { return r.vacuum.pgCPU.Seconds() }),
-			mib(int64(med(func(r retentionRun) float64 {
-				if r.vacuum.walDB >= 0 {
-					return float64(r.vacuum.walDB)
-				}
-				return float64(r.vacuum.walLSN)
-			}))))
+			mib(int64(med(func(r retentionRun) float64 { return float64(r.vacuum.wal()) }))))
 	}
 	fmt.Fprintln(out)
 	fmt.Fprintln(out, walNote)
@@ -174,13 +174,7 @@ func retention(ctx context.Context, c common, out io.Writer, p retentionParams) 
 		fmt.Fprintln(out, "|---|---:|---:|---:|---:|---:|---:|---:|")
 		for _, v := range p.variants {
 			rs := loaded[v]
-			med := func(f func(r retentionRun) float64) float64 {
-				xs := make([]float64, len(rs))
-				for i, r := range rs {
-					xs[i] = f(r)
-				}
-				return median(xs)
-			}
+			med := func(f func(r retentionRun) float64) float64 { return medianOf(rs, f) }
 			d := func(f func(r retentionRun) time.Duration) string {
 				return ms(time.Duration(med(func(r retentionRun) float64 { return float64(f(r)) })))
 			}
