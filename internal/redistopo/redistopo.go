@@ -134,8 +134,10 @@ func (tp *Topology) Failover(t testing.TB) (oldMaster, newMaster string) {
 		// Done when the new master leads and the old one has been turned
 		// into its replica: until then the old master still takes (and
 		// will drop) writes from clients that have not switched.
-		if newMaster != oldMaster && strings.Contains(info(t, newMaster, "INFO", "replication"), "role:master") &&
-			strings.Contains(info(t, oldMaster, "INFO", "replication"), "role:slave") {
+		newInfo, err1 := probe(newMaster, "INFO", "replication")
+		oldInfo, err2 := probe(oldMaster, "INFO", "replication")
+		if newMaster != oldMaster && err1 == nil && err2 == nil &&
+			strings.Contains(newInfo, "role:master") && strings.Contains(oldInfo, "role:slave") {
 			return oldMaster, newMaster
 		}
 		if time.Now().After(deadline) {
@@ -185,12 +187,22 @@ func (tp *Topology) spawn(t testing.TB, port int, args ...string) {
 
 func info(t testing.TB, node string, args ...string) string {
 	t.Helper()
+	out, err := probe(node, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// probe is info for polling loops during a failover, when a node may reset
+// the connection while it changes role: the caller asks again.
+func probe(node string, args ...string) (string, error) {
 	host, port, _ := net.SplitHostPort(node)
 	out, err := exec.Command("redis-cli", append([]string{"-h", host, "-p", port}, args...)...).CombinedOutput()
 	if err != nil {
-		t.Fatalf("redis-cli -p %s %s: %v\n%s", port, strings.Join(args, " "), err, out)
+		return "", fmt.Errorf("redis-cli -p %s %s: %w\n%s", port, strings.Join(args, " "), err, out)
 	}
-	return strings.ReplaceAll(string(out), "\r", "")
+	return strings.ReplaceAll(string(out), "\r", ""), nil
 }
 
 func need(t testing.TB) {
@@ -278,7 +290,10 @@ func (tp *Topology) ClusterFailover(t testing.TB) []string {
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for _, n := range tp.Nodes {
-		for !strings.Contains(info(t, n, "CLUSTER", "INFO"), "cluster_state:ok") {
+		for {
+			if out, err := probe(n, "CLUSTER", "INFO"); err == nil && strings.Contains(out, "cluster_state:ok") {
+				break
+			}
 			if time.Now().After(deadline) {
 				t.Fatalf("cluster node %s not ok 30s after the failover", n)
 			}
