@@ -43,6 +43,7 @@ func RunOutboxStore(t *testing.T, caps OutboxCaps, newStore func(t *testing.T) p
 	runOutboxRecover(t, newStore)
 	runOutboxOperator(t, newStore)
 	runOutboxConsumerFailure(t, newStore)
+	runOutboxConsumption(t, newStore)
 	runOutboxConcurrency(t, caps, newStore)
 	runOutboxRaces(t, newStore)
 	runOutboxOutage(t, caps, newStore)

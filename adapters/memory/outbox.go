@@ -26,6 +26,8 @@ type OutboxStore struct {
 	byUUID map[string]int64
 	// failures are the consumer failures, open and resolved, oldest first.
 	failures []outbox.ConsumerFailure
+	// consumed is the consumption evidence: event id -> consumer -> at.
+	consumed map[string]map[string]time.Time
 }
 
 var _ ports.OutboxStore = (*OutboxStore)(nil)
@@ -464,13 +466,14 @@ func (s *OutboxStore) PurgeDelivered(_ context.Context, cutoff time.Time, limit 
 	}
 	var old []*outbox.Event
 	for _, ev := range s.rows {
-		if ev.Status == outbox.Delivered && ev.DeliveredAt != nil && ev.DeliveredAt.Before(cutoff) && s.open(ev.EventID) < 0 {
+		if ev.Status == outbox.Delivered && ev.DeliveredAt != nil && ev.DeliveredAt.Before(cutoff) && s.open(ev.EventID) < 0 && len(s.consumed[ev.EventID]) > 0 {
 			old = append(old, ev)
 		}
 	}
 	slices.SortFunc(old, func(a, b *outbox.Event) int { return a.DeliveredAt.Compare(*b.DeliveredAt) })
 	old = old[:min(len(old), max(limit, 0))]
 	for _, ev := range old {
+		delete(s.consumed, ev.EventID)
 		delete(s.byUUID, ev.EventID)
 		delete(s.rows, ev.ID)
 	}

@@ -79,6 +79,8 @@ func options(cfg config, log *slog.Logger) fx.Option {
 			fx.Annotate(startIdempotencyRetention, fx.ParamTags(``, ``, ports.IdempotencyTableGroup)),
 		),
 		redeliverOption,
+		evidenceOption,
+		reconcileOption(cfg),
 		tuningOption(cmp.Or(cfg.TuningRefresh, TuningRefresh)),
 		adminOption, // after every other hook: stops first, see newAdmin
 		fx.Options(Domains...),

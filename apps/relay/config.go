@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/july/template/adapters/asynq/queue"
 	"github.com/july/template/adapters/http/httpx"
 	"github.com/july/template/adapters/tracing"
 	"github.com/july/template/core/relay"
@@ -29,7 +30,19 @@ var envHelp = fmt.Sprintf(`  DATABASE_URL         postgres URL (required)
                        (default: relay.delivery.max_attempts; %d)
   RELAY_REDELIVER_WINDOW  with a redis-sentinel:// REDIS_URL, publish again what was
                        delivered this long before a master switch, 1s..1h (default 1m)
-  OUTBOX_RETENTION     keep delivered events this long, then delete (default 0 = off; >= 1h)
+  RELAY_RECONCILE      follow every delivered event until a consumer records it, and publish
+                       again those whose task the queue lost (Redis restart, failover, flush,
+                       eviction): true|false (default true)
+  RELAY_RECONCILE_INTERVAL  the reconciler's safety-net period, 1s..1h (default 30s); a sign of
+                       loss (RELAY_LOSS_CHECK_INTERVAL) starts a pass at once
+  RELAY_RECONCILE_GRACE  the scan for new deliveries stays this far behind now, 100ms..10m
+                       (default 30s: relays stamp delivered_at before their commit)
+  RELAY_RECONCILE_HORIZON  how far back a starting relay looks for unconsumed deliveries,
+                       1m..720h (default 24h, the queue's retention)
+  RELAY_LOSS_CHECK_INTERVAL  how often the queue's Redis is checked for signs of loss
+                       (run_id, replication id, evictions, a canary key), 100ms..1m (default 1s)
+  OUTBOX_RETENTION     keep delivered events this long, then delete (default 0 = off; >= 1h);
+                       an event no consumer recorded is kept
   TASK_RECOVERY_INTERVAL  pause between task-recovery passes, %s..%s (default %s): tasks
                        whose lease expired go back to pending and are delivered again
   IDEMPOTENCY_RETENTION   keep idempotency records (key, stored response) this long,
@@ -72,6 +85,11 @@ type config struct {
 	PollInterval      time.Duration
 	MaxAttempts       int
 	RedeliverWindow   time.Duration
+	Reconcile         bool
+	ReconcileEvery    time.Duration
+	ReconcileGrace    time.Duration
+	ReconcileHorizon  time.Duration
+	LossCheckEvery    time.Duration
 	Retention         time.Duration
 	TaskRecoveryEvery time.Duration
 	IdemRetention     time.Duration
@@ -103,6 +121,11 @@ func loadConfig(getenv func(string) string) (config, error) {
 		PollInterval:      r.Duration("RELAY_POLL_INTERVAL", relay.DefaultPollInterval, relay.MinPollInterval, relay.MaxPollInterval),
 		MaxAttempts:       r.Int("RELAY_MAX_ATTEMPTS", 0, relay.MinMaxAttempts, relay.MaxMaxAttempts),
 		RedeliverWindow:   r.Duration("RELAY_REDELIVER_WINDOW", relay.DefaultRedeliverWindow, time.Second, time.Hour),
+		Reconcile:         r.Bool("RELAY_RECONCILE", true),
+		ReconcileEvery:    r.Duration("RELAY_RECONCILE_INTERVAL", relay.DefaultReconcileEvery, time.Second, time.Hour),
+		ReconcileGrace:    r.Duration("RELAY_RECONCILE_GRACE", relay.DefaultReconcileGrace, 100*time.Millisecond, 10*time.Minute),
+		ReconcileHorizon:  r.Duration("RELAY_RECONCILE_HORIZON", relay.DefaultReconcileHorizon, time.Minute, 720*time.Hour),
+		LossCheckEvery:    r.Duration("RELAY_LOSS_CHECK_INTERVAL", queue.DefaultLossCheckEvery, 100*time.Millisecond, time.Minute),
 		Queue:             r.String("ASYNQ_QUEUE", "default"),
 		WorkerConcurrency: r.Int("WORKER_CONCURRENCY", 10, 1, 1000),
 		WorkerEnabled:     r.Bool("WORKER_ENABLED", true),

@@ -8,7 +8,6 @@ import (
 
 	"go.uber.org/fx"
 
-	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/adapters/redis"
 	"github.com/july/template/core/ports"
 	"github.com/july/template/core/redisurl"
@@ -20,9 +19,21 @@ import (
 // Redis replicates asynchronously, so the old master may have dropped
 // tasks it acknowledged (docs/scaling.md). A cluster's CLUSTER FAILOVER is
 // coordinated and a single node has no failover, so they need nothing.
-var redeliverOption = fx.Invoke(fx.Annotate(startRedeliver, fx.ParamTags(``, ``, ``, ``, postgres.RelayOutboxName)))
+// The switch is also a loss signal for the reconciler, when it runs.
+var redeliverOption = fx.Invoke(startRedeliver)
 
-func startRedeliver(lc fx.Lifecycle, cfg config, log *slog.Logger, pub ports.Publisher, store ports.OutboxStore) {
+type redeliverParams struct {
+	fx.In
+	Lifecycle fx.Lifecycle
+	Config    config
+	Log       *slog.Logger
+	Pub       ports.Publisher
+	Store     ports.OutboxStore `name:"relay_outbox"` // postgres.RelayOutboxName
+	Reconcile *relay.Reconciler `optional:"true"`
+}
+
+func startRedeliver(p redeliverParams) {
+	lc, cfg, log, pub, store := p.Lifecycle, p.Config, p.Log, p.Pub, p.Store
 	topo, err := redisurl.Parse(cfg.RedisURL)
 	reader, ok := store.(ports.OutboxDeliveredReader)
 	if err != nil || topo.Mode != redisurl.Sentinel || !ok {
@@ -33,6 +44,9 @@ func startRedeliver(lc fx.Lifecycle, cfg config, log *slog.Logger, pub ports.Pub
 	var wg sync.WaitGroup
 	var mu sync.Mutex // one redelivery at a time; a second switch waits for the first
 	onSwitch := func(newMaster string) {
+		if p.Reconcile != nil {
+			p.Reconcile.Signal(ports.LossSignal{Kind: "master_switch", Detail: "sentinel announced a new master"})
+		}
 		from := time.Now().Add(-cfg.RedeliverWindow)
 		wg.Add(1)
 		go func() {

@@ -104,8 +104,10 @@ type OutboxOperatorStore interface {
 
 	// PurgeDelivered deletes up to limit Delivered rows delivered before
 	// cutoff (the retention job) and returns how many. Pending, Delivering
-	// and Failed rows, and Delivered rows with an open consumer failure, are
-	// never deleted.
+	// and Failed rows, Delivered rows with an open consumer failure, and
+	// Delivered rows without a consumption record (ConsumptionRecorder) are
+	// never deleted: retention follows consumption. The consumption records
+	// of the deleted rows go with them.
 	PurgeDelivered(ctx context.Context, cutoff time.Time, limit int) (int, error)
 }
 
@@ -119,6 +121,8 @@ type OutboxStore interface {
 	OutboxRelayStore
 	OutboxOperatorStore
 	ConsumerFailureStore
+	ConsumptionRecorder
+	OutboxConsumptionReader
 }
 
 // OutboxFilter selects events for OutboxOperatorStore.List. Zero fields

@@ -135,6 +135,9 @@ type workerParams struct {
 	Logger     *slog.Logger       `optional:"true"`
 	DeadLetter DeadLetterRecorder `optional:"true"`
 	Consumers  []Consumer         `group:"asynq.consumers"`
+	// Evidence, when provided, records every envelope task a consumer
+	// finished (WithEvidence), for the relay's reconciler.
+	Evidence ports.ConsumptionRecorder `optional:"true"`
 	// Tracer, when provided and not a no-op (adapters/tracing), traces
 	// every task.
 	Tracer trace.TracerProvider `optional:"true"`
@@ -151,7 +154,11 @@ func newWorker(p workerParams) (*asynq.Server, error) {
 	if len(sc.Queues) == 0 {
 		sc.Queues = map[string]int{p.Enqueuer.Config().Queue: 1}
 	}
-	mux, err := NewMux(sc.Logger, p.Consumers)
+	var opts []MuxOption
+	if p.Evidence != nil {
+		opts = append(opts, WithEvidence(p.Evidence, nil))
+	}
+	mux, err := NewMux(sc.Logger, p.Consumers, opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -1,12 +1,16 @@
 package queue
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/hibiken/asynq"
+
+	"github.com/july/template/core/ports"
 )
 
 // Consumer handles one event type on the worker. Services contribute
@@ -20,13 +24,40 @@ type Consumer struct {
 	// Raw skips EnvelopeMiddleware, for tasks enqueued with EnqueueTask
 	// whose payload is the bare struct (see HandleTask).
 	Raw bool
+	// Name names the consumer in its consumption records (WithEvidence);
+	// default: EventType.
+	Name string
+}
+
+// MuxOption adds behaviour to NewMux's envelope consumers.
+type MuxOption func(*muxOptions)
+
+type muxOptions struct {
+	rec ports.ConsumptionRecorder
+	now func() time.Time
+}
+
+// WithEvidence records every envelope task a consumer finished through
+// rec (EvidenceMiddleware), stamped by now (nil: time.Now).
+func WithEvidence(rec ports.ConsumptionRecorder, now func() time.Time) MuxOption {
+	return func(o *muxOptions) {
+		o.rec, o.now = rec, now
+		if o.now == nil {
+			o.now = time.Now
+		}
+	}
 }
 
 // NewMux returns a ServeMux routing each consumer's event type to its
-// handler, behind EnvelopeMiddleware(logger) unless the consumer is Raw.
+// handler, behind EnvelopeMiddleware(logger) unless the consumer is Raw
+// (and EvidenceMiddleware with WithEvidence).
 // It returns an error for a blank event type, a nil handler or an event
 // type registered twice.
-func NewMux(logger *slog.Logger, consumers []Consumer) (*asynq.ServeMux, error) {
+func NewMux(logger *slog.Logger, consumers []Consumer, opts ...MuxOption) (*asynq.ServeMux, error) {
+	var o muxOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	mux := asynq.NewServeMux()
 	envelope := EnvelopeMiddleware(logger)
 	seen := make(map[string]bool, len(consumers))
@@ -42,6 +73,9 @@ func NewMux(logger *slog.Logger, consumers []Consumer) (*asynq.ServeMux, error) 
 		seen[c.EventType] = true
 		h := c.Handler
 		if !c.Raw {
+			if o.rec != nil {
+				h = EvidenceMiddleware(o.rec, cmp.Or(c.Name, c.EventType), o.now)(h)
+			}
 			h = envelope(h)
 		}
 		mux.Handle(c.EventType, exactly(c.EventType, h))

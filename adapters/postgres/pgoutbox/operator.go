@@ -33,13 +33,18 @@ WHERE status = 2 AND (? = '' OR lease_owner = ?)
 RETURNING event_id`
 
 // purgeSQL bounds the batch with a materialized CTE, as recoverSQL does.
+// Only consumed events go (retention follows consumption): a delivered
+// event no consumer recorded may still need publishing again.
 const purgeSQL = `WITH old AS MATERIALIZED (
-	SELECT id FROM tb_outbox_event
+	SELECT id, event_id FROM tb_outbox_event
 	WHERE status = 3 AND delivered_at < ?
+	AND EXISTS (SELECT 1 FROM tb_outbox_consumption c WHERE c.event_id = tb_outbox_event.event_id)
 	AND NOT EXISTS (SELECT 1 FROM tb_outbox_consumer_failure f WHERE f.event_id = tb_outbox_event.event_id AND f.resolved_at IS NULL)
 	ORDER BY delivered_at
 	LIMIT ?
 	FOR UPDATE SKIP LOCKED
+), evidence AS (
+	DELETE FROM tb_outbox_consumption c USING old WHERE c.event_id = old.event_id
 )
 DELETE FROM tb_outbox_event AS e USING old WHERE e.id = old.id`
 

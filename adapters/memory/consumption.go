@@ -1,0 +1,110 @@
+package memory
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/july/template/core/outbox"
+	"github.com/july/template/core/ports"
+)
+
+var (
+	_ ports.ConsumptionRecorder     = (*OutboxStore)(nil)
+	_ ports.OutboxConsumptionReader = (*OutboxStore)(nil)
+)
+
+// RecordConsumed implements ports.ConsumptionRecorder.
+func (s *OutboxStore) RecordConsumed(_ context.Context, cs []ports.Consumption) error {
+	for _, c := range cs {
+		if _, err := uuid.Parse(c.EventID); err != nil {
+			return fmt.Errorf("record consumption: event id %q is not a uuid", c.EventID)
+		}
+		if strings.TrimSpace(c.Consumer) == "" || len(c.Consumer) > 100 {
+			return fmt.Errorf("record consumption of event %s: consumer name must be 1..100 characters", c.EventID)
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.down("record consumption"); err != nil {
+		return err
+	}
+	if s.consumed == nil {
+		s.consumed = map[string]map[string]time.Time{}
+	}
+	for _, c := range cs {
+		by := s.consumed[c.EventID]
+		if by == nil {
+			by = map[string]time.Time{}
+			s.consumed[c.EventID] = by
+		}
+		if _, ok := by[c.Consumer]; !ok {
+			by[c.Consumer] = c.At
+		}
+	}
+	return nil
+}
+
+// unconsumed is the pgoutbox rule: Delivered, no evidence, no open failure.
+func (s *OutboxStore) unconsumed(ev *outbox.Event) bool {
+	return ev.Status == outbox.Delivered && len(s.consumed[ev.EventID]) == 0 && s.open(ev.EventID) < 0
+}
+
+// DeliveredUnconsumed implements ports.OutboxConsumptionReader.
+func (s *OutboxStore) DeliveredUnconsumed(_ context.Context, after ports.DeliveredCursor, until time.Time, limit int) ([]outbox.Event, error) {
+	if limit < 1 || limit > 1000 {
+		return nil, fmt.Errorf("read unconsumed outbox events: limit %d outside 1..1000", limit)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.down("read unconsumed outbox events"); err != nil {
+		return nil, err
+	}
+	less := func(at time.Time, id int64, c ports.DeliveredCursor) int {
+		return cmp.Or(at.Compare(c.DeliveredAt), cmp.Compare(id, c.ID))
+	}
+	out := []outbox.Event{}
+	for _, ev := range s.rows {
+		if !s.unconsumed(ev) || ev.DeliveredAt.After(until) {
+			continue
+		}
+		if !after.DeliveredAt.IsZero() && less(*ev.DeliveredAt, ev.ID, after) <= 0 {
+			continue
+		}
+		out = append(out, clone(*ev))
+	}
+	slices.SortFunc(out, func(a, b outbox.Event) int {
+		return less(*a.DeliveredAt, a.ID, ports.DeliveredCursor{DeliveredAt: *b.DeliveredAt, ID: b.ID})
+	})
+	return out[:min(len(out), limit)], nil
+}
+
+// Unconsumed implements ports.OutboxConsumptionReader.
+func (s *OutboxStore) Unconsumed(_ context.Context, eventIDs []string) ([]outbox.Event, error) {
+	if len(eventIDs) > 1000 {
+		return nil, fmt.Errorf("read unconsumed outbox events: %d ids; pass at most 1000", len(eventIDs))
+	}
+	for _, id := range eventIDs {
+		if _, err := uuid.Parse(id); err != nil {
+			return nil, fmt.Errorf("read unconsumed outbox events: event id %q is not a uuid", id)
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.down("read unconsumed outbox events"); err != nil {
+		return nil, err
+	}
+	out := []outbox.Event{}
+	for _, id := range eventIDs {
+		if row, ok := s.byUUID[id]; ok && s.unconsumed(s.rows[row]) {
+			out = append(out, clone(*s.rows[row]))
+		}
+	}
+	slices.SortFunc(out, func(a, b outbox.Event) int { return cmp.Compare(a.ID, b.ID) })
+	return out, nil
+}

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+
+	"github.com/hibiken/asynq"
+	"go.uber.org/fx"
+
+	"github.com/july/template/adapters/asynq/queue"
+	"github.com/july/template/adapters/metrics"
+	"github.com/july/template/adapters/postgres"
+	"github.com/july/template/core/ports"
+	"github.com/july/template/core/relay"
+)
+
+// evidenceOption gives the worker the relay store as its
+// ports.ConsumptionRecorder: every event a consumer finishes is recorded
+// (queue.EvidenceMiddleware), which the reconciler and retention read.
+var evidenceOption = fx.Provide(fx.Annotate(
+	func(s ports.OutboxStore) ports.ConsumptionRecorder { return s },
+	fx.ParamTags(postgres.RelayOutboxName)))
+
+// reconcileOption runs the outbox reconciler (relay.Reconciler) with a
+// queue.LossWatcher that triggers it, unless RELAY_RECONCILE=false.
+func reconcileOption(cfg config) fx.Option {
+	if !cfg.Reconcile {
+		return fx.Options()
+	}
+	return fx.Options(
+		fx.Provide(
+			fx.Annotate(metrics.NewReconcileMetrics, fx.As(new(relay.ReconcileObserver))),
+			fx.Annotate(newReconciler, fx.ParamTags(``, ``, ``, ``, ``, ``, ``, postgres.RelayOutboxName)),
+		),
+		fx.Invoke(startReconciler),
+	)
+}
+
+func newReconciler(lc fx.Lifecycle, cfg config, opt asynq.RedisConnOpt, pub ports.Publisher, clock ports.Clock,
+	obs relay.ReconcileObserver, log *slog.Logger, store ports.OutboxStore) (*relay.Reconciler, error) {
+	inv, err := queue.NewInventory(opt, cfg.Queue)
+	if err != nil {
+		return nil, err
+	}
+	lc.Append(fx.StopHook(inv.Close))
+	return relay.NewReconciler(relay.ReconcileStores{Outbox: store, Failures: store, Recorder: store, Queue: inv, Pub: pub},
+		clock, relay.ReconcileConfig{Every: cfg.ReconcileEvery, Grace: cfg.ReconcileGrace, Horizon: cfg.ReconcileHorizon}, obs, log)
+}
+
+func startReconciler(lc fx.Lifecycle, cfg config, opt asynq.RedisConnOpt, r *relay.Reconciler, log *slog.Logger) error {
+	w, err := queue.NewLossWatcher(opt, cfg.Queue, cfg.LossCheckEvery, log, r.Signal)
+	if err != nil {
+		return err
+	}
+	run, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	lc.Append(fx.Hook{
+		OnStart: func(ctx context.Context) error {
+			wg.Go(func() { w.Run(run) })
+			return r.Start(ctx)
+		},
+		OnStop: func(ctx context.Context) error {
+			cancel()
+			wg.Wait()
+			return r.Stop(ctx)
+		},
+	})
+	return nil
+}

@@ -1,0 +1,359 @@
+package relay
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/july/template/core/outbox"
+	"github.com/july/template/core/ports"
+	"github.com/july/template/core/startstop"
+)
+
+// Reconciler defaults and bounds.
+const (
+	// DefaultReconcileEvery is the safety net's period: a loss no signal
+	// announced is found within it (plus Grace for the newest events).
+	DefaultReconcileEvery = 30 * time.Second
+	// DefaultReconcileGrace keeps the scan this far behind now: a relay
+	// stamps delivered_at before its commit, and relays' clocks differ.
+	DefaultReconcileGrace = 30 * time.Second
+	// DefaultReconcileHorizon is how far back a starting relay looks: the
+	// queue's retention (a consumed task stays visible that long).
+	DefaultReconcileHorizon = 24 * time.Hour
+	// DefaultMaxWatched bounds the unconsumed events held in memory; past
+	// it the scan waits until consumers catch up.
+	DefaultMaxWatched = 100_000
+	// DefaultMaxRepublish bounds how often one event is published again
+	// without any consumer recording it (a type no worker here consumes).
+	DefaultMaxRepublish = 5
+
+	// CodeConsumerAbandoned is the consumer failure recorded for a task the
+	// queue archived without a consumer ever reporting a final failure:
+	// its worker died on every attempt (a crash, an OOM kill).
+	CodeConsumerAbandoned = "CONSUMER_ABANDONED"
+	// QueueConsumer names the evidence the reconciler records for a task
+	// it saw completed in the queue (a consumer that records none itself).
+	QueueConsumer = "queue:completed"
+
+	// TriggerPeriodic names the safety net's passes in metrics and logs.
+	TriggerPeriodic = "periodic"
+
+	reconcilePage = 500
+)
+
+// ReconcileConfig tunes a Reconciler. The zero value is valid.
+type ReconcileConfig struct {
+	Every        time.Duration // default DefaultReconcileEvery
+	Grace        time.Duration // default DefaultReconcileGrace
+	Horizon      time.Duration // default DefaultReconcileHorizon
+	MaxWatched   int           // default DefaultMaxWatched
+	MaxRepublish int           // default DefaultMaxRepublish
+}
+
+// ReconcileStores are the Reconciler's ports.
+type ReconcileStores struct {
+	Outbox   ports.OutboxConsumptionReader
+	Failures ports.ConsumerFailureStore
+	Recorder ports.ConsumptionRecorder
+	Queue    ports.QueueInventory
+	Pub      ports.Publisher
+}
+
+// ReconcileObserver receives what the reconciler did, for metrics.
+type ReconcileObserver interface {
+	Signal(kind string)
+	Pass(ReconcileResult)
+}
+
+// ReconcileResult summarises one pass.
+type ReconcileResult struct {
+	Trigger     string
+	Watched     int           // delivered events still waiting for their consumer
+	OldestAge   time.Duration // now minus created_at of the oldest of them
+	Republished int           // lost tasks published again
+	Completed   int           // seen completed in the queue; evidence recorded
+	Abandoned   int           // archived without a consumer failure; recorded
+	GaveUp      int           // published MaxRepublish times, never consumed
+	Err         error
+}
+
+type watched struct {
+	created     time.Time
+	republished int
+}
+
+// Reconciler makes Postgres, not Redis, the final fact for events: it
+// follows every delivered event until a consumer records it (or its final
+// failure is recorded), and publishes again, under its event_id, each one
+// whose task the queue holds in no state, since the queue lost it (a
+// restart without persistence, a failover, a flush, an eviction).
+//
+// A task that is pending, active, scheduled, retrying or archived is
+// never published again. The worker records consumption before it tells
+// the queue, and a pass reads the queue before Postgres, so a task the
+// queue no longer holds and Postgres shows unconsumed was lost, not
+// finished. Each pass reads only what awaits consumption: the delivered
+// rows since the last pass and the events still waiting, never the table.
+type Reconciler struct {
+	st    ReconcileStores
+	clock ports.Clock
+	cfg   ReconcileConfig
+	log   *slog.Logger
+	obs   ReconcileObserver
+
+	trigger chan string
+	svc     startstop.Service
+
+	// Owned by the pass (one at a time).
+	cursor  ports.DeliveredCursor
+	started bool
+	watch   map[string]*watched
+}
+
+// NewReconciler returns a Reconciler; obs and log may be nil.
+func NewReconciler(st ReconcileStores, clock ports.Clock, cfg ReconcileConfig, obs ReconcileObserver, log *slog.Logger) (*Reconciler, error) {
+	if st.Outbox == nil || st.Failures == nil || st.Recorder == nil || st.Queue == nil || st.Pub == nil || clock == nil {
+		return nil, errors.New("relay: NewReconciler needs the outbox, failure, consumption, queue and publisher ports and a clock")
+	}
+	cfg.Every = cmp.Or(cfg.Every, DefaultReconcileEvery)
+	cfg.Grace = cmp.Or(cfg.Grace, DefaultReconcileGrace)
+	cfg.Horizon = cmp.Or(cfg.Horizon, DefaultReconcileHorizon)
+	cfg.MaxWatched = cmp.Or(cfg.MaxWatched, DefaultMaxWatched)
+	cfg.MaxRepublish = cmp.Or(cfg.MaxRepublish, DefaultMaxRepublish)
+	if cfg.Every < 0 || cfg.Grace < 0 || cfg.Horizon < cfg.Grace || cfg.MaxWatched < 1 || cfg.MaxRepublish < 1 {
+		return nil, fmt.Errorf("relay: reconcile config %+v: durations must be positive, Horizon at least Grace, limits at least 1", cfg)
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	if obs == nil {
+		obs = nopReconcileObserver{}
+	}
+	return &Reconciler{st: st, clock: clock, cfg: cfg, log: log.With("component", "outbox-reconcile"), obs: obs,
+		trigger: make(chan string, 1), watch: map[string]*watched{}}, nil
+}
+
+// Signal reports a sign of loss: the next pass runs at once. It never
+// blocks; signals arriving during a pass coalesce into one more pass.
+func (r *Reconciler) Signal(s ports.LossSignal) {
+	r.log.Warn("the queue may have lost tasks; checking every unconsumed event now", "signal", s.Kind, "detail", s.Detail)
+	r.obs.Signal(s.Kind)
+	select {
+	case r.trigger <- s.Kind:
+	default:
+	}
+}
+
+// Start runs a pass now and then every Every or on a signal, until Stop.
+func (r *Reconciler) Start(context.Context) error {
+	r.svc.Start(r.run)
+	return nil
+}
+
+// Stop ends the loop and waits for the pass in progress or for ctx.
+func (r *Reconciler) Stop(ctx context.Context) error {
+	if err := r.svc.Stop(ctx); err != nil {
+		return fmt.Errorf("outbox reconcile: %w", err)
+	}
+	return nil
+}
+
+func (r *Reconciler) run(ctx context.Context) {
+	trigger := TriggerPeriodic
+	for {
+		res := r.Pass(ctx, trigger)
+		if res.Err != nil && ctx.Err() == nil {
+			r.log.Warn("reconcile pass failed; retrying at the next one", "trigger", trigger, "err", res.Err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case trigger = <-r.trigger:
+		case <-r.clock.After(r.cfg.Every):
+			trigger = TriggerPeriodic
+		}
+	}
+}
+
+// Pass runs one reconciliation: it adds the events delivered since the
+// last pass that no consumer recorded to the watched set, then checks the
+// whole set against the queue. A pass after a signal also takes the
+// events inside the grace period, since the loss may have taken them too.
+// It is not safe to call Pass concurrently.
+func (r *Reconciler) Pass(ctx context.Context, trigger string) ReconcileResult {
+	now := r.clock.Now()
+	res := ReconcileResult{Trigger: trigger}
+	if err := r.scan(ctx, now, trigger != TriggerPeriodic); err != nil {
+		res.Err = err
+	} else {
+		res.Err = r.check(ctx, now, &res)
+	}
+	res.Watched = len(r.watch)
+	oldest := now
+	for _, w := range r.watch {
+		if w.created.Before(oldest) {
+			oldest = w.created
+		}
+	}
+	res.OldestAge = now.Sub(oldest)
+	if res.Republished > 0 {
+		r.log.Warn("published again the events whose tasks the queue had lost", "trigger", trigger,
+			"republished", res.Republished, "still_unconsumed", res.Watched)
+	}
+	r.obs.Pass(res)
+	return res
+}
+
+// scan reads newly delivered, unconsumed events into the watched set. The
+// cursor stays Grace behind now; recent (after a signal) also reads past
+// it without moving it.
+func (r *Reconciler) scan(ctx context.Context, now time.Time, recent bool) error {
+	if !r.started {
+		r.cursor = ports.DeliveredCursor{DeliveredAt: now.Add(-r.cfg.Horizon)}
+		r.started = true
+	}
+	until := now.Add(-r.cfg.Grace)
+	next, err := r.read(ctx, r.cursor, until)
+	if err != nil {
+		return err
+	}
+	r.cursor = next
+	if recent {
+		_, err = r.read(ctx, r.cursor, now)
+	}
+	return err
+}
+
+// read adds the unconsumed events after cur up to until and returns where
+// it stopped: until itself when it read them all, so rows stamped at or
+// before until are not read again.
+func (r *Reconciler) read(ctx context.Context, cur ports.DeliveredCursor, until time.Time) (ports.DeliveredCursor, error) {
+	for len(r.watch) < r.cfg.MaxWatched {
+		evs, err := r.st.Outbox.DeliveredUnconsumed(ctx, cur, until, reconcilePage)
+		if err != nil {
+			return cur, fmt.Errorf("read delivered, unconsumed events: %w", err)
+		}
+		for _, ev := range evs {
+			if _, ok := r.watch[ev.EventID]; !ok {
+				r.watch[ev.EventID] = &watched{created: ev.CreatedAt}
+			}
+		}
+		if len(evs) < reconcilePage {
+			return ports.DeliveredCursor{DeliveredAt: until, ID: math.MaxInt64}, nil
+		}
+		last := evs[len(evs)-1]
+		cur = ports.DeliveredCursor{DeliveredAt: *last.DeliveredAt, ID: last.ID}
+	}
+	r.log.Warn("too many delivered events wait for their consumer; newer ones are checked once consumers catch up",
+		"watched", len(r.watch), "max", r.cfg.MaxWatched)
+	return cur, nil
+}
+
+// check asks the queue about every watched event, then Postgres, in that
+// order (see Reconciler), and acts on what is settled or lost.
+func (r *Reconciler) check(ctx context.Context, now time.Time, res *ReconcileResult) error {
+	ids := make([]string, 0, len(r.watch))
+	for id := range r.watch {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for chunk := range slices.Chunk(ids, reconcilePage) {
+		if err := r.checkChunk(ctx, chunk, now, res); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *Reconciler) checkChunk(ctx context.Context, ids []string, now time.Time, res *ReconcileResult) error {
+	states, err := r.st.Queue.TaskStates(ctx, ids)
+	if err != nil {
+		return fmt.Errorf("read the queue's tasks: %w", err)
+	}
+	evs, err := r.st.Outbox.Unconsumed(ctx, ids)
+	if err != nil {
+		return fmt.Errorf("read which events are still unconsumed: %w", err)
+	}
+	still := make(map[string]outbox.Event, len(evs))
+	for _, ev := range evs {
+		still[ev.EventID] = ev
+	}
+	var (
+		lost      []outbox.Envelope
+		completed []ports.Consumption
+		abandoned []outbox.Event
+	)
+	for i, id := range ids {
+		ev, ok := still[id]
+		if !ok {
+			delete(r.watch, id) // consumed, failed for good, replayed or purged
+			continue
+		}
+		switch states[i] {
+		case ports.QueueMissing:
+			w := r.watch[id]
+			if w.republished >= r.cfg.MaxRepublish {
+				r.log.Error("event published again without any consumer recording it; stopped following it (does a worker with consumption evidence consume this type?)",
+					"event_id", id, "event_type", ev.EventType, "republished", w.republished)
+				delete(r.watch, id)
+				res.GaveUp++
+				continue
+			}
+			lost = append(lost, ev.Envelope())
+		case ports.QueueCompleted:
+			completed = append(completed, ports.Consumption{EventID: id, Consumer: QueueConsumer, At: now})
+		case ports.QueueArchived:
+			abandoned = append(abandoned, ev)
+		}
+	}
+	if len(completed) > 0 {
+		if err := r.st.Recorder.RecordConsumed(ctx, completed); err != nil {
+			return fmt.Errorf("record consumption seen in the queue: %w", err)
+		}
+		for _, c := range completed {
+			delete(r.watch, c.EventID)
+		}
+		res.Completed += len(completed)
+	}
+	for _, ev := range abandoned {
+		ok, err := r.st.Failures.MarkConsumerFailed(ctx, ports.ConsumerFailure{EventID: ev.EventID, Code: CodeConsumerAbandoned,
+			Message: "the queue archived the task without a consumer reporting a result: its worker stopped on every attempt (crash, OOM kill)", At: now})
+		if err != nil {
+			return fmt.Errorf("record abandoned event %s: %w", ev.EventID, err)
+		}
+		delete(r.watch, ev.EventID)
+		if ok {
+			res.Abandoned++
+			r.log.Error("outbox event abandoned by its consumer: the queue archived it after every attempt died; recorded as a consumer failure",
+				"event_id", ev.EventID, "event_type", ev.EventType, "code", CodeConsumerAbandoned)
+		}
+	}
+	if len(lost) == 0 {
+		return nil
+	}
+	errs := r.st.Pub.Publish(ctx, lost)
+	var failed error
+	for i, err := range errs {
+		if err != nil {
+			failed = err
+			continue
+		}
+		r.watch[lost[i].EventID].republished++
+		res.Republished++
+	}
+	if failed != nil {
+		return fmt.Errorf("publish lost events again: %w", failed)
+	}
+	return nil
+}
+
+type nopReconcileObserver struct{}
+
+func (nopReconcileObserver) Signal(string)        {}
+func (nopReconcileObserver) Pass(ReconcileResult) {}
