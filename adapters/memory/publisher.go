@@ -18,6 +18,7 @@ type Publisher struct {
 	tasks    map[string]outbox.Envelope
 	order    []string
 	attempts map[string]int
+	archived map[string]bool
 
 	// FailFunc, when set, is asked before each envelope is stored; a non-nil
 	// error is returned for that envelope and nothing is stored.
@@ -106,8 +107,58 @@ func (p *Publisher) Delete(ctx context.Context, eventIDs []string) (int, error) 
 			return n, fmt.Errorf("delete retained task %s: %w", id, ports.ErrTaskActive)
 		}
 		delete(p.tasks, id)
+		delete(p.archived, id)
 		p.order = slices.DeleteFunc(p.order, func(o string) bool { return o == id })
 		n++
 	}
 	return n, nil
+}
+
+var _ ports.QueueInventory = (*Publisher)(nil)
+
+// TaskStates implements ports.QueueInventory: a held task is pending, or
+// archived after Archive.
+func (p *Publisher) TaskStates(ctx context.Context, eventIDs []string) ([]ports.QueueState, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if ctx.Err() != nil || p.on.Load() {
+		return nil, fmt.Errorf("read task states: queue unreachable: %w", ports.ErrUnavailable)
+	}
+	out := make([]ports.QueueState, len(eventIDs))
+	for i, id := range eventIDs {
+		if _, ok := p.tasks[id]; ok {
+			out[i] = ports.QueuePending
+			if p.archived[id] {
+				out[i] = ports.QueueArchived
+			}
+		}
+	}
+	return out, nil
+}
+
+// Archive marks a held task archived (its consumer gave up on it).
+func (p *Publisher) Archive(eventID string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.archived == nil {
+		p.archived = map[string]bool{}
+	}
+	if _, ok := p.tasks[eventID]; ok {
+		p.archived[eventID] = true
+	}
+}
+
+// Lose forgets the tasks of eventIDs, or every task when none is named,
+// as a queue that lost acknowledged writes does.
+func (p *Publisher) Lose(eventIDs ...string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(eventIDs) == 0 {
+		eventIDs = slices.Clone(p.order)
+	}
+	for _, id := range eventIDs {
+		delete(p.tasks, id)
+		delete(p.archived, id)
+		p.order = slices.DeleteFunc(p.order, func(o string) bool { return o == id })
+	}
 }

@@ -47,3 +47,20 @@ func TestRetainedTasksContract(t *testing.T) {
 		}
 	})
 }
+
+func TestQueueInventoryContract(t *testing.T) {
+	t.Parallel()
+	contracttests.RunQueueInventory(t, func(t *testing.T) contracttests.QueueInventoryFixture {
+		p := memory.NewPublisher()
+		return contracttests.QueueInventoryFixture{
+			Inventory: p,
+			Publisher: p,
+			Archive:   func(_ *testing.T, id string) { p.Archive(id) },
+			LoseAll:   func(*testing.T) { p.Lose() },
+			Outage: func(_ *testing.T, live ports.QueueInventory) (ports.QueueInventory, func()) {
+				p.SetDown(true)
+				return live, func() { p.SetDown(false) }
+			},
+		}
+	})
+}

@@ -263,19 +263,21 @@ func (r *Reconciler) check(ctx context.Context, now time.Time, res *ReconcileRes
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
-	for chunk := range slices.Chunk(ids, reconcilePage) {
-		if err := r.checkChunk(ctx, chunk, now, res); err != nil {
+	// One call for the whole set: the queue may read a list once for all.
+	states, err := r.st.Queue.TaskStates(ctx, ids)
+	if err != nil {
+		return fmt.Errorf("read the queue's tasks: %w", err)
+	}
+	for start := 0; start < len(ids); start += reconcilePage {
+		end := min(start+reconcilePage, len(ids))
+		if err := r.checkChunk(ctx, ids[start:end], states[start:end], now, res); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (r *Reconciler) checkChunk(ctx context.Context, ids []string, now time.Time, res *ReconcileResult) error {
-	states, err := r.st.Queue.TaskStates(ctx, ids)
-	if err != nil {
-		return fmt.Errorf("read the queue's tasks: %w", err)
-	}
+func (r *Reconciler) checkChunk(ctx context.Context, ids []string, states []ports.QueueState, now time.Time, res *ReconcileResult) error {
 	evs, err := r.st.Outbox.Unconsumed(ctx, ids)
 	if err != nil {
 		return fmt.Errorf("read which events are still unconsumed: %w", err)

@@ -31,6 +31,7 @@ type Topology struct {
 	Nodes     []string
 	Sentinels []string
 	dir       string
+	procs     map[string]*exec.Cmd // address -> its redis-server
 }
 
 // Cluster starts a 3-master, 3-replica Redis Cluster.
@@ -167,6 +168,10 @@ func (tp *Topology) spawn(t testing.TB, port int, args ...string) {
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start redis-server on port %d: %v", port, err)
 	}
+	if tp.procs == nil {
+		tp.procs = map[string]*exec.Cmd{}
+	}
+	tp.procs[addr(port)] = cmd
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
@@ -301,4 +306,48 @@ func (tp *Topology) ClusterFailover(t testing.TB) []string {
 		}
 	}
 	return promoted
+}
+
+// Kill ends node's redis-server with SIGKILL: no shutdown, no last
+// replication. The topology's own failure detection takes it from there.
+func (tp *Topology) Kill(t testing.TB, node string) {
+	t.Helper()
+	cmd, ok := tp.procs[node]
+	if !ok {
+		t.Fatalf("redistopo: no redis-server at %s", node)
+	}
+	_ = cmd.Process.Kill()
+	_, _ = cmd.Process.Wait()
+}
+
+// SlotMaster returns the cluster master that serves key now.
+func (tp *Topology) SlotMaster(t testing.TB, key string) string {
+	t.Helper()
+	slot := strings.TrimSpace(info(t, tp.Nodes[0], "CLUSTER", "KEYSLOT", key))
+	for _, n := range tp.Nodes {
+		out, err := probe(n, "ROLE")
+		if err != nil || !strings.HasPrefix(out, "master") {
+			continue
+		}
+		k, _ := strconv.Atoi(slot)
+		for line := range strings.SplitSeq(info(t, n, "CLUSTER", "NODES"), "\n") {
+			f := strings.Fields(line)
+			if len(f) < 9 || !strings.Contains(f[2], "myself") {
+				continue
+			}
+			for _, r := range f[8:] { // slot ranges "a-b" or single slots
+				lo, hi, found := strings.Cut(r, "-")
+				if !found {
+					hi = lo
+				}
+				a, _ := strconv.Atoi(lo)
+				b, _ := strconv.Atoi(hi)
+				if k >= a && k <= b {
+					return n
+				}
+			}
+		}
+	}
+	t.Fatalf("redistopo: no master serves slot %s of %q", slot, key)
+	return ""
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/july/template/adapters/asynq/queue"
@@ -78,6 +79,48 @@ func TestRetainedTasksContract(t *testing.T) {
 				t.Cleanup(func() { _ = ins.Close() })
 				down, err := queue.NewRetained(ins, h.queue)
 				require.NoError(t, err)
+				return down, func() {}
+			},
+		}
+	})
+}
+
+func TestQueueInventoryContract(t *testing.T) {
+	t.Parallel()
+
+	contracttests.RunQueueInventory(t, func(t *testing.T) contracttests.QueueInventoryFixture {
+		h := newHarness(t)
+		inv, err := queue.NewInventory(h.opt, h.queue)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = inv.Close() })
+		raw := func(t *testing.T, args ...any) {
+			t.Helper()
+			c := h.opt.MakeRedisClient().(redis.UniversalClient)
+			defer c.Close()
+			require.NoError(t, c.Do(t.Context(), args...).Err())
+		}
+		return contracttests.QueueInventoryFixture{
+			Inventory: inv,
+			Publisher: h.enq,
+			Archive: func(t *testing.T, id string) {
+				require.NoError(t, h.insp.ArchiveTask(h.queue, id))
+			},
+			LoseAll: func(t *testing.T) { // what a flush of the queue's keys leaves: nothing
+				c := h.opt.MakeRedisClient().(redis.UniversalClient)
+				defer c.Close()
+				keys, err := c.Keys(t.Context(), "asynq:{"+h.queue+"}:*").Result()
+				require.NoError(t, err)
+				if len(keys) > 0 {
+					require.NoError(t, c.Del(t.Context(), keys...).Err())
+				}
+			},
+			LoseList: func(t *testing.T) { raw(t, "DEL", "asynq:{"+h.queue+"}:pending") }, // an evicted key
+			Outage: func(t *testing.T, _ ports.QueueInventory) (ports.QueueInventory, func()) {
+				opt, err := asynq.ParseRedisURI("redis://127.0.0.1:1/0")
+				require.NoError(t, err)
+				down, err := queue.NewInventory(opt, h.queue)
+				require.NoError(t, err)
+				t.Cleanup(func() { _ = down.Close() })
 				return down, func() {}
 			},
 		}

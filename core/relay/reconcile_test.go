@@ -1,0 +1,151 @@
+package relay_test
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/july/template/adapters/memory"
+	"github.com/july/template/core/outbox"
+	"github.com/july/template/core/ports"
+	"github.com/july/template/core/relay"
+)
+
+// reconcileWorld is an outbox and a queue, both in memory (each proven by
+// its contract suite), with n events delivered at t0.
+type reconcileWorld struct {
+	store *memory.OutboxStore
+	queue *memory.Publisher
+	ids   []string
+	now   time.Time
+	rec   *relay.Reconciler
+}
+
+func newReconcileWorld(t *testing.T, n int, cfg relay.ReconcileConfig) *reconcileWorld {
+	t.Helper()
+	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	w := &reconcileWorld{store: memory.NewOutboxStore(), queue: memory.NewPublisher(), now: t0}
+	for range n {
+		ev, err := outbox.New(outbox.NewParams{EventID: uuid.NewString(), EventType: "order.created", PayloadVersion: 1,
+			AggregateType: "order", AggregateID: "o", ResourceType: "order", ResourceID: "o",
+			RequestID: "req", CorrelationID: "corr", Payload: map[string]any{"n": 1}, Now: t0})
+		require.NoError(t, err)
+		require.NoError(t, w.store.Append(t.Context(), ev))
+		w.ids = append(w.ids, ev.EventID)
+	}
+	claimed, err := w.store.Claim(t.Context(), ports.ClaimParams{Owner: "r", Limit: n, LeaseFor: time.Minute, Now: t0})
+	require.NoError(t, err)
+	var refs []ports.LeaseRef
+	var envs []outbox.Envelope
+	for _, ev := range claimed {
+		refs = append(refs, ports.LeaseRef{ID: ev.ID, Token: ev.Lease.Token})
+		envs = append(envs, ev.Envelope())
+	}
+	for _, err := range w.queue.Publish(t.Context(), envs) {
+		require.NoError(t, err)
+	}
+	lost, err := w.store.Complete(t.Context(), "r", t0, refs)
+	require.NoError(t, err)
+	require.Empty(t, lost)
+	w.now = t0.Add(time.Hour)
+	w.rec, err = relay.NewReconciler(relay.ReconcileStores{Outbox: w.store, Failures: w.store, Recorder: w.store, Queue: w.queue, Pub: w.queue},
+		ports.ClockFunc(func() time.Time { return w.now }), cfg, nil, nil)
+	require.NoError(t, err)
+	return w
+}
+
+func (w *reconcileWorld) consume(t *testing.T, ids ...string) {
+	t.Helper()
+	var cs []ports.Consumption
+	for _, id := range ids {
+		cs = append(cs, ports.Consumption{EventID: id, Consumer: "test", At: w.now})
+	}
+	require.NoError(t, w.store.RecordConsumed(t.Context(), cs))
+}
+
+// A task the queue lost is published again under its event_id; one still
+// held (slow, retrying) is not; a consumed one is dropped.
+func TestReconcileRepublishesOnlyLostTasks(t *testing.T) {
+	t.Parallel()
+	w := newReconcileWorld(t, 6, relay.ReconcileConfig{})
+	consumed, held, lost := w.ids[:2], w.ids[2:4], w.ids[4:]
+	w.consume(t, consumed...)
+	w.queue.Lose(consumed...) // consumed and not retained: gone, rightly
+	w.queue.Lose(lost...)     // acknowledged, then forgotten
+
+	res := w.rec.Pass(t.Context(), "restart")
+	require.NoError(t, res.Err)
+	require.Equal(t, 2, res.Republished, "only the lost tasks are published again")
+	require.Equal(t, 4, res.Watched, "the held and the lost wait for their consumer")
+	require.Equal(t, time.Hour, res.OldestAge)
+	for _, id := range lost {
+		require.Equal(t, 2, w.queue.Attempts(id), "lost %s published again", id)
+	}
+	for _, id := range slices.Concat(held, consumed) {
+		require.Equal(t, 1, w.queue.Attempts(id), "%s never published twice", id)
+	}
+
+	w.consume(t, held...)
+	w.consume(t, lost...)
+	res = w.rec.Pass(t.Context(), relay.TriggerPeriodic)
+	require.NoError(t, res.Err)
+	require.Zero(t, res.Republished)
+	require.Zero(t, res.Watched, "consumed events are no longer followed")
+}
+
+// An event archived by the queue without a consumer failure record (its
+// worker died on every attempt) is recorded as a consumer failure; an
+// event no consumer ever records is published at most MaxRepublish times.
+func TestReconcileAbandonedAndGiveUp(t *testing.T) {
+	t.Parallel()
+	w := newReconcileWorld(t, 2, relay.ReconcileConfig{MaxRepublish: 2})
+	abandoned, unconsumable := w.ids[0], w.ids[1]
+	w.queue.Archive(abandoned)
+
+	republished := 0
+	for range 4 {
+		w.queue.Lose(unconsumable) // consumed by something that records nothing
+		res := w.rec.Pass(t.Context(), relay.TriggerPeriodic)
+		require.NoError(t, res.Err)
+		republished += res.Republished
+	}
+	require.Equal(t, 2, republished, "published again at most MaxRepublish times")
+	open, err := w.store.OpenConsumerFailures(t.Context(), ports.ConsumerFailureFilter{})
+	require.NoError(t, err)
+	require.Len(t, open, 1)
+	require.Equal(t, abandoned, open[0].EventID)
+	require.Equal(t, relay.CodeConsumerAbandoned, open[0].Code)
+}
+
+// The queue down: the pass fails, changes nothing, and the next one after
+// it is back does the work.
+func TestReconcileQueueDown(t *testing.T) {
+	t.Parallel()
+	w := newReconcileWorld(t, 3, relay.ReconcileConfig{})
+	w.queue.Lose()
+	w.queue.SetDown(true)
+	res := w.rec.Pass(t.Context(), relay.TriggerPeriodic)
+	require.ErrorIs(t, res.Err, ports.ErrUnavailable)
+	require.Zero(t, res.Republished)
+	w.queue.SetDown(false)
+	res = w.rec.Pass(t.Context(), relay.TriggerPeriodic)
+	require.NoError(t, res.Err)
+	require.Equal(t, 3, res.Republished)
+}
+
+// The scan stays Grace behind now, except in a pass after a signal, and
+// reads each delivery once however many passes run.
+func TestReconcileGraceAndSignal(t *testing.T) {
+	t.Parallel()
+	w := newReconcileWorld(t, 2, relay.ReconcileConfig{Grace: 2 * time.Hour})
+	w.queue.Lose()
+	res := w.rec.Pass(t.Context(), relay.TriggerPeriodic)
+	require.NoError(t, res.Err)
+	require.Zero(t, res.Watched, "delivered an hour ago, inside the 2 h grace: not yet followed")
+	res = w.rec.Pass(t.Context(), "canary_missing")
+	require.NoError(t, res.Err)
+	require.Equal(t, 2, res.Republished, "a signal's pass reads inside the grace too")
+}
