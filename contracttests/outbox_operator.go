@@ -208,7 +208,7 @@ func runOutboxOperator(t *testing.T, newStore func(t *testing.T) ports.OutboxSto
 		delivering := b.claimOne("relay-a")
 		pending := b.seed(t0, 1, "order.created")[0]
 
-		b.consume(append(old, recent)...) // retention follows consumption
+		b.consume(append(old, recent)...)  // retention follows consumption
 		cutoff := t0.Add(30 * time.Second) // strictly before: recent stays
 		for i, want := range []int{1, 1, 0} {
 			n, err := b.store.PurgeDelivered(b.ctx, cutoff, 1)
