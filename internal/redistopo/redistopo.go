@@ -42,7 +42,10 @@ func Cluster(t testing.TB) *Topology {
 	ports := freePorts(t, 6, true)
 	for _, p := range ports {
 		tp.start(t, p, "--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(tp.dir, "nodes-"+strconv.Itoa(p)+".conf"),
-			"--cluster-node-timeout", "15000")
+			"--cluster-node-timeout", "15000",
+			// A killed master's replica may take over however long it was cut off
+			// (the default factor refuses after a while; Kill relies on it).
+			"--cluster-replica-validity-factor", "0")
 		tp.Nodes = append(tp.Nodes, addr(p))
 	}
 	args := append([]string{"--cluster", "create"}, tp.Nodes...)
