@@ -94,7 +94,7 @@ func TestForwardOnEmptyDatabase(t *testing.T) {
 
 	r = migrateCLI(t, db, foundation(), "up")
 	require.Equal(t, exitOK, r.code, r.stdout+r.stderr)
-	require.Contains(t, r.stdout, "applied: 20261201000001, 20261201000002, 20261201000003, 20261201000004, 20261201000005, 20261201000006, 20261201000007, 20261201000008, 20261201000009")
+	require.Contains(t, r.stdout, "applied: 20261201000001, 20261201000002, 20261201000003, 20261201000004, 20261201000005, 20261201000006, 20261201000007, 20261201000008, 20261201000009, 20261201000010")
 	require.Contains(t, r.stdout, "verify: OK")
 
 	r = migrateCLI(t, db, foundation(), "up")
@@ -132,13 +132,13 @@ func TestDownAllowedWithoutData(t *testing.T) {
 	db := testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.Migrate})
 	r := migrateCLI(t, db, foundation(), "down", "--to", "20261201000001")
 	require.Equal(t, exitOK, r.code, r.stdout+r.stderr)
-	require.Contains(t, r.stdout, "rolled back: 20261201000009, 20261201000008, 20261201000007, 20261201000006, 20261201000005, 20261201000004, 20261201000003, 20261201000002")
+	require.Contains(t, r.stdout, "rolled back: 20261201000010, 20261201000009, 20261201000008, 20261201000007, 20261201000006, 20261201000005, 20261201000004, 20261201000003, 20261201000002")
 	require.Zero(t, count(t, db.Bun, `SELECT count(*) FROM pg_tables WHERE tablename IN ('tb_system_config', 'tb_backfill_checkpoint')`))
 	require.EqualValues(t, 1, count(t, db.Bun, `SELECT count(*) FROM pg_tables WHERE tablename = 'tb_outbox_event'`))
 
 	r = migrateCLI(t, db, foundation(), "up")
 	require.Equal(t, exitOK, r.code, r.stdout+r.stderr)
-	require.Contains(t, r.stdout, "applied: 20261201000002, 20261201000003, 20261201000004, 20261201000005, 20261201000006, 20261201000007, 20261201000008, 20261201000009", "forward again after a rollback")
+	require.Contains(t, r.stdout, "applied: 20261201000002, 20261201000003, 20261201000004, 20261201000005, 20261201000006, 20261201000007, 20261201000008, 20261201000009, 20261201000010", "forward again after a rollback")
 
 	require.Equal(t, exitUsage, migrateCLI(t, db, foundation(), "down", "--to", "123").code, "unknown version")
 	require.Equal(t, exitUsage, migrateCLI(t, db, foundation(), "down").code, "--to is required")
@@ -406,17 +406,17 @@ func TestPartialLookupsOnADatabaseHoldingEvents(t *testing.T) {
 	}
 	r := migrateCLI(t, db, foundation(), "down", "--to", "20261201000008")
 	require.Equal(t, exitOK, r.code, r.stdout+r.stderr)
-	require.Contains(t, r.stdout, "rolled back: 20261201000009")
+	require.Contains(t, r.stdout, "rolled back: 20261201000010, 20261201000009")
 	require.EqualValues(t, 3, lookups(""), "down restores the full lookup indexes")
 	require.Zero(t, lookups("_unleased"))
 	require.Zero(t, count(t, db.Bun, `SELECT count(*) FROM pg_views WHERE viewname = 'vw_outbox_event'`))
 
 	r = migrateCLI(t, db, foundation(), "check")
 	require.Equal(t, exitOK, r.code, r.stdout+r.stderr)
-	require.Contains(t, r.stdout, "1 pending")
+	require.Contains(t, r.stdout, "2 pending")
 	r = migrateCLI(t, db, foundation(), "up")
 	require.Equal(t, exitOK, r.code, r.stdout+r.stderr)
-	require.Contains(t, r.stdout, "applied: 20261201000009")
+	require.Contains(t, r.stdout, "applied: 20261201000009, 20261201000010")
 	require.Contains(t, r.stdout, "verify: OK")
 	require.EqualValues(t, 3, lookups("_unleased"), "valid partial lookups")
 	require.Zero(t, lookups(""), "the full lookups are gone")

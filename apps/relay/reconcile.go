@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"sync"
 
-	"github.com/hibiken/asynq"
 	"go.uber.org/fx"
 
 	"github.com/july/template/adapters/asynq/queue"
@@ -31,25 +30,20 @@ func reconcileOption(cfg config) fx.Option {
 	return fx.Options(
 		fx.Provide(
 			fx.Annotate(metrics.NewReconcileMetrics, fx.As(new(relay.ReconcileObserver))),
-			fx.Annotate(newReconciler, fx.ParamTags(``, ``, ``, ``, ``, ``, ``, postgres.RelayOutboxName)),
+			fx.Annotate(newReconciler, fx.ParamTags(``, ``, ``, ``, ``, ``, postgres.RelayOutboxName)),
 		),
 		fx.Invoke(startReconciler),
 	)
 }
 
-func newReconciler(lc fx.Lifecycle, cfg config, opt asynq.RedisConnOpt, pub ports.Publisher, clock ports.Clock,
+func newReconciler(cfg config, inv ports.QueueInventory, pub ports.Publisher, clock ports.Clock,
 	obs relay.ReconcileObserver, log *slog.Logger, store ports.OutboxStore) (*relay.Reconciler, error) {
-	inv, err := queue.NewInventory(opt, cfg.Queue)
-	if err != nil {
-		return nil, err
-	}
-	lc.Append(fx.StopHook(inv.Close))
 	return relay.NewReconciler(relay.ReconcileStores{Outbox: store, Failures: store, Recorder: store, Queue: inv, Pub: pub},
 		clock, relay.ReconcileConfig{Every: cfg.ReconcileEvery, Grace: cfg.ReconcileGrace, Horizon: cfg.ReconcileHorizon}, obs, log)
 }
 
-func startReconciler(lc fx.Lifecycle, cfg config, opt asynq.RedisConnOpt, r *relay.Reconciler, log *slog.Logger) error {
-	w, err := queue.NewLossWatcher(opt, cfg.Queue, cfg.LossCheckEvery, log, r.Signal)
+func startReconciler(lc fx.Lifecycle, cfg config, watchers queue.LossWatchers, r *relay.Reconciler, log *slog.Logger) error {
+	w, err := watchers.New(cfg.LossCheckEvery, log, r.Signal)
 	if err != nil {
 		return err
 	}

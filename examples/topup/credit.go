@@ -12,6 +12,7 @@ import (
 
 	"github.com/july/template/adapters/asynq/queue"
 	"github.com/july/template/adapters/postgres/pgidem"
+	"github.com/july/template/adapters/postgres/pgoutbox"
 	"github.com/july/template/core/idempotency"
 	"github.com/july/template/core/outbox"
 	"github.com/july/template/core/ports"
@@ -44,14 +45,20 @@ func NewCrediter(db *bun.DB, clock ports.Clock, log *slog.Logger) (*Crediter, er
 	return &Crediter{db: db, clock: clock, log: log, attempts: DefaultCreditAttempts}, nil
 }
 
+// CreditConsumer names the crediter in its consumption records.
+const CreditConsumer = "topup-credit"
+
 // Consumer is the relay worker's consumer of topup.created.
 func (c *Crediter) Consumer() queue.Consumer {
-	return queue.Consumer{EventType: EventCreated, Handler: queue.Handle(c.Credit)}
+	return queue.Consumer{EventType: EventCreated, Name: CreditConsumer, Handler: queue.Handle(c.Credit)}
 }
 
 // Credit adds the order's amount to the agent's wallet at most once, in one
 // transaction:
 //
+//  0. record the event's consumption (pgoutbox.RecordConsumption): an
+//     event this consumer already ran (a duplicate delivery, a task the
+//     relay published again after the queue lost it) changes nothing;
 //  1. insert the order's ledger entry; ON CONFLICT (order_id) DO NOTHING
 //     means the credit already happened (a duplicate delivery, a retry
 //     after a lost ack): return nil and change nothing;
@@ -77,6 +84,15 @@ func (c *Crediter) Credit(ctx context.Context, env outbox.Envelope, p Created) e
 			return fmt.Errorf("topup: read order %s: %w", p.TopupID, err)
 		case o.AgentID != p.AgentID || o.AmountCents != p.AmountCents:
 			return outbox.Permanent(CodePayloadInvalid, "topup "+p.TopupID+": event does not match the order")
+		}
+
+		first, err := pgoutbox.RecordConsumption(ctx, tx, env.EventID, CreditConsumer, now)
+		if err != nil {
+			return fmt.Errorf("topup: credit %s: %w", o.ID, err)
+		}
+		if !first {
+			log.InfoContext(ctx, "topup already credited; duplicate delivery ignored", slog.String("topup_id", o.ID))
+			return nil
 		}
 
 		entry := &LedgerEntry{AgentID: o.AgentID, OrderID: o.ID, AmountCents: o.AmountCents, EventID: env.EventID, CreatedAt: now}

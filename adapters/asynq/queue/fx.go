@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/july/template/core/redisurl"
 
@@ -34,7 +35,7 @@ const ConsumerGroup = `group:"asynq.consumers"`
 
 // Module provides asynq.RedisConnOpt, *asynq.Client and *asynq.Inspector
 // (closed on stop), *Enqueuer also as ports.Publisher, ports.RetainedTasks
-// on the Enqueuer's queue, a "redis" ports.Probe in ports.ProbeGroup, and
+// and ports.QueueInventory on the Enqueuer's queue, LossWatchers, a "redis" ports.Probe in ports.ProbeGroup, and
 // *asynq.Server whose handlers are the Consumers in ConsumerGroup. The
 // server starts only in apps that include RunWorker (or otherwise depend
 // on *asynq.Server).
@@ -45,6 +46,8 @@ var Module = fx.Module("asynq",
 		newInspector,
 		fx.Annotate(newEnqueuer, fx.As(fx.Self()), fx.As(new(ports.Publisher))),
 		fx.Annotate(newRetained, fx.As(new(ports.RetainedTasks))),
+		fx.Annotate(newInventory, fx.As(new(ports.QueueInventory))),
+		newLossWatchers,
 		fx.Annotate(newProbe, fx.ResultTags(ports.ProbeGroup)),
 		newWorker,
 	),
@@ -119,6 +122,31 @@ func newEnqueuer(c *asynq.Client, cfg ModuleConfig) (*Enqueuer, error) {
 
 func newRetained(ins *asynq.Inspector, e *Enqueuer) (*Retained, error) {
 	return NewRetained(ins, e.Config().Queue)
+}
+
+func newInventory(lc fx.Lifecycle, opt asynq.RedisConnOpt, e *Enqueuer) (*Inventory, error) {
+	inv, err := NewInventory(opt, e.Config().Queue)
+	if err != nil {
+		return nil, err
+	}
+	lc.Append(fx.StopHook(inv.Close))
+	return inv, nil
+}
+
+// LossWatchers makes LossWatchers of the Enqueuer's queue (Module
+// provides it, so apps need not know asynq's connection options).
+type LossWatchers struct {
+	opt   asynq.RedisConnOpt
+	queue string
+}
+
+// New returns a LossWatcher; see NewLossWatcher.
+func (l LossWatchers) New(every time.Duration, log *slog.Logger, signal func(ports.LossSignal)) (*LossWatcher, error) {
+	return NewLossWatcher(l.opt, l.queue, every, log, signal)
+}
+
+func newLossWatchers(opt asynq.RedisConnOpt, e *Enqueuer) LossWatchers {
+	return LossWatchers{opt: opt, queue: e.Config().Queue}
 }
 
 func newProbe(c *asynq.Client) ports.Probe {
