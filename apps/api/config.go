@@ -78,6 +78,9 @@ type config struct {
 	// CounterPrefix starts the Redis keys of the rejected-update limit;
 	// like CachePrefix it is for tests only.
 	CounterPrefix string
+	// DBMaxOpenConns caps the Postgres pool (0: postgres.DefaultMaxOpenConns).
+	// Not read from the environment; tests shrink the pool with it.
+	DBMaxOpenConns int
 	// Tracing reads the OTEL_* variables; tests set its Exporter.
 	Tracing tracing.Config
 }

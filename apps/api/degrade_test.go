@@ -3,15 +3,21 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/july/template/adapters/http/apitest"
+	"github.com/july/template/adapters/http/idemhttp"
+	"github.com/july/template/contracttests/testinfra"
+	"github.com/july/template/examples/topup"
 )
 
 // Item 2: Postgres refusing connections answers 503 DEPENDENCY_UNAVAILABLE
@@ -90,6 +96,134 @@ func TestRedisOutageKeepsReady(t *testing.T) {
 		res, err := a.send(apitest.Request{Method: "GET", Path: "/readyz"})
 		return err == nil && res.Status == http.StatusOK && strings.Contains(res.Body, `"ok"`)
 	}, 15*time.Second, 100*time.Millisecond)
+}
+
+// Issue 27 item 0: a Redis outage must not stop creates. With Redis
+// refusing connections, and with Redis hanging (accepting TCP, answering
+// nothing), 20 keys x 10 identical concurrent top-up creates on a
+// one-connection Postgres pool are all answered, and each key creates
+// exactly one order with its outbox event, while the configured limit
+// still applies. The create once read that limit (a Redis GET, then a
+// second pooled Postgres connection and a Redis SET) inside its
+// transaction: on a pool of one a single create waited for ever, and
+// concurrent creates on a larger pool waited on each other. So the pool
+// is one connection: a create that needs a second one while it holds its
+// transaction hangs here every time.
+func TestRedisOutageKeepsCreating(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		outage func(*testinfra.Proxy)
+	}{
+		{"refused", (*testinfra.Proxy).Down},
+		{"blackholed", (*testinfra.Proxy).Blackhole},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			a := startAPI(t, appOpts{proxied: true, tune: func(c *config) { c.DBMaxOpenConns = 1 }})
+			res := a.do(t, apitest.Request{Method: "PUT", Path: configsPath + topup.KeyMaxAmountCents, Token: admin(t), Body: `{"value":5000}`})
+			require.Equal(t, http.StatusOK, res.Status, res.Body)
+			agent := token(t, "redis-outage-"+tc.name, "agent")
+			spec := apitest.OpenAPI(t)
+			// create answers a top-up create. Its wait is generous (a busy
+			// machine answers in well under a second) and only there so a
+			// create that hangs fails the test instead of stalling it.
+			create := func(key, body string) (apitest.Response, error) {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				return apitest.Send(ctx, a.url, apitest.Request{Method: "POST", Path: "/api/v1/topups", Token: agent, Body: body,
+					Header: map[string]string{"Idempotency-Key": key}})
+			}
+
+			tc.outage(a.rd)
+			t.Cleanup(func() { a.rd.Up(t) }) // before the app stops (cleanups run last first)
+
+			const keys, copies = 20, 10
+			type answer struct {
+				key string
+				res apitest.Response
+				err error
+			}
+			answers := make(chan answer, keys*copies)
+			var wg sync.WaitGroup
+			for k := range keys {
+				key := fmt.Sprintf("%s-create-%02d", tc.name, k)
+				body := fmt.Sprintf(`{"amount_cents":%d,"channel":"alipay"}`, 1000+k)
+				for range copies {
+					wg.Go(func() {
+						res, err := create(key, body)
+						answers <- answer{key, res, err}
+					})
+				}
+			}
+			wg.Wait()
+			close(answers)
+
+			var all, unanswered []answer
+			for an := range answers {
+				if all = append(all, an); an.err != nil {
+					unanswered = append(unanswered, an)
+				}
+			}
+			if len(unanswered) > 0 {
+				t.Fatalf("%d of %d creates unanswered while Redis is %s; the first: %s: %v\n%s",
+					len(unanswered), len(all), tc.name, unanswered[0].key, unanswered[0].err, a.logs.String())
+			}
+			created := map[string]string{} // key -> topup_id of its one first answer
+			ids := map[string]map[string]bool{}
+			for _, an := range all {
+				spec.Check(t, an.res)
+				if an.res.Status == http.StatusConflict {
+					// Only a first request still in flight may answer 409 (the guard).
+					require.Equal(t, idemhttp.CodeInProgress, an.res.Error.Code, an.res.Body)
+					require.True(t, an.res.Error.Retryable, an.res.Body)
+					continue
+				}
+				require.Equal(t, http.StatusCreated, an.res.Status, "%s: Postgres is up, so the create succeeds: %s", an.key, an.res.Body)
+				var o struct {
+					TopupID string `json:"topup_id"`
+				}
+				require.NoError(t, json.Unmarshal([]byte(an.res.Body), &o))
+				if ids[an.key] == nil {
+					ids[an.key] = map[string]bool{}
+				}
+				ids[an.key][o.TopupID] = true
+				if an.res.Header.Get(idemhttp.HeaderReplayed) != "true" {
+					require.NotContains(t, created, an.key, "one first answer per key, the others replay")
+					created[an.key] = o.TopupID
+				}
+			}
+			require.Len(t, created, keys, "every key created its order")
+			for key, id := range created {
+				require.Equal(t, map[string]bool{id: true}, ids[key], "%s: every replay names the one order", key)
+			}
+
+			var orders []struct {
+				ID     string `bun:"id"`
+				Key    string `bun:"idem_request_id"`
+				Events int    `bun:"events"`
+			}
+			require.NoError(t, a.db.Bun.NewRaw(`SELECT o.id, o.idem_request_id,
+				(SELECT count(*) FROM tb_outbox_event e WHERE e.event_type = ? AND e.aggregate_id = o.id) AS events
+				FROM ex_topup_order o WHERE o.agent_id = ? AND o.idem_request_id LIKE ?`,
+				topup.EventCreated, "redis-outage-"+tc.name, tc.name+"-create-%").Scan(t.Context(), &orders))
+			require.Len(t, orders, keys, "exactly one order per key")
+			for _, o := range orders {
+				require.Equal(t, created[o.Key], o.ID, "%s: the answered order is the stored one", o.Key)
+				require.Equal(t, 1, o.Events, "%s: the order has its %s event", o.Key, topup.EventCreated)
+			}
+
+			// The limit still applies: read from Postgres behind the outage.
+			over, err := create(tc.name+"-over", `{"amount_cents":5001,"channel":"wechat"}`)
+			require.NoError(t, err, "a create is answered\n%s", a.logs.String())
+			spec.Check(t, over)
+			require.Equal(t, http.StatusUnprocessableEntity, over.Status, over.Body)
+			require.Equal(t, topup.CodeAmountInvalid, over.Error.Code, over.Body)
+			ready := a.do(t, apitest.Request{Method: "GET", Path: "/readyz"})
+			require.Equal(t, http.StatusOK, ready.Status, ready.Body)
+			require.JSONEq(t, `{"status":"degraded","degraded":["redis"]}`, ready.Body)
+		})
+	}
 }
 
 // gauge returns the value of a gauge with the given label, -1 if absent.

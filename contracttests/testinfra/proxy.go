@@ -1,7 +1,6 @@
 package testinfra
 
 import (
-	"io"
 	"net"
 	"net/url"
 	"sync"
@@ -11,8 +10,10 @@ import (
 
 // Proxy is a TCP forwarder in front of a real server (Postgres, Redis) for
 // outage tests: Down closes the listener and every open connection, so the
-// app under test sees "connection refused" and broken connections; Up
-// listens again on the same port and the app can recover by itself.
+// app under test sees "connection refused" and broken connections;
+// Blackhole holds every byte and keeps accepting, so the app sees a server
+// that hangs; Up forwards again on the same port and the app can recover
+// by itself.
 type Proxy struct {
 	// Addr is the proxy's 127.0.0.1:<port>; it stays the same across Down/Up.
 	Addr   string
@@ -21,6 +22,8 @@ type Proxy struct {
 	mu    sync.Mutex
 	ln    net.Listener
 	conns map[net.Conn]struct{}
+	// resume is closed when a Blackhole ends; nil while none is on.
+	resume chan struct{}
 }
 
 // StartProxy forwards a free local port to target (host:port) until t
@@ -50,10 +53,11 @@ func ProxyURL(t testing.TB, rawURL string) (string, *Proxy) {
 	return u.String(), p
 }
 
-// Down refuses new connections and breaks open ones.
+// Down refuses new connections and breaks open ones (ending a Blackhole).
 func (p *Proxy) Down() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.endBlackhole()
 	if p.ln != nil {
 		_ = p.ln.Close()
 		p.ln = nil
@@ -64,10 +68,42 @@ func (p *Proxy) Down() {
 	clear(p.conns)
 }
 
-// Up listens again on Addr (retrying briefly while the port is released).
+// Blackhole makes the server hang without a disconnect: connections are
+// still accepted, and nothing is forwarded either way on any connection,
+// so only the app's own timeouts end its calls. Nothing is dropped: Up
+// delivers what was held, in order, as a stalled network would.
+func (p *Proxy) Blackhole() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.resume == nil {
+		p.resume = make(chan struct{})
+	}
+}
+
+// endBlackhole releases what a Blackhole holds; the caller holds p.mu.
+func (p *Proxy) endBlackhole() {
+	if p.resume != nil {
+		close(p.resume)
+		p.resume = nil
+	}
+}
+
+// held blocks while a Blackhole is on (until Up or Down).
+func (p *Proxy) held() {
+	p.mu.Lock()
+	resume := p.resume
+	p.mu.Unlock()
+	if resume != nil {
+		<-resume
+	}
+}
+
+// Up ends a Blackhole, and after Down listens again on Addr (retrying
+// briefly while the port is released).
 func (p *Proxy) Up(t testing.TB) {
 	t.Helper()
 	p.mu.Lock()
+	p.endBlackhole()
 	up := p.ln != nil
 	p.mu.Unlock()
 	if up {
@@ -115,9 +151,17 @@ func (p *Proxy) track(cs ...net.Conn) bool {
 }
 
 func (p *Proxy) forward(c net.Conn) {
+	if !p.track(c) { // so Down closes it while a Blackhole holds it
+		_ = c.Close()
+		return
+	}
+	p.held()
 	s, err := net.DialTimeout("tcp", p.target, 2*time.Second)
 	if err != nil {
 		_ = c.Close()
+		p.mu.Lock()
+		delete(p.conns, c)
+		p.mu.Unlock()
 		return
 	}
 	if !p.track(c, s) {
@@ -127,7 +171,19 @@ func (p *Proxy) forward(c net.Conn) {
 	}
 	done := make(chan struct{}, 2)
 	cp := func(dst, src net.Conn) {
-		_, _ = io.Copy(dst, src)
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := src.Read(buf)
+			if n > 0 {
+				p.held()
+				if _, werr := dst.Write(buf[:n]); werr != nil {
+					break
+				}
+			}
+			if err != nil {
+				break
+			}
+		}
 		done <- struct{}{}
 	}
 	go cp(s, c)

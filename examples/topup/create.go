@@ -23,7 +23,8 @@ import (
 // create is POST /api/v1/topups. The idempotency middleware has validated
 // the key and fingerprinted the body; everything that is written, the key,
 // the order, the event and the stored response, commits in one
-// transaction or not at all.
+// transaction or not at all. The transaction runs statements on its own
+// connection only: no Redis call and no second pooled connection.
 func (a *API) create(c echo.Context) error {
 	ctx := c.Request().Context()
 	key, ok := idemhttp.KeyFrom(ctx)
@@ -45,6 +46,12 @@ func (a *API) create(c echo.Context) error {
 		Channel: req.Channel, Status: StatusCreated, CreatedAt: now, UpdatedAt: now,
 	}
 	order.PayURL = a.links.URL(order.ID)
+	// Read before the transaction: it may call Redis and take another
+	// pooled connection (see configuredLimit). Applied inside, below.
+	limit, err := a.configuredLimit(ctx)
+	if err != nil {
+		return err
+	}
 	var (
 		replay *ports.StoredResponse
 		resp   []byte
@@ -60,7 +67,7 @@ func (a *API) create(c echo.Context) error {
 		}
 		// After the replay check: a retry of an accepted top-up replays
 		// even if the limit was lowered since.
-		if err := a.checkLimit(ctx, order.AmountCents); err != nil {
+		if err := checkLimit(order.AmountCents, limit); err != nil {
 			return err
 		}
 		ev, err := createdEvent(order, httpx.RequestID(ctx), now)

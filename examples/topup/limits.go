@@ -31,20 +31,32 @@ type ConfigReader interface {
 	Value(ctx context.Context, key string) (sysconfig.Value, error)
 }
 
-// checkLimit refuses an amount above the configured limit. The read never
-// fails for a registered key (the default or last verified value stands in
-// while Postgres and Redis are down), so an error here is a wiring bug.
-func (a *API) checkLimit(ctx context.Context, amount int64) error {
+// configuredLimit reads the configured limit, 0 when a.config is nil (only
+// MaxAmountCents applies). Call it before the create's transaction, never
+// inside one: the read may ask Redis and, on a miss or with Redis down,
+// take a second pooled Postgres connection, so inside the transaction a
+// Redis outage (or merely a small pool) made concurrent creates wait on
+// each other for ever (and the PRD forbids Redis calls in a transaction).
+// The read never fails for a registered key (the default or last verified
+// value stands in while Postgres and Redis are down), so an error here is
+// a wiring bug.
+func (a *API) configuredLimit(ctx context.Context) (int64, error) {
 	if a.config == nil {
-		return nil
+		return 0, nil
 	}
 	v, err := a.config.Value(ctx, KeyMaxAmountCents)
 	if err != nil {
-		return fmt.Errorf("topup: read %s: %w", KeyMaxAmountCents, err)
+		return 0, fmt.Errorf("topup: read %s: %w", KeyMaxAmountCents, err)
 	}
-	if amount > v.Int() {
+	return v.Int(), nil
+}
+
+// checkLimit refuses an amount above limit, the configuredLimit read before
+// the transaction; 0 is no configured limit.
+func checkLimit(amount, limit int64) error {
+	if limit > 0 && amount > limit {
 		return &ValidationError{Code: CodeAmountInvalid, Field: "amount_cents",
-			Reason: fmt.Sprintf("超过单笔充值上限 %d 分（系统配置 %s）：请减少金额或分多次充值", v.Int(), KeyMaxAmountCents)}
+			Reason: fmt.Sprintf("超过单笔充值上限 %d 分（系统配置 %s）：请减少金额或分多次充值", limit, KeyMaxAmountCents)}
 	}
 	return nil
 }
