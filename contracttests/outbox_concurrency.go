@@ -165,6 +165,11 @@ func runOutboxRaces(t *testing.T, newStore func(t *testing.T) ports.OutboxStore)
 		b := newOutboxBundle(t, newStore)
 		const owner, rows = "relay-a", 3
 		staleNow, reclaimAt := t0.Add(leaseFor/2), t0.Add(leaseFor+time.Second)
+		// Recovered rows come due within a second (the backoff) and never
+		// run out of attempts here, so the re-claim a second later finds
+		// every row the recovery took back.
+		policy := outbox.Policy{MaxAttempts: 100, Backoff: outbox.Backoff{Base: time.Second, Max: time.Second}}
+		claimAt := reclaimAt.Add(time.Second)
 		for round := range outboxRounds {
 			b.seed(t0, rows, "order.created")
 			held := b.claim(owner, t0, rows)
@@ -199,12 +204,12 @@ func runOutboxRaces(t *testing.T, newStore func(t *testing.T) ports.OutboxStore)
 			wg.Go(func() {
 				<-start
 				time.Sleep(raceOffset(round)) // land at varying points inside the finish in flight
-				if _, recErr = b.store.RecoverExpired(b.ctx, reclaimAt, 100); recErr != nil {
+				if _, recErr = b.store.RecoverExpired(b.ctx, ports.RecoverParams{Now: reclaimAt, Limit: 100, Policy: policy}); recErr != nil {
 					return
 				}
 				// A re-claim may skip a row the stale finish has locked (SKIP
 				// LOCKED); it stays Pending and a later round claims it.
-				reclaimed, claimErr = b.store.Claim(b.ctx, ports.ClaimParams{Owner: owner, Limit: 100, LeaseFor: leaseFor, Now: reclaimAt})
+				reclaimed, claimErr = b.store.Claim(b.ctx, ports.ClaimParams{Owner: owner, Limit: 100, LeaseFor: leaseFor, Now: claimAt})
 			})
 			close(start)
 			wg.Wait()
@@ -225,7 +230,7 @@ func runOutboxRaces(t *testing.T, newStore func(t *testing.T) ports.OutboxStore)
 					finish, round, ev.ID, again[ev.ID].Lease.Token, finish, ev.Lease.Token)
 			}
 			if len(reclaimed) > 0 {
-				lostNew, err := b.store.Complete(b.ctx, owner, reclaimAt.Add(time.Second), refs(reclaimed))
+				lostNew, err := b.store.Complete(b.ctx, owner, claimAt.Add(time.Second), refs(reclaimed))
 				require.NoError(t, err)
 				require.Empty(t, lostNew,
 					"rule: a stale lease holder's %s after a re-claim is refused: the new holder keeps the rows (round %d: the new holder lost %v)", finish, round, lostNew)
