@@ -249,6 +249,58 @@ func runOutboxRaces(t *testing.T, newStore func(t *testing.T) ports.OutboxStore)
 	})
 }
 
+// runOutboxRecoverRace: a lost lease is counted as one attempt, so two
+// relays' sweeps running at once must take each expired lease back once.
+// A store that reads the expired rows and then updates them without
+// locking them (or re-checking their status) lets both sweeps count the
+// same row.
+func runOutboxRecoverRace(t *testing.T, newStore func(t *testing.T) ports.OutboxStore) {
+	t.Run("Concurrent/SweepsCountEachLeaseOnce", func(t *testing.T) {
+		t.Parallel()
+		b := newOutboxBundle(t, newStore)
+		const rows, sweepers = 30, 4
+		policy := outbox.Policy{MaxAttempts: 100, Backoff: outbox.Backoff{Base: time.Second, Max: time.Second}}
+		for round := range outboxRounds {
+			at := t0.Add(time.Duration(round) * 2 * leaseFor)
+			b.seed(at, rows, "order.created")
+			held := b.claim("relay-a", at, rows)
+			require.Len(t, held, rows, "round %d: claim the seeded rows", round)
+			start := make(chan struct{})
+			var wg sync.WaitGroup
+			results := make([]ports.RecoverResult, sweepers)
+			errs := make([]error, sweepers)
+			for i := range sweepers {
+				wg.Go(func() {
+					<-start
+					results[i], errs[i] = b.store.RecoverExpired(b.ctx, ports.RecoverParams{Now: at.Add(leaseFor), Limit: 7, Policy: policy})
+				})
+			}
+			close(start)
+			wg.Wait()
+			require.NoError(t, errors.Join(errs...), "round %d", round)
+			total := 0
+			for _, r := range results {
+				total += r.Recovered()
+			}
+			// Sweeps with a limit of 7 may leave rows for a later pass;
+			// whatever they took, each row once.
+			total += b.recover(at.Add(leaseFor), rows).Recovered()
+			require.Equal(t, rows, total, "rule: concurrent sweeps take each expired lease back once (round %d)", round)
+			for _, ev := range held {
+				got := b.get(ev.EventID)
+				require.Equal(t, 1, got.RetryCount, "rule: concurrent sweeps count a lost lease once (round %d, row %d)", round, ev.ID)
+				require.Equal(t, outbox.Pending, got.Status)
+			}
+			// Deliver them, so the next round claims only its own rows.
+			again := b.claim("relay-b", at.Add(leaseFor+time.Second), rows)
+			require.Len(t, again, rows, "round %d: every recovered row is due after the 1s backoff", round)
+			lost, err := b.store.Complete(b.ctx, "relay-b", at.Add(leaseFor+time.Second), refs(again))
+			require.NoError(t, err)
+			require.Empty(t, lost)
+		}
+	})
+}
+
 // raceOffset staggers the second party of a race by round, from 0 to
 // 1.4ms in 200µs steps (a few round trips to a local database), so across
 // the rounds it lands before, inside and after the first party's call in
