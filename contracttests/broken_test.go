@@ -141,6 +141,19 @@ func TestBroken(t *testing.T) {
 			require.NoError(t, err)
 			return checkThenWriteTasks{TaskStore: store}
 		})
+	case "postgres-outbox-recover-keeps-retry-count":
+		caps := contracttests.OutboxCaps{Outage: func(t *testing.T, _ ports.OutboxStore) (ports.OutboxStore, func()) {
+			db := testinfra.UnreachableDB(t)
+			down, err := pgoutbox.NewStore(db, pgoutbox.Config{})
+			require.NoError(t, err)
+			return uncountedRecoverStore{OutboxStore: down, db: db}, func() {}
+		}}
+		contracttests.RunOutboxStore(t, caps, func(t *testing.T) ports.OutboxStore {
+			db := testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.Migrate}).Bun
+			store, err := pgoutbox.NewStore(db, pgoutbox.Config{})
+			require.NoError(t, err)
+			return uncountedRecoverStore{OutboxStore: store, db: db}
+		})
 	case "outbox-complete-ignores-token":
 		caps := contracttests.OutboxCaps{Outage: func(_ *testing.T, s ports.OutboxStore) (ports.OutboxStore, func()) {
 			m := s.(tokenBlindOutbox).OutboxStore.(*memory.OutboxStore)
@@ -294,6 +307,29 @@ func (g getThenDelGuard) Release(ctx context.Context, key, owner string) (bool, 
 		return false, fmt.Errorf("release guard %q: %w", key, ports.ErrUnavailable)
 	}
 	return n == 1, nil
+}
+
+// uncountedRecoverStore is the recovery before issue 27 item 4: an expired
+// lease goes back to Pending due at once, keeping retry_count, so an event
+// that kills every relay holding it is claimed forever and never fails.
+type uncountedRecoverStore struct {
+	ports.OutboxStore
+	db *bun.DB
+}
+
+func (s uncountedRecoverStore) RecoverExpired(ctx context.Context, p ports.RecoverParams) (ports.RecoverResult, error) {
+	res, err := s.db.ExecContext(ctx, `WITH expired AS MATERIALIZED (
+		SELECT id FROM tb_outbox_event WHERE status = 2 AND lease_expires_at <= ?
+		ORDER BY lease_expires_at LIMIT ? FOR UPDATE SKIP LOCKED
+	)
+	UPDATE tb_outbox_event AS e
+	SET status = 1, next_attempt_at = ?, updated_at = ?, lease_owner = NULL, lease_expires_at = NULL
+	FROM expired WHERE e.id = expired.id`, p.Now, p.Limit, p.Now, p.Now)
+	if err != nil {
+		return ports.RecoverResult{}, fmt.Errorf("recover expired outbox leases: %w: %v", ports.ErrUnavailable, err)
+	}
+	n, err := res.RowsAffected()
+	return ports.RecoverResult{Requeued: int(n)}, err
 }
 
 // unlockedClaimStore claims in two statements, a SELECT of the due rows and

@@ -45,6 +45,7 @@ func RunOutboxStore(t *testing.T, caps OutboxCaps, newStore func(t *testing.T) p
 	runOutboxConsumerFailure(t, newStore)
 	runOutboxConsumption(t, newStore)
 	runOutboxConcurrency(t, caps, newStore)
+	runOutboxRecoverRace(t, newStore)
 	runOutboxRaces(t, newStore)
 	runOutboxOutage(t, caps, newStore)
 }
@@ -411,7 +412,7 @@ func runOutboxFailRenewRelease(t *testing.T, newStore func(t *testing.T) ports.O
 }
 
 func runOutboxRecover(t *testing.T, newStore func(t *testing.T) ports.OutboxStore) {
-	t.Run("RecoverExpired/RequeuesKeepingIdentity", func(t *testing.T) {
+	t.Run("RecoverExpired/RequeuesCountingAnAttempt", func(t *testing.T) {
 		t.Parallel()
 		b := newOutboxBundle(t, newStore)
 		ev := b.claimOne("relay-a")
@@ -420,23 +421,130 @@ func runOutboxRecover(t *testing.T, newStore func(t *testing.T) ports.OutboxStor
 		held := b.claim("relay-a", t0, 1)
 		require.Len(t, held, 1)
 
-		n, err := b.store.RecoverExpired(b.ctx, t0.Add(leaseFor-time.Nanosecond), 10)
-		require.NoError(t, err)
-		require.Zero(t, n, "rule: a live lease is not recovered")
+		require.Zero(t, b.recover(t0.Add(leaseFor-time.Nanosecond), 10).Recovered(), "rule: a live lease is not recovered")
 		at := t0.Add(leaseFor)
-		n, err = b.store.RecoverExpired(b.ctx, at, 10)
-		require.NoError(t, err)
-		require.Equal(t, 1, n, "rule: a lease that expired at or before now is recovered")
+		res := b.recover(at, 10)
+		require.Equal(t, ports.RecoverResult{Requeued: 1}, res, "rule: a lease that expired at or before now is recovered, back to pending before the last attempt")
 
 		got := b.get(ev.EventID)
 		requireSameIdentity(t, ev, got, "recovered event")
 		require.Equal(t, outbox.Pending, got.Status)
-		require.Equal(t, 1, got.RetryCount, "rule: recovery keeps retry_count")
-		requireTime(t, at, got.NextAttemptAt, "recovered rows are due at now")
+		require.Equal(t, 2, got.RetryCount, "rule: a recovered lease counts as a delivery attempt (retry_count+1)")
+		require.Equal(t, outbox.CodeLeaseExpired, got.LastErrorCode, "rule: recovery records why the attempt failed")
+		require.Equal(t, outbox.LeaseExpiredMessage, got.LastErrorMessage)
+		requireBackoff(t, recoverPolicy, 2, at, got.NextAttemptAt, "rule: a recovered row is due after the policy's backoff for its attempt")
 		require.Equal(t, lease.Lease{Token: held[0].Lease.Token}, got.Lease, "rule: recovery frees the lease and keeps the token")
-		next := b.claim("relay-b", at, 1)
+		require.Empty(t, b.claim("relay-b", at, 1), "not claimable during the backoff")
+		next := b.claim("relay-b", got.NextAttemptAt, 1)
 		require.Len(t, next, 1)
 		require.Greater(t, next[0].Lease.Token, held[0].Lease.Token, "rule: the next claim gets a higher token")
+	})
+
+	// Issue 27 item 4: an event that kills every relay holding it (OOM, a
+	// crash) must end, not be handed to the next victim forever.
+	t.Run("RecoverExpired/RepeatedExpiryEndsFailed", func(t *testing.T) {
+		t.Parallel()
+		b := newOutboxBundle(t, newStore)
+		ev := b.seed(t0, 1, "order.created")[0]
+		at := t0
+		var token int64
+		for i := 1; i <= recoverPolicy.MaxAttempts; i++ {
+			held := b.claim("relay-a", at, 1)
+			require.Len(t, held, 1, "attempt %d: the recovered event is claimable again after its backoff", i)
+			token = held[0].Lease.Token
+			at = at.Add(leaseFor) // the relay died holding it
+			res := b.recover(at, 10)
+			got := b.get(ev.EventID)
+			require.Equal(t, i, got.RetryCount, "rule: each recovery counts a delivery attempt (retry_count+1)")
+			if i < recoverPolicy.MaxAttempts {
+				require.Equal(t, ports.RecoverResult{Requeued: 1}, res, "attempt %d of %d", i, recoverPolicy.MaxAttempts)
+				require.Equal(t, outbox.Pending, got.Status, "attempt %d of %d: back to pending", i, recoverPolicy.MaxAttempts)
+				requireBackoff(t, recoverPolicy, i, at, got.NextAttemptAt, "attempt %d: due after the backoff", i)
+				at = got.NextAttemptAt
+				continue
+			}
+			require.Equal(t, ports.RecoverResult{Failed: []ports.RecoveredFailure{{ID: got.ID, EventID: ev.EventID, EventType: ev.EventType, RetryCount: i}}}, res,
+				"rule: the recovery that uses the last attempt reports the event failed")
+		}
+		got := b.get(ev.EventID)
+		require.Equal(t, outbox.Failed, got.Status, "rule: an event whose lease expires on its last attempt ends failed, not claimed forever")
+		require.Equal(t, outbox.CodeLeaseExpired, got.LastErrorCode)
+		require.Equal(t, outbox.LeaseExpiredMessage, got.LastErrorMessage)
+		requireSameIdentity(t, ev, got, "failed by recovery")
+		require.Equal(t, lease.Lease{Token: token}, got.Lease, "rule: recovery frees the lease and keeps the token")
+		require.Nil(t, got.DeliveredAt)
+		require.Empty(t, b.claim("relay-a", at.Add(time.Hour), 1), "a failed event is not claimed")
+		require.Zero(t, b.recover(at.Add(time.Hour), 10).Recovered(), "nor recovered again")
+		st, err := b.store.Stats(b.ctx, at)
+		require.NoError(t, err)
+		require.Equal(t, ports.OutboxStats{Failed: 1}, ports.OutboxStats{Pending: st.Pending, Delivering: st.Delivering, Failed: st.Failed, ExpiredLeases: st.ExpiredLeases},
+			"the failed-rows gauge counts it")
+	})
+
+	t.Run("RecoverExpired/EachRowCountsItsOwnAttempts", func(t *testing.T) {
+		t.Parallel()
+		b := newOutboxBundle(t, newStore)
+		fresh, last := b.seed(t0, 1, "order.created")[0], b.seed(t0, 1, "order.shipped")[0]
+		for _, ev := range b.claim("relay-a", t0, 2) {
+			if ev.EventID == last.EventID { // one attempt left
+				_, err := b.store.Fail(b.ctx, "relay-a", t0, []ports.FailItem{{Ref: ref(ev), Decision: retryDecision(t0, 0, recoverPolicy.MaxAttempts-1)}})
+				require.NoError(t, err)
+			}
+		}
+		require.Len(t, b.claim("relay-a", t0, 2), 1, "re-claim the row that failed once")
+		at := t0.Add(leaseFor)
+		res := b.recover(at, 10)
+		require.Equal(t, 1, res.Requeued)
+		require.Len(t, res.Failed, 1)
+		require.Equal(t, last.EventID, res.Failed[0].EventID, "rule: only the row on its last attempt fails")
+		require.Equal(t, "order.shipped", res.Failed[0].EventType)
+		require.Equal(t, recoverPolicy.MaxAttempts, res.Failed[0].RetryCount)
+		got := b.get(fresh.EventID)
+		require.Equal(t, outbox.Pending, got.Status)
+		require.Equal(t, 1, got.RetryCount, "rule: each row counts from its own retry_count")
+		requireBackoff(t, recoverPolicy, 1, at, got.NextAttemptAt, "first attempt's backoff")
+		got = b.get(last.EventID)
+		require.Equal(t, outbox.Failed, got.Status)
+		require.Equal(t, recoverPolicy.MaxAttempts, got.RetryCount)
+	})
+
+	t.Run("RecoverExpired/ZeroPolicyMeansDefaultMaxAttempts", func(t *testing.T) {
+		t.Parallel()
+		b := newOutboxBundle(t, newStore)
+		evs := b.seed(t0, 2, "order.created")
+		for i, ev := range b.claim("relay-a", t0, 2) {
+			// DefaultMaxAttempts-2 and -1 failed attempts before this one.
+			_, err := b.store.Fail(b.ctx, "relay-a", t0, []ports.FailItem{{Ref: ref(ev), Decision: retryDecision(t0, 0, outbox.DefaultMaxAttempts-2+i)}})
+			require.NoError(t, err)
+		}
+		require.Len(t, b.claim("relay-a", t0, 2), 2)
+		at := t0.Add(leaseFor)
+		res, err := b.store.RecoverExpired(b.ctx, ports.RecoverParams{Now: at, Limit: 10})
+		require.NoError(t, err)
+		require.Equal(t, 1, res.Requeued)
+		require.Len(t, res.Failed, 1)
+		require.Equal(t, evs[1].EventID, res.Failed[0].EventID, "rule: a zero MaxAttempts means outbox.DefaultMaxAttempts")
+		got := b.get(evs[0].EventID)
+		require.Equal(t, outbox.Pending, got.Status)
+		requireBackoff(t, outbox.Policy{}, outbox.DefaultMaxAttempts-1, at, got.NextAttemptAt, "a zero Backoff means outbox.DefaultBackoff")
+	})
+
+	t.Run("RecoverExpired/JitterIsDrawnPerRow", func(t *testing.T) {
+		t.Parallel()
+		b := newOutboxBundle(t, newStore)
+		const n = 20
+		b.seed(t0, n, "order.created")
+		require.Len(t, b.claim("relay-a", t0, n), n)
+		at := t0.Add(leaseFor)
+		require.Equal(t, n, b.recover(at, n).Requeued)
+		due := map[time.Time]bool{}
+		evs, err := b.store.List(b.ctx, ports.OutboxFilter{Limit: n})
+		require.NoError(t, err)
+		for _, ev := range evs {
+			requireBackoff(t, recoverPolicy, 1, at, ev.NextAttemptAt, "event %s", ev.EventID)
+			due[ev.NextAttemptAt.UTC()] = true
+		}
+		require.Greater(t, len(due), 1, "rule: each row draws its own jitter, so the rows of a dead batch come due apart (all %d at %v)", n, due)
 	})
 
 	t.Run("RecoverExpired/RespectsLimit", func(t *testing.T) {
@@ -444,22 +552,17 @@ func runOutboxRecover(t *testing.T, newStore func(t *testing.T) ports.OutboxStor
 		b := newOutboxBundle(t, newStore)
 		b.seed(t0, 3, "order.created")
 		require.Len(t, b.claim("relay-a", t0, 3), 3)
-		n, err := b.store.RecoverExpired(b.ctx, t0.Add(leaseFor), 2)
-		require.NoError(t, err)
-		require.Equal(t, 2, n, "at most limit rows")
-		n, err = b.store.RecoverExpired(b.ctx, t0.Add(leaseFor), 2)
-		require.NoError(t, err)
-		require.Equal(t, 1, n, "the rest on the next call")
+		require.Equal(t, 2, b.recover(t0.Add(leaseFor), 2).Recovered(), "at most limit rows")
+		require.Equal(t, 1, b.recover(t0.Add(leaseFor), 2).Recovered(), "the rest on the next call")
 	})
 
 	t.Run("RecoverExpired/StaleHolderCannotWrite", func(t *testing.T) {
 		t.Parallel()
 		b := newOutboxBundle(t, newStore)
 		stale := b.claimOne("relay-a")
-		at := t0.Add(leaseFor)
-		_, err := b.store.RecoverExpired(b.ctx, at, 10)
-		require.NoError(t, err)
-		fresh := b.claim("relay-a", at, 1) // same owner name, e.g. a restarted process
+		b.recover(t0.Add(leaseFor), 10)
+		at := t0.Add(leaseFor + recoverPolicy.Backoff.Ceiling(1)) // after the backoff
+		fresh := b.claim("relay-a", at, 1)                        // same owner name, e.g. a restarted process
 		require.Len(t, fresh, 1)
 
 		r := []ports.LeaseRef{ref(stale)}

@@ -165,6 +165,11 @@ func runOutboxRaces(t *testing.T, newStore func(t *testing.T) ports.OutboxStore)
 		b := newOutboxBundle(t, newStore)
 		const owner, rows = "relay-a", 3
 		staleNow, reclaimAt := t0.Add(leaseFor/2), t0.Add(leaseFor+time.Second)
+		// Recovered rows come due within a second (the backoff) and never
+		// run out of attempts here, so the re-claim a second later finds
+		// every row the recovery took back.
+		policy := outbox.Policy{MaxAttempts: 100, Backoff: outbox.Backoff{Base: time.Second, Max: time.Second}}
+		claimAt := reclaimAt.Add(time.Second)
 		for round := range outboxRounds {
 			b.seed(t0, rows, "order.created")
 			held := b.claim(owner, t0, rows)
@@ -199,12 +204,12 @@ func runOutboxRaces(t *testing.T, newStore func(t *testing.T) ports.OutboxStore)
 			wg.Go(func() {
 				<-start
 				time.Sleep(raceOffset(round)) // land at varying points inside the finish in flight
-				if _, recErr = b.store.RecoverExpired(b.ctx, reclaimAt, 100); recErr != nil {
+				if _, recErr = b.store.RecoverExpired(b.ctx, ports.RecoverParams{Now: reclaimAt, Limit: 100, Policy: policy}); recErr != nil {
 					return
 				}
 				// A re-claim may skip a row the stale finish has locked (SKIP
 				// LOCKED); it stays Pending and a later round claims it.
-				reclaimed, claimErr = b.store.Claim(b.ctx, ports.ClaimParams{Owner: owner, Limit: 100, LeaseFor: leaseFor, Now: reclaimAt})
+				reclaimed, claimErr = b.store.Claim(b.ctx, ports.ClaimParams{Owner: owner, Limit: 100, LeaseFor: leaseFor, Now: claimAt})
 			})
 			close(start)
 			wg.Wait()
@@ -225,7 +230,7 @@ func runOutboxRaces(t *testing.T, newStore func(t *testing.T) ports.OutboxStore)
 					finish, round, ev.ID, again[ev.ID].Lease.Token, finish, ev.Lease.Token)
 			}
 			if len(reclaimed) > 0 {
-				lostNew, err := b.store.Complete(b.ctx, owner, reclaimAt.Add(time.Second), refs(reclaimed))
+				lostNew, err := b.store.Complete(b.ctx, owner, claimAt.Add(time.Second), refs(reclaimed))
 				require.NoError(t, err)
 				require.Empty(t, lostNew,
 					"rule: a stale lease holder's %s after a re-claim is refused: the new holder keeps the rows (round %d: the new holder lost %v)", finish, round, lostNew)
@@ -240,6 +245,58 @@ func runOutboxRaces(t *testing.T, newStore func(t *testing.T) ports.OutboxStore)
 				}
 				require.Equal(t, want, b.get(ev.EventID).Status, "round %d: row %d ends with its winner's outcome", round, ev.ID)
 			}
+		}
+	})
+}
+
+// runOutboxRecoverRace: a lost lease is counted as one attempt, so two
+// relays' sweeps running at once must take each expired lease back once.
+// A store that reads the expired rows and then updates them without
+// locking them (or re-checking their status) lets both sweeps count the
+// same row.
+func runOutboxRecoverRace(t *testing.T, newStore func(t *testing.T) ports.OutboxStore) {
+	t.Run("Concurrent/SweepsCountEachLeaseOnce", func(t *testing.T) {
+		t.Parallel()
+		b := newOutboxBundle(t, newStore)
+		const rows, sweepers = 30, 4
+		policy := outbox.Policy{MaxAttempts: 100, Backoff: outbox.Backoff{Base: time.Second, Max: time.Second}}
+		for round := range outboxRounds {
+			at := t0.Add(time.Duration(round) * 2 * leaseFor)
+			b.seed(at, rows, "order.created")
+			held := b.claim("relay-a", at, rows)
+			require.Len(t, held, rows, "round %d: claim the seeded rows", round)
+			start := make(chan struct{})
+			var wg sync.WaitGroup
+			results := make([]ports.RecoverResult, sweepers)
+			errs := make([]error, sweepers)
+			for i := range sweepers {
+				wg.Go(func() {
+					<-start
+					results[i], errs[i] = b.store.RecoverExpired(b.ctx, ports.RecoverParams{Now: at.Add(leaseFor), Limit: 7, Policy: policy})
+				})
+			}
+			close(start)
+			wg.Wait()
+			require.NoError(t, errors.Join(errs...), "round %d", round)
+			total := 0
+			for _, r := range results {
+				total += r.Recovered()
+			}
+			// Sweeps with a limit of 7 may leave rows for a later pass;
+			// whatever they took, each row once.
+			total += b.recover(at.Add(leaseFor), rows).Recovered()
+			require.Equal(t, rows, total, "rule: concurrent sweeps take each expired lease back once (round %d)", round)
+			for _, ev := range held {
+				got := b.get(ev.EventID)
+				require.Equal(t, 1, got.RetryCount, "rule: concurrent sweeps count a lost lease once (round %d, row %d)", round, ev.ID)
+				require.Equal(t, outbox.Pending, got.Status)
+			}
+			// Deliver them, so the next round claims only its own rows.
+			again := b.claim("relay-b", at.Add(leaseFor+time.Second), rows)
+			require.Len(t, again, rows, "round %d: every recovered row is due after the 1s backoff", round)
+			lost, err := b.store.Complete(b.ctx, "relay-b", at.Add(leaseFor+time.Second), refs(again))
+			require.NoError(t, err)
+			require.Empty(t, lost)
 		}
 	})
 }

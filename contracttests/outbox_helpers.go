@@ -85,6 +85,29 @@ func (b *outboxBundle) claimOne(owner string) outbox.Event {
 	return got[0]
 }
 
+// recoverPolicy is the budget the recovery cases pass: three attempts,
+// backoff ceilings 1s, 2s, 4s, ... (whole seconds, any store's precision).
+var recoverPolicy = outbox.Policy{MaxAttempts: 3, Backoff: outbox.Backoff{Base: time.Second, Max: time.Minute}}
+
+// recover runs RecoverExpired under recoverPolicy.
+func (b *outboxBundle) recover(now time.Time, limit int) ports.RecoverResult {
+	b.t.Helper()
+	res, err := b.store.RecoverExpired(b.ctx, ports.RecoverParams{Now: now, Limit: limit, Policy: recoverPolicy})
+	require.NoError(b.t, err, "recover expired leases now=%s limit=%d", now, limit)
+	return res
+}
+
+// requireBackoff checks that due lies within p.Backoff.Delay's bounds for
+// attempt after now, [c - c/2, c] with c its ceiling, give or take the
+// microsecond a store may round to.
+func requireBackoff(t *testing.T, p outbox.Policy, attempt int, now, due time.Time, what string, args ...any) {
+	t.Helper()
+	c := p.Backoff.Ceiling(attempt)
+	lo, hi := now.Add(c-c/2-time.Microsecond), now.Add(c+time.Microsecond)
+	require.True(t, !due.Before(lo) && !due.After(hi), "%s: next_attempt_at %s is not within the backoff for attempt %d, [%s, %s] after %s",
+		fmt.Sprintf(what, args...), due, attempt, c-c/2, c, now)
+}
+
 func (b *outboxBundle) get(eventID string) outbox.Event {
 	b.t.Helper()
 	ev, err := b.store.Get(b.ctx, eventID)

@@ -40,7 +40,7 @@ func runOutboxOutage(t *testing.T, caps OutboxCaps, newStore func(t *testing.T) 
 			"Renew":   func(ctx context.Context) error { _, err := down.Renew(ctx, "relay-a", at, leaseFor, r); return err },
 			"Release": func(ctx context.Context) error { _, err := down.Release(ctx, "relay-a", at, r); return err },
 			"RecoverExpired": func(ctx context.Context) error {
-				_, err := down.RecoverExpired(ctx, t0.Add(2*leaseFor), 10)
+				_, err := down.RecoverExpired(ctx, ports.RecoverParams{Now: t0.Add(2 * leaseFor), Limit: 10, Policy: recoverPolicy})
 				return err
 			},
 			"Get": func(ctx context.Context) error { _, err := down.Get(ctx, evs[0].EventID); return err },

@@ -50,6 +50,10 @@ func TestSuitesCatchBrokenAdapters(t *testing.T) {
 			failPrefix + "Concurrent/StaleFinishAfterReclaimIsRefused",
 			"after a re-claim is refused: the fencing token of the claim decides",
 		},
+		"postgres-outbox-recover-keeps-retry-count": {
+			failPrefix + "RecoverExpired/RepeatedExpiryEndsFailed",
+			"rule: each recovery counts a delivery attempt (retry_count+1)",
+		},
 		"outbox-complete-ignores-token": {
 			failPrefix + "Concurrent/StaleFinishAfterReclaimIsRefused",
 			"rule: a stale lease holder's Complete after a re-claim is refused",

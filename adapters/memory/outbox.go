@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
@@ -162,30 +163,35 @@ func (s *OutboxStore) each(refs []ports.LeaseRef, fn func(outbox.Event, ports.Le
 	return lost, nil
 }
 
-// RecoverExpired implements ports.OutboxRelayStore.
-func (s *OutboxStore) RecoverExpired(_ context.Context, now time.Time, limit int) (int, error) {
+// RecoverExpired implements ports.OutboxRelayStore with outbox.Recover,
+// drawing each row's jitter from math/rand.
+func (s *OutboxStore) RecoverExpired(_ context.Context, p ports.RecoverParams) (ports.RecoverResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	var res ports.RecoverResult
 	if err := s.down("recover expired outbox leases"); err != nil {
-		return 0, err
+		return res, err
 	}
 	var expired []*outbox.Event
 	for _, ev := range s.rows {
-		if outbox.LeaseExpired(*ev, now) {
+		if outbox.LeaseExpired(*ev, p.Now) {
 			expired = append(expired, ev)
 		}
 	}
 	slices.SortFunc(expired, func(a, b *outbox.Event) int { return a.Lease.ExpiresAt.Compare(b.Lease.ExpiresAt) })
-	n := 0
-	for _, ev := range expired[:min(len(expired), max(limit, 0))] {
-		rec, err := outbox.Recover(*ev, now)
+	for _, ev := range expired[:min(len(expired), max(p.Limit, 0))] {
+		rec, err := outbox.Recover(*ev, p.Policy, p.Now, rand.Float64())
 		if err != nil {
-			return n, fmt.Errorf("recover outbox event %s: %w", ev.EventID, err)
+			return res, fmt.Errorf("recover outbox event %s: %w", ev.EventID, err)
 		}
 		*ev = rec
-		n++
+		if rec.Status == outbox.Failed {
+			res.Failed = append(res.Failed, ports.RecoveredFailure{ID: rec.ID, EventID: rec.EventID, EventType: rec.EventType, RetryCount: rec.RetryCount})
+		} else {
+			res.Requeued++
+		}
 	}
-	return n, nil
+	return res, nil
 }
 
 // Get implements ports.OutboxOperatorStore.

@@ -52,7 +52,7 @@ func NewRelayMetrics(reg prometheus.Registerer) *RelayMetrics {
 			Name: "outbox_leases_lost_total", Help: "Rows whose lease was lost before the relay could mark them.",
 		}),
 		recovered: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "outbox_leases_recovered_total", Help: "Expired leases returned to pending by the recovery sweep.",
+			Name: "outbox_leases_recovered_total", Help: "Expired leases taken back by the recovery sweep, each a failed attempt: back to pending, or failed (counted as a final failure, LEASE_EXPIRED) when it was the event's last.",
 		}),
 		batchSizes: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "outbox_claim_batch_size", Help: "Rows claimed per batch.",
@@ -112,8 +112,16 @@ func (m *RelayMetrics) Claim(rows, limit int) {
 	}
 }
 
-// Recovered implements relay.Observer.
-func (m *RelayMetrics) Recovered(n int) { m.recovered.Add(float64(n)) }
+// Recovered implements relay.Observer. Events failed by the recovery (the
+// lost lease was their last attempt) also count as final delivery
+// failures, so the OutboxFinalFailures page sees them (error_code
+// LEASE_EXPIRED).
+func (m *RelayMetrics) Recovered(r relay.RecoveryResult) {
+	m.recovered.Add(float64(r.Requeued + len(r.FailedEvents)))
+	for _, f := range r.FailedEvents {
+		m.failures.WithLabelValues("final", f.Code).Inc()
+	}
+}
 
 // statsCollector reads the backlog from the store at scrape time, at most
 // once per second, so gauges are true for the whole fleet of relays.

@@ -26,8 +26,8 @@ var envHelp = fmt.Sprintf(`  DATABASE_URL         postgres URL (required)
                        setting it pins the value; %d)
   RELAY_LEASE_TTL      lease length, %s..%s (default: relay.delivery.lease_ttl_seconds; %s)
   RELAY_POLL_INTERVAL  idle poll when no NOTIFY arrives, %s..%s (default %s)
-  RELAY_MAX_ATTEMPTS   delivery attempts before an event fails, %d..%d
-                       (default: relay.delivery.max_attempts; %d)
+  RELAY_MAX_ATTEMPTS   delivery attempts before an event fails, %d..%d; a lease lost
+                       with a dead relay counts as one (default: relay.delivery.max_attempts; %d)
   RELAY_REDELIVER_WINDOW  with a redis-sentinel:// REDIS_URL, publish again what was
                        delivered this long before a master switch, 1s..1h (default 1m)
   RELAY_RECONCILE      follow every delivered event until a consumer records it, and publish

@@ -8,10 +8,11 @@
 // arguments. Stores persist what these functions return and repeat the same
 // conditions (status, lease owner, fencing token) in their WHERE clauses.
 //
-// "Failed" means the event needs an operator: either the relay could not
-// enqueue it (Fail with a final decision), or its consumer gave up after the
-// relay delivered it (ConsumerFailed). Either way Replay makes it Pending
-// again under the same event_id.
+// "Failed" means the event needs an operator: the relay could not enqueue
+// it (Fail with a final decision), every relay that held it died before
+// finishing (Recover on its last attempt, CodeLeaseExpired), or its consumer
+// gave up after the relay delivered it (ConsumerFailed). Either way Replay
+// makes it Pending again under the same event_id.
 //
 // The event_id is set once by the business transaction and never changes: a
 // retry, a recovery and a replay all keep it, so consumers must be idempotent.

@@ -82,37 +82,85 @@ func TestLeaseExpired(t *testing.T) {
 func TestRecover(t *testing.T) {
 	t.Parallel()
 
-	t.Run("ExpiredGoesBackToPending", func(t *testing.T) {
+	p := outbox.Policy{MaxAttempts: 3, Backoff: outbox.Backoff{Base: time.Second, Max: time.Minute}}
+
+	t.Run("ExpiredCountsAnAttemptAndGoesBackToPending", func(t *testing.T) {
 		t.Parallel()
 
 		ev := delivering(t)
-		ev.RetryCount = 2
+		ev.RetryCount = 1
+		ev.LastErrorCode, ev.LastErrorMessage = "QUEUE_UNAVAILABLE", "redis down"
 		at := ev.Lease.ExpiresAt // the exact instant of expiry
-		got, err := outbox.Recover(ev, at)
+		got, err := outbox.Recover(ev, p, at, 0)
 		require.NoError(t, err)
 
 		want := ev
 		want.Status = outbox.Pending
-		want.NextAttemptAt = at
+		want.RetryCount = 2                                // the dead holder's attempt counts
+		want.NextAttemptAt = at.Add(p.Backoff.Delay(2, 0)) // backoff as after any failed attempt
+		want.LastErrorCode, want.LastErrorMessage = outbox.CodeLeaseExpired, outbox.LeaseExpiredMessage
 		want.UpdatedAt = at
 		want.Lease = lease.Lease{Token: 1}
 		require.Equal(t, want, got)
+		require.Equal(t, p.OnLeaseExpired(1, at, 0).NextAttemptAt, got.NextAttemptAt, "Recover applies OnLeaseExpired")
 
-		// The next claim gets a larger token and the same event id.
-		again, err := outbox.Claim(got, "b", at, time.Minute)
+		// Not claimable before the backoff, then with a larger token and
+		// the same event id.
+		_, err = outbox.Claim(got, "b", at, time.Minute)
+		require.ErrorIs(t, err, outbox.ErrNotDue)
+		again, err := outbox.Claim(got, "b", got.NextAttemptAt, time.Minute)
 		require.NoError(t, err)
 		require.Equal(t, int64(2), again.Lease.Token)
 		require.Equal(t, testEventID, again.EventID)
 
 		// The crashed holder can no longer complete.
-		require.ErrorIs(t, outbox.CanComplete(again, "a", 1, at), lease.ErrLost)
+		require.ErrorIs(t, outbox.CanComplete(again, "a", 1, again.UpdatedAt), lease.ErrLost)
+	})
+
+	t.Run("LastAttemptEndsFailed", func(t *testing.T) {
+		t.Parallel()
+
+		ev := delivering(t)
+		ev.RetryCount = 2 // attempt 3 of 3 was the one whose holder died
+		at := ev.Lease.ExpiresAt.Add(time.Hour)
+		got, err := outbox.Recover(ev, p, at, 0.7)
+		require.NoError(t, err)
+
+		want := ev
+		want.Status = outbox.Failed
+		want.RetryCount = 3
+		want.NextAttemptAt = at
+		want.LastErrorCode, want.LastErrorMessage = outbox.CodeLeaseExpired, outbox.LeaseExpiredMessage
+		want.UpdatedAt = at
+		want.Lease = lease.Lease{Token: 1}
+		require.Equal(t, want, got)
+
+		_, err = outbox.Claim(got, "b", at, time.Minute)
+		var te *outbox.TransitionError
+		require.ErrorAs(t, err, &te, "a failed event is never claimed again")
+		_, err = outbox.Recover(got, p, at, 0)
+		require.ErrorAs(t, err, &te, "nor recovered again")
+	})
+
+	t.Run("ZeroPolicyUsesDefaultMaxAttempts", func(t *testing.T) {
+		t.Parallel()
+
+		ev := delivering(t)
+		ev.RetryCount = outbox.DefaultMaxAttempts - 2
+		got, err := outbox.Recover(ev, outbox.Policy{}, ev.Lease.ExpiresAt, 0.5)
+		require.NoError(t, err)
+		require.Equal(t, outbox.Pending, got.Status, "attempt %d of %d", outbox.DefaultMaxAttempts-1, outbox.DefaultMaxAttempts)
+		ev.RetryCount++
+		got, err = outbox.Recover(ev, outbox.Policy{}, ev.Lease.ExpiresAt, 0.5)
+		require.NoError(t, err)
+		require.Equal(t, outbox.Failed, got.Status, "attempt %d of %d", outbox.DefaultMaxAttempts, outbox.DefaultMaxAttempts)
 	})
 
 	t.Run("LiveLeaseRefused", func(t *testing.T) {
 		t.Parallel()
 
 		ev := delivering(t)
-		got, err := outbox.Recover(ev, ev.Lease.ExpiresAt.Add(-time.Nanosecond))
+		got, err := outbox.Recover(ev, p, ev.Lease.ExpiresAt.Add(-time.Nanosecond), 0)
 		require.ErrorIs(t, err, lease.ErrHeld)
 		require.Equal(t, ev, got)
 	})
@@ -123,7 +171,7 @@ func TestRecover(t *testing.T) {
 
 			ev := newEvent(t)
 			ev.Status = s
-			_, err := outbox.Recover(ev, t0.Add(time.Hour))
+			_, err := outbox.Recover(ev, p, t0.Add(time.Hour), 0)
 			var te *outbox.TransitionError
 			require.ErrorAs(t, err, &te, "status %s", s)
 			require.Equal(t, outbox.TransitionError{From: s, To: outbox.Pending}, *te)

@@ -16,6 +16,15 @@ type Policy struct {
 	Backoff Backoff
 }
 
+// Attempts returns the attempt budget in effect: MaxAttempts, or
+// DefaultMaxAttempts when that is zero or less.
+func (p Policy) Attempts() int {
+	if p.MaxAttempts <= 0 {
+		return DefaultMaxAttempts
+	}
+	return p.MaxAttempts
+}
+
 // FailureDecision is the row update for one failed attempt.
 type FailureDecision struct {
 	// Status is Pending (will retry) or Failed (final).
@@ -42,10 +51,7 @@ type FailureDecision struct {
 // MaxAttempts), fails the event for good; otherwise it goes back to Pending
 // after Backoff.Delay(retryCount+1, rnd). rnd is a random number in [0, 1).
 func (p Policy) OnFailure(retryCount int, err error, now time.Time, rnd float64) FailureDecision {
-	maxAttempts := p.MaxAttempts
-	if maxAttempts <= 0 {
-		maxAttempts = DefaultMaxAttempts
-	}
+	maxAttempts := p.Attempts()
 	attempts := max(retryCount, 0) + 1
 	d := FailureDecision{
 		Status:        Pending,

@@ -96,3 +96,21 @@ func TestPolicyJitterWithinBackoff(t *testing.T) {
 		}
 	}
 }
+
+func TestPolicyOnLeaseExpired(t *testing.T) {
+	t.Parallel()
+
+	p := outbox.Policy{MaxAttempts: 3, Backoff: outbox.Backoff{Base: time.Second, Max: time.Minute}}
+	lost := outbox.Transient(outbox.CodeLeaseExpired, outbox.LeaseExpiredMessage)
+	for retryCount := -1; retryCount <= 4; retryCount++ {
+		for _, rnd := range []float64{0, 0.5, 0.999999} {
+			got := p.OnLeaseExpired(retryCount, t0, rnd)
+			require.Equal(t, p.OnFailure(retryCount, lost, t0, rnd), got, "a lost lease is a transient failed attempt (retryCount %d)", retryCount)
+			require.Equal(t, outbox.CodeLeaseExpired, got.Code)
+			require.Equal(t, outbox.LeaseExpiredMessage, got.Message)
+			require.Equal(t, outbox.ClassTransient, got.Class)
+			require.Equal(t, got.RetryCount >= 3, got.Final, "retryCount %d: final exactly on the last attempt", retryCount)
+		}
+	}
+	require.Equal(t, outbox.LeaseExpiredMessage, outbox.SafeMessage(outbox.LeaseExpiredMessage), "the message is stored as is")
+}

@@ -71,10 +71,47 @@ type OutboxRelayStore interface {
 	// an attempt (graceful shutdown). It returns the ids whose lease was lost.
 	Release(ctx context.Context, owner string, now time.Time, refs []LeaseRef) (lost []int64, err error)
 
-	// RecoverExpired returns up to limit Delivering rows whose lease expired
-	// at or before now to Pending, due at now, keeping event_id, payload,
-	// ids, retry_count and the token. It returns how many it recovered.
-	RecoverExpired(ctx context.Context, now time.Time, limit int) (int, error)
+	// RecoverExpired takes back up to p.Limit Delivering rows whose lease
+	// expired at or before p.Now, longest expired first. The holder stopped
+	// before finishing (perhaps killed by this very event), so the lost lease
+	// counts as a failed attempt. Each row takes outbox.Recover's outcome
+	// under p.Policy, with its own random number in [0, 1) for the jitter:
+	// retry_count+1 and last error outbox.CodeLeaseExpired, then Pending due
+	// after the policy's backoff, or Failed when that was its last attempt.
+	// event_id, payload, ids and the fencing token are kept and the lease is
+	// freed. It reports how many rows went back to Pending and which failed.
+	RecoverExpired(ctx context.Context, p RecoverParams) (RecoverResult, error)
+}
+
+// RecoverParams are the arguments to OutboxRelayStore.RecoverExpired.
+type RecoverParams struct {
+	Now   time.Time
+	Limit int // at most this many rows, >= 1
+	// Policy is the relay's attempt budget (MaxAttempts, zero meaning
+	// outbox.DefaultMaxAttempts) and backoff, the same as for a failed
+	// publish.
+	Policy outbox.Policy
+}
+
+// RecoverResult is what one RecoverExpired call did.
+type RecoverResult struct {
+	// Requeued counts the rows returned to Pending for another attempt.
+	Requeued int
+	// Failed names the rows whose expired lease was their last attempt:
+	// they are now Failed with outbox.CodeLeaseExpired, and an alert is due.
+	Failed []RecoveredFailure
+}
+
+// Recovered is how many expired leases the call took back in all.
+func (r RecoverResult) Recovered() int { return r.Requeued + len(r.Failed) }
+
+// RecoveredFailure identifies an event that RecoverExpired failed for good,
+// without its payload.
+type RecoveredFailure struct {
+	ID         int64
+	EventID    string
+	EventType  string
+	RetryCount int // attempts made, the lost one included
 }
 
 // OutboxOperatorStore serves operators and monitoring. It never deletes

@@ -10,8 +10,11 @@
 //   - Relay moves committed outbox events to the task queue: N claim loops
 //     lease due rows in small batches, publish their envelopes
 //     concurrently, then complete or fail the whole batch in one write
-//     each; a recovery sweep returns rows whose lease expired (a crashed
-//     relay) to Pending with the same event_id.
+//     each; a recovery sweep takes back rows whose lease expired (a crashed
+//     relay), counting the lost lease as a failed attempt: Pending again
+//     after the backoff with the same event_id, or Failed (LEASE_EXPIRED)
+//     when that was the last attempt, so an event that kills every relay
+//     holding it ends instead of being claimed forever.
 //   - DeadLetter records a consumer's final failure on the event's row, so
 //     an operator can replay it after the queue's archive is gone.
 //   - Operator replays failed or stuck events (deleting the queue's

@@ -13,8 +13,19 @@ type Observer interface {
 	// Batch is called once per claimed batch with the events claimed and how
 	// each ended: delivered, retry scheduled, failed for good, or lease lost.
 	Batch(BatchResult)
-	// Recovered is called with the number of expired leases returned to Pending.
-	Recovered(n int)
+	// Recovered is called once per recovery pass that took back expired
+	// leases: how many went back to Pending, and which events failed for
+	// good because the lost lease was their last attempt.
+	Recovered(RecoveryResult)
+}
+
+// RecoveryResult summarises one recovery pass that found expired leases.
+type RecoveryResult struct {
+	// Requeued counts the rows returned to Pending for another attempt.
+	Requeued int
+	// FailedEvents names the rows now Failed with outbox.CodeLeaseExpired
+	// (an alert is due).
+	FailedEvents []FailedEvent
 }
 
 // BatchResult summarises one batch.
@@ -59,8 +70,8 @@ type ClaimObserver interface {
 
 type nopObserver struct{}
 
-func (nopObserver) Batch(BatchResult) {}
-func (nopObserver) Recovered(int)     {}
+func (nopObserver) Batch(BatchResult)        {}
+func (nopObserver) Recovered(RecoveryResult) {}
 
 // ClaimedBatch is one claim's result: the rows leased to Owner, and when
 // the claim started and returned (by the relay's clock).

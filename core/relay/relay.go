@@ -173,25 +173,38 @@ func (r *Relay) sweep(ctx context.Context) {
 			return
 		case <-r.clock.After(r.cfg.RecoverEvery):
 		}
-		n, err := r.RecoverOnce(ctx)
-		if err != nil && ctx.Err() == nil {
+		// The requeued rows come due after the policy's backoff; the claim
+		// loops' poll picks them up, so there is nobody to wake now.
+		if _, err := r.RecoverOnce(ctx); err != nil && ctx.Err() == nil {
 			r.opts.Logger.Error("outbox lease recovery failed; will retry", "err", err)
-		}
-		if n > 0 {
-			r.Notify()
 		}
 	}
 }
 
-// RecoverOnce returns expired leases to Pending (up to 10 batches' worth).
-func (r *Relay) RecoverOnce(ctx context.Context) (int, error) {
-	n, err := r.store.RecoverExpired(ctx, r.clock.Now(), 10*r.tuned().BatchSize)
+// RecoverOnce takes back expired leases (up to 10 batches' worth). Each
+// counts as a failed attempt under the current policy (its MaxAttempts
+// follows Retune): the row goes back to Pending after the backoff, or, when
+// that was its last attempt, fails for good with outbox.CodeLeaseExpired,
+// so an event that kills every relay holding it ends Failed and alerts
+// instead of being claimed forever.
+func (r *Relay) RecoverOnce(ctx context.Context) (ports.RecoverResult, error) {
+	cfg := r.tuned()
+	res, err := r.store.RecoverExpired(ctx, ports.RecoverParams{Now: r.clock.Now(), Limit: 10 * cfg.BatchSize, Policy: cfg.Policy})
 	if err != nil {
-		return 0, fmt.Errorf("recover expired outbox leases: %w", err)
+		return ports.RecoverResult{}, fmt.Errorf("recover expired outbox leases: %w", err)
 	}
-	if n > 0 {
-		r.opts.Observer.Recovered(n)
-		r.opts.Logger.Warn("outbox leases expired and were recovered; a relay probably died", "count", n)
+	if res.Recovered() == 0 {
+		return res, nil
 	}
-	return n, nil
+	rec := RecoveryResult{Requeued: res.Requeued}
+	for _, f := range res.Failed {
+		rec.FailedEvents = append(rec.FailedEvents, FailedEvent{EventID: f.EventID, EventType: f.EventType, Code: outbox.CodeLeaseExpired, Attempts: f.RetryCount})
+		r.opts.Logger.Error("outbox event failed for good: every relay that held it stopped before finishing; find what kills the relay (OOM, crash) for this event, then replay it",
+			"event_id", f.EventID, "event_type", f.EventType, "error_code", outbox.CodeLeaseExpired, "attempts", f.RetryCount)
+	}
+	r.opts.Observer.Recovered(rec)
+	if res.Requeued > 0 {
+		r.opts.Logger.Warn("outbox leases expired and were recovered; a relay probably died", "count", res.Requeued)
+	}
+	return res, nil
 }

@@ -31,10 +31,10 @@ func (c *clock) Advance(d time.Duration) {
 }
 
 type observer struct {
-	mu        sync.Mutex
-	results   []relay.BatchResult
-	recovered int
-	claims    [][2]int // rows, limit
+	mu         sync.Mutex
+	results    []relay.BatchResult
+	recoveries []relay.RecoveryResult
+	claims     [][2]int // rows, limit
 }
 
 func (o *observer) Claim(rows, limit int) {
@@ -48,7 +48,11 @@ func (o *observer) Batch(r relay.BatchResult) {
 	o.results = append(o.results, r)
 	o.mu.Unlock()
 }
-func (o *observer) Recovered(n int) { o.mu.Lock(); o.recovered += n; o.mu.Unlock() }
+func (o *observer) Recovered(r relay.RecoveryResult) {
+	o.mu.Lock()
+	o.recoveries = append(o.recoveries, r)
+	o.mu.Unlock()
+}
 func (o *observer) finalFailures() (n int) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -248,14 +252,17 @@ func TestRelayRecoversCrashedHolder(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, claimed, 1)
 
-	n, err := b.relay.RecoverOnce(t.Context())
+	res, err := b.relay.RecoverOnce(t.Context())
 	require.NoError(t, err)
-	require.Zero(t, n, "a live lease must not be recovered")
+	require.Zero(t, res.Recovered(), "a live lease must not be recovered")
 
 	b.clock.Advance(10 * time.Second) // exactly at expiry
-	n, err = b.relay.RecoverOnce(t.Context())
+	res, err = b.relay.RecoverOnce(t.Context())
 	require.NoError(t, err)
-	require.Equal(t, 1, n)
+	require.Equal(t, ports.RecoverResult{Requeued: 1}, res)
+	require.Equal(t, []relay.RecoveryResult{{Requeued: 1}}, b.obs.recoveries)
+	require.Equal(t, 1, b.status(t, id).RetryCount, "the dead holder's attempt counts")
+	b.clock.Advance(outbox.DefaultBackoff.Base) // the first backoff's ceiling
 	b.drain(t)
 
 	ev := b.status(t, id)
@@ -264,6 +271,39 @@ func TestRelayRecoversCrashedHolder(t *testing.T) {
 	lost, err := b.store.Complete(t.Context(), "dead", b.clock.Now(), []ports.LeaseRef{{ID: claimed[0].ID, Token: claimed[0].Lease.Token}})
 	require.NoError(t, err)
 	require.Equal(t, []int64{claimed[0].ID}, lost, "the dead holder's stale token must not complete the row")
+}
+
+// Issue 27 item 4: an event whose handling kills every relay holding it
+// (an OOM, a crash) ends Failed with LEASE_EXPIRED after the policy's
+// attempts, as retuned while running, and is reported as a final failure,
+// instead of being claimed by the next victim forever.
+func TestRelayFailsAnEventWhoseHoldersKeepDying(t *testing.T) {
+	t.Parallel()
+
+	b := setup(t, relay.Config{LeaseFor: 10 * time.Second, Policy: outbox.Policy{MaxAttempts: 10, Backoff: outbox.Backoff{Base: time.Second, Max: time.Second}}})
+	b.relay.Retune(relay.Tuning{MaxAttempts: 3})
+	id := b.seed(t, 1)[0]
+	for i := 1; i <= 3; i++ {
+		b.clock.Advance(time.Second) // past the backoff
+		held, err := b.store.Claim(t.Context(), ports.ClaimParams{Owner: fmt.Sprint("victim-", i), Limit: 10, LeaseFor: 10 * time.Second, Now: b.clock.Now()})
+		require.NoError(t, err)
+		require.Len(t, held, 1, "victim %d claims the event", i)
+		b.clock.Advance(10 * time.Second) // and dies holding it
+		res, err := b.relay.RecoverOnce(t.Context())
+		require.NoError(t, err)
+		require.Equal(t, 1, res.Recovered())
+		require.Equal(t, i, b.status(t, id).RetryCount, "victim %d's attempt counts", i)
+	}
+
+	ev := b.status(t, id)
+	require.Equal(t, outbox.Failed, ev.Status, "the third lost lease was the last of 3 attempts (the retuned budget)")
+	require.Equal(t, outbox.CodeLeaseExpired, ev.LastErrorCode)
+	require.Equal(t, []relay.RecoveryResult{{Requeued: 1}, {Requeued: 1}, {FailedEvents: []relay.FailedEvent{
+		{EventID: id, EventType: "test.happened", Code: outbox.CodeLeaseExpired, Attempts: 3},
+	}}}, b.obs.recoveries, "the observer sees the final failure")
+	b.clock.Advance(time.Hour)
+	b.drain(t)
+	require.Empty(t, b.pub.Tasks(), "a failed event is never published")
 }
 
 func TestRelayStartNotifyStop(t *testing.T) {

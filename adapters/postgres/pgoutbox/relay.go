@@ -89,17 +89,51 @@ RETURNING e.id`
 
 // recoverSQL locks the victims in a materialized CTE so LIMIT bounds the
 // rows changed: a plain "id IN (SELECT ... LIMIT)" may be re-evaluated and
-// touch more.
+// touch more. The SET repeats outbox.Policy.OnLeaseExpired (applied by
+// outbox.Recover, which the memory store calls); change both together. A
+// lost lease is a failed attempt: attempts = retry_count+1 (a negative
+// count read as 0); at the budget the row is Failed with next_attempt_at =
+// now, otherwise Pending after Backoff.Delay(attempts, random()): with c the
+// ceiling for that attempt (outbox.Backoff.Ceiling, computed in Go and
+// passed as an array indexed by attempt, its last entry standing for every
+// later one), c - c/2 plus a random share of c/2, in nanoseconds. Each row
+// draws its own random().
 const recoverSQL = `WITH expired AS MATERIALIZED (
-	SELECT id FROM tb_outbox_event
+	SELECT id, greatest(retry_count, 0) + 1 AS attempts FROM tb_outbox_event
 	WHERE status = 2 AND lease_expires_at <= ?
 	ORDER BY lease_expires_at
 	LIMIT ?
 	FOR UPDATE SKIP LOCKED
+), decided AS (
+	SELECT id, attempts, attempts >= ? AS final, (?::bigint[])[least(attempts, ?)] AS ceiling_ns
+	FROM expired
 )
 UPDATE tb_outbox_event AS e
-SET status = 1, next_attempt_at = ?, updated_at = ?, lease_owner = NULL, lease_expires_at = NULL
-FROM expired WHERE e.id = expired.id`
+SET status = CASE WHEN d.final THEN 4 ELSE 1 END,
+	retry_count = d.attempts,
+	next_attempt_at = CASE WHEN d.final THEN ?::timestamptz
+		ELSE ?::timestamptz + make_interval(secs => ((d.ceiling_ns - d.ceiling_ns / 2) + floor(random() * (d.ceiling_ns / 2))) / 1e9) END,
+	last_error_code = ?, last_error_message = ?,
+	updated_at = ?, lease_owner = NULL, lease_expires_at = NULL
+FROM decided AS d WHERE e.id = d.id
+RETURNING e.id, e.event_id, e.event_type, e.status = 4, e.retry_count`
+
+// maxCeilings bounds the backoff ceilings recoverSQL receives: from attempt
+// 64 on every ceiling is Backoff.Max (Base is at least 1ns, 2^63ns exceeds
+// any Duration).
+const maxCeilings = 64
+
+// recoverCeilings returns Backoff.Ceiling(n) in nanoseconds for each
+// attempt n that can still go back to Pending (1..MaxAttempts-1, at least
+// one entry, at most maxCeilings).
+func recoverCeilings(p outbox.Policy) []int64 {
+	n := max(1, min(p.Attempts()-1, maxCeilings))
+	out := make([]int64, n)
+	for i := range out {
+		out[i] = int64(p.Backoff.Ceiling(i + 1))
+	}
+	return out
+}
 
 // Claim leases up to p.Limit due Pending rows (lowered to
 // Config.ClaimLimit) to p.Owner, oldest due first. It returns an
@@ -221,17 +255,39 @@ func (s *Store) Release(ctx context.Context, owner string, now time.Time, refs [
 	return s.held(ctx, "release", refs, releaseSQL, now, now, ids, tokens, owner)
 }
 
-// RecoverExpired returns up to limit (lowered to Config.SweepLimit)
-// expired Delivering rows to Pending, longest expired first.
-func (s *Store) RecoverExpired(ctx context.Context, now time.Time, limit int) (int, error) {
-	if limit < 1 {
-		return 0, fmt.Errorf("recover expired outbox leases: limit %d; pass 1 or more", limit)
+// RecoverExpired takes back up to p.Limit (lowered to Config.SweepLimit)
+// expired Delivering rows, longest expired first, in one statement; see
+// ports.OutboxRelayStore.RecoverExpired.
+func (s *Store) RecoverExpired(ctx context.Context, p ports.RecoverParams) (ports.RecoverResult, error) {
+	var res ports.RecoverResult
+	if p.Limit < 1 {
+		return res, fmt.Errorf("recover expired outbox leases: limit %d; pass 1 or more", p.Limit)
 	}
-	res, err := s.db.ExecContext(ctx, recoverSQL, now, min(limit, s.cfg.SweepLimit), now, now)
+	ceilings := recoverCeilings(p.Policy)
+	rows, err := s.db.QueryContext(ctx, recoverSQL, p.Now, min(p.Limit, s.cfg.SweepLimit),
+		p.Policy.Attempts(), pgdialect.Array(ceilings), len(ceilings), p.Now, p.Now,
+		outbox.CodeLeaseExpired, truncate(outbox.LeaseExpiredMessage, maxErrorMessageLen), p.Now)
 	if err != nil {
-		return 0, fmt.Errorf("recover expired outbox leases: %w", pgerr.Translate(err))
+		return res, fmt.Errorf("recover expired outbox leases: %w", pgerr.Translate(err))
 	}
-	return pgerr.Affected(res)
+	defer rows.Close()
+	for rows.Next() {
+		var f ports.RecoveredFailure
+		var failed bool
+		if err := rows.Scan(&f.ID, &f.EventID, &f.EventType, &failed, &f.RetryCount); err != nil {
+			return ports.RecoverResult{}, fmt.Errorf("recover expired outbox leases: read a recovered row: %w", err)
+		}
+		if failed {
+			res.Failed = append(res.Failed, f)
+		} else {
+			res.Requeued++
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return ports.RecoverResult{}, fmt.Errorf("recover expired outbox leases: %w", pgerr.Translate(err))
+	}
+	slices.SortFunc(res.Failed, func(a, b ports.RecoveredFailure) int { return cmp.Compare(a.ID, b.ID) })
+	return res, nil
 }
 
 // held runs one holder write and returns the refs it did not change.

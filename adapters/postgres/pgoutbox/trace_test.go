@@ -72,9 +72,9 @@ func TestTraceContextIsStoredAndKept(t *testing.T) {
 	require.Equal(t, want, get().TraceParent, "a replay keeps it")
 
 	claim(outboxT0.Add(time.Hour), time.Second)
-	n, err := store.RecoverExpired(t.Context(), outboxT0.Add(2*time.Hour), 10)
+	res, err := store.RecoverExpired(t.Context(), ports.RecoverParams{Now: outboxT0.Add(2 * time.Hour), Limit: 10})
 	require.NoError(t, err)
-	require.Equal(t, 1, n)
+	require.Equal(t, 1, res.Recovered())
 	require.Equal(t, want, get().TraceParent, "a recovery keeps it")
 }
 

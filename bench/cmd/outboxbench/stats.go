@@ -33,7 +33,9 @@ func (c *counter) Batch(r relay.BatchResult) {
 	}
 }
 
-func (c *counter) Recovered(int) {}
+// Recovered counts events failed by the lease recovery as failures; a
+// requeued lease is only slow, and the drain still waits for its delivery.
+func (c *counter) Recovered(r relay.RecoveryResult) { c.other.Add(int64(len(r.FailedEvents))) }
 
 // cpuUsage is CPU consumed between two samples: this process, and the whole
 // machine (Postgres and Redis included) as a share of all cores.
