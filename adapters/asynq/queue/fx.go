@@ -34,7 +34,8 @@ const ConsumerGroup = `group:"asynq.consumers"`
 
 // Module provides asynq.RedisConnOpt, *asynq.Client and *asynq.Inspector
 // (closed on stop), *Enqueuer also as ports.Publisher, ports.RetainedTasks
-// on the Enqueuer's queue, a "redis" ports.Probe in ports.ProbeGroup, and
+// and a *DurabilityChecker (closed on stop) on the Enqueuer's queue, a
+// "redis" ports.Probe in ports.ProbeGroup, and
 // *asynq.Server whose handlers are the Consumers in ConsumerGroup. The
 // server starts only in apps that include RunWorker (or otherwise depend
 // on *asynq.Server).
@@ -45,6 +46,7 @@ var Module = fx.Module("asynq",
 		newInspector,
 		fx.Annotate(newEnqueuer, fx.As(fx.Self()), fx.As(new(ports.Publisher))),
 		fx.Annotate(newRetained, fx.As(new(ports.RetainedTasks))),
+		newDurabilityChecker,
 		fx.Annotate(newProbe, fx.ResultTags(ports.ProbeGroup)),
 		newWorker,
 	),
