@@ -59,7 +59,8 @@ func (r *recorder) MustRegister(cs ...prometheus.Collector) {
 // exportedMetrics builds every metric the api and the relay register, with
 // the same constructors their fx Modules call (apps/*/app.go compose
 // metrics.Module, RelayModule, ProbeModule, postgres.MetricsModule,
-// queue.MetricsModule and apiserver.Module), and returns their names.
+// queue.MetricsModule and apiserver.Module; the relay's durability check
+// registers queue.NewDurabilityMetrics), and returns their names.
 func exportedMetrics(t *testing.T) map[string]bool {
 	t.Helper()
 	reg := metrics.NewRegistry() // Go and process collectors
@@ -88,6 +89,8 @@ func exportedMetrics(t *testing.T) map[string]bool {
 	ins := asynq.NewInspector(asynq.RedisClientOpt{Addr: "127.0.0.1:1"})
 	t.Cleanup(func() { _ = ins.Close() })
 	require.NoError(t, rec.Register(queue.NewQueueStats(ins, []string{"default"})))
+	_, err = queue.NewDurabilityMetrics(rec)
+	require.NoError(t, err)
 	// api (its own registry in production; one here, names do not collide)
 	_, err = metrics.NewConfigAlerts(rec)
 	require.NoError(t, err)

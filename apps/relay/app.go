@@ -63,6 +63,7 @@ func options(cfg config, log *slog.Logger) fx.Option {
 		metrics.ProbeModule,
 		postgres.MetricsModule,
 		queue.MetricsModule,
+		durabilityOption,
 		workerOption(cfg),
 		fx.Provide(
 			func() ports.Clock { return ports.SystemClock },

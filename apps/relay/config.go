@@ -48,6 +48,9 @@ var envHelp = fmt.Sprintf(`  DATABASE_URL         postgres URL (required)
   IDEMPOTENCY_RETENTION   keep idempotency records (key, stored response) this long,
                        %s..%s (default %s = 7 days); the business row stays
   ASYNQ_QUEUE          queue for outbox envelopes, also for outbox replay (default "default")
+  RELAY_QUEUE_DURABILITY_CHECK  read the queue Redis' durability settings (eviction policy,
+                       AOF, RDB, role) at start and then this often, 10s..24h (default 5m);
+                       a WARN and asynq_queue_redis_durability_risk when it can lose tasks
   WORKER_CONCURRENCY   Asynq worker goroutines, 1..1000 (default 10)
   WORKER_ENABLED       run the Asynq worker in this process: true|false (default true)
   WORKER_RETRY_BASE    a failed consumer's first retry after about this long, doubling
@@ -100,6 +103,9 @@ type config struct {
 	WorkerRetryMax    time.Duration
 	DrainDelay        time.Duration
 	ShutdownTimeout   time.Duration
+	// QueueDurabilityEvery is how often the queue Redis' durability
+	// settings are read (durabilityOption).
+	QueueDurabilityEvery time.Duration
 	// TuningRefresh overrides the package's TuningRefresh; tests only.
 	TuningRefresh time.Duration
 	// Tracing reads the OTEL_* variables; tests set its Exporter.
@@ -138,6 +144,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		DrainDelay:      r.Duration("SHUTDOWN_DRAIN_DELAY", httpx.DefaultDrainDelay, 0, time.Minute),
 		ShutdownTimeout: r.Duration("SHUTDOWN_TIMEOUT", 15*time.Second, time.Second, 5*time.Minute),
 	}
+	c.QueueDurabilityEvery = r.Duration("RELAY_QUEUE_DURABILITY_CHECK", DefaultQueueDurabilityEvery, 10*time.Second, 24*time.Hour)
 	c.Tracing = tracing.Config{Service: tracing.Service{Name: "relay", Instance: c.Owner}, Getenv: getenv}
 	if s := r.String("OUTBOX_RETENTION", "0"); s != "0" {
 		c.Retention = r.Duration("OUTBOX_RETENTION", 0, time.Hour, 10*365*24*time.Hour)

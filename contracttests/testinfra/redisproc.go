@@ -15,22 +15,27 @@ import (
 
 // RedisProc is a private redis-server child process for outage tests: unlike
 // the shared Redis from NewRedis it may be stopped and started again on the
-// same port. It keeps nothing on disk, so a restart comes back empty.
+// same port. By default it keeps nothing on disk, so a restart comes back
+// empty.
 type RedisProc struct {
 	// Port is the TCP port on 127.0.0.1; it stays the same across restarts.
 	Port int
 	// URL is redis://127.0.0.1:<Port>/0.
 	URL string
 
-	bin string
-	mu  sync.Mutex
-	cmd *exec.Cmd
-	out *bytes.Buffer
+	bin  string
+	args []string // after the defaults, so they override them
+	mu   sync.Mutex
+	cmd  *exec.Cmd
+	out  *bytes.Buffer
 }
 
 // StartRedisProc starts redis-server (from PATH, else /usr/bin) on a free
 // port and waits until it answers PING. The process is killed when t ends.
-func StartRedisProc(t testing.TB) *RedisProc {
+// args are further redis-server options (e.g. "--appendonly", "yes"); they
+// override the defaults (no RDB save points, no AOF), and the working
+// directory for any file the server writes is a temporary one of t's.
+func StartRedisProc(t testing.TB, args ...string) *RedisProc {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -42,7 +47,9 @@ func StartRedisProc(t testing.TB) *RedisProc {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	_ = l.Close()
-	r := &RedisProc{Port: port, URL: fmt.Sprintf("redis://127.0.0.1:%d/0", port), bin: bin}
+	dir := t.TempDir() // removed after the Cleanup below has stopped the server
+	r := &RedisProc{Port: port, URL: fmt.Sprintf("redis://127.0.0.1:%d/0", port), bin: bin,
+		args: append([]string{"--dir", dir}, args...)}
 	t.Cleanup(func() { r.Stop(t) })
 	r.Start(t)
 	return r
@@ -58,8 +65,8 @@ func (r *RedisProc) Start(t testing.TB) {
 		return
 	}
 	r.out = &bytes.Buffer{}
-	cmd := exec.Command(r.bin, "--port", strconv.Itoa(r.Port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--daemonize", "no", "--protected-mode", "no")
+	cmd := exec.Command(r.bin, append([]string{"--port", strconv.Itoa(r.Port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--daemonize", "no", "--protected-mode", "no"}, r.args...)...)
 	cmd.Stdout, cmd.Stderr = r.out, r.out
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v. Fix: install redis-server (apt-get install redis-server)", r.bin, err)

@@ -35,7 +35,9 @@ const ConsumerGroup = `group:"asynq.consumers"`
 
 // Module provides asynq.RedisConnOpt, *asynq.Client and *asynq.Inspector
 // (closed on stop), *Enqueuer also as ports.Publisher, ports.RetainedTasks
-// and ports.QueueInventory on the Enqueuer's queue, LossWatchers, a "redis" ports.Probe in ports.ProbeGroup, and
+// and ports.QueueInventory on the Enqueuer's queue, LossWatchers, a
+// *DurabilityChecker (closed on stop), a "redis" ports.Probe in
+// ports.ProbeGroup, and
 // *asynq.Server whose handlers are the Consumers in ConsumerGroup. The
 // server starts only in apps that include RunWorker (or otherwise depend
 // on *asynq.Server).
@@ -48,6 +50,7 @@ var Module = fx.Module("asynq",
 		fx.Annotate(newRetained, fx.As(new(ports.RetainedTasks))),
 		fx.Annotate(newInventory, fx.As(new(ports.QueueInventory))),
 		newLossWatchers,
+		newDurabilityChecker,
 		fx.Annotate(newProbe, fx.ResultTags(ports.ProbeGroup)),
 		newWorker,
 	),
