@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -358,6 +359,11 @@ func TestRetentionRemovesOnlyOldDelivered(t *testing.T) {
 	b.drain(t)
 	pending := b.seed(t, 1)
 	b.clock.Advance(time.Hour)
+	var consumed []ports.Consumption // retention follows consumption
+	for _, id := range slices.Concat(old, recent) {
+		consumed = append(consumed, ports.Consumption{EventID: id, Consumer: "test", At: b.clock.Now()})
+	}
+	require.NoError(t, b.store.RecordConsumed(t.Context(), consumed))
 
 	ret, err := relay.NewRetention(b.store, b.clock, 24*time.Hour, 2, nil)
 	require.NoError(t, err)

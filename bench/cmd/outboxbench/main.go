@@ -37,6 +37,8 @@ var subcommands = []subcommand{
 	{"latency", "commit-to-enqueue latency at a steady offered load", latencyFlags},
 	{"append", "pgoutbox.Append in a business tx vs a plain single-row INSERT", appendFlags},
 	{"retention", "batched DELETE retention vs hourly partitions detached and dropped", retentionFlags},
+	{"consume", "what consumption evidence costs the worker: drain rate and enqueue-to-consumed latency, off vs on", consumeFlags},
+	{"reconcile", "what one reconciliation pass costs over a table of delivered events", reconcileFlags},
 }
 
 func main() {
@@ -80,7 +82,7 @@ func run(args []string, out io.Writer) error {
 		return runFunc(ctx, c, out)
 	}
 	usage(os.Stderr)
-	return fmt.Errorf("unknown subcommand %q; use one of drain, latency, append, retention", args[0])
+	return fmt.Errorf("unknown subcommand %q; use one of drain, latency, append, retention, consume, reconcile", args[0])
 }
 
 func usage(w io.Writer) {
