@@ -108,3 +108,11 @@ func (s *OutboxStore) Unconsumed(_ context.Context, eventIDs []string) ([]outbox
 	slices.SortFunc(out, func(a, b outbox.Event) int { return cmp.Compare(a.ID, b.ID) })
 	return out, nil
 }
+
+// ConsumedBy reports whether consumer recorded eventID (for tests).
+func (s *OutboxStore) ConsumedBy(eventID, consumer string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.consumed[eventID][consumer]
+	return ok
+}

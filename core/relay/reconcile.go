@@ -32,6 +32,11 @@ const (
 	// DefaultMaxRepublish bounds how often one event is published again
 	// without any consumer recording it (a type no worker here consumes).
 	DefaultMaxRepublish = 5
+	// DefaultEvidenceLag is how long a pass waits before it calls a task
+	// the queue no longer holds lost: a worker writes its consumption
+	// records in the background (within 50 ms), so a task that finished
+	// just before the queue was read has its record by then.
+	DefaultEvidenceLag = 2 * time.Second
 
 	// CodeConsumerAbandoned is the consumer failure recorded for a task the
 	// queue archived without a consumer ever reporting a final failure:
@@ -54,6 +59,7 @@ type ReconcileConfig struct {
 	Horizon      time.Duration // default DefaultReconcileHorizon
 	MaxWatched   int           // default DefaultMaxWatched
 	MaxRepublish int           // default DefaultMaxRepublish
+	EvidenceLag  time.Duration // default DefaultEvidenceLag
 }
 
 // ReconcileStores are the Reconciler's ports.
@@ -95,10 +101,10 @@ type watched struct {
 // restart without persistence, a failover, a flush, an eviction).
 //
 // A task that is pending, active, scheduled, retrying or archived is
-// never published again. The worker records consumption before it tells
-// the queue, and a pass reads the queue before Postgres, so a task the
-// queue no longer holds and Postgres shows unconsumed was lost, not
-// finished. Each pass reads only what awaits consumption: the delivered
+// never published again. A pass reads the queue first, then, for a task
+// the queue no longer holds, waits EvidenceLag (longer than a worker takes
+// to write its consumption records) and reads Postgres: a task that is
+// gone and still unconsumed then was lost, not finished. Each pass reads only what awaits consumption: the delivered
 // rows since the last pass and the events still waiting, never the table.
 type Reconciler struct {
 	st    ReconcileStores
@@ -126,7 +132,8 @@ func NewReconciler(st ReconcileStores, clock ports.Clock, cfg ReconcileConfig, o
 	cfg.Horizon = cmp.Or(cfg.Horizon, DefaultReconcileHorizon)
 	cfg.MaxWatched = cmp.Or(cfg.MaxWatched, DefaultMaxWatched)
 	cfg.MaxRepublish = cmp.Or(cfg.MaxRepublish, DefaultMaxRepublish)
-	if cfg.Every < 0 || cfg.Grace < 0 || cfg.Horizon < cfg.Grace || cfg.MaxWatched < 1 || cfg.MaxRepublish < 1 {
+	cfg.EvidenceLag = cmp.Or(cfg.EvidenceLag, DefaultEvidenceLag)
+	if cfg.Every < 0 || cfg.Grace < 0 || cfg.Horizon < cfg.Grace || cfg.MaxWatched < 1 || cfg.MaxRepublish < 1 || cfg.EvidenceLag < 0 {
 		return nil, fmt.Errorf("relay: reconcile config %+v: durations must be positive, Horizon at least Grace, limits at least 1", cfg)
 	}
 	if log == nil {
@@ -268,26 +275,44 @@ func (r *Reconciler) check(ctx context.Context, now time.Time, res *ReconcileRes
 	if err != nil {
 		return fmt.Errorf("read the queue's tasks: %w", err)
 	}
+	var lost []string
 	for start := 0; start < len(ids); start += reconcilePage {
 		end := min(start+reconcilePage, len(ids))
-		if err := r.checkChunk(ctx, ids[start:end], states[start:end], now, res); err != nil {
+		missing, err := r.checkChunk(ctx, ids[start:end], states[start:end], now, res)
+		if err != nil {
+			return err
+		}
+		lost = append(lost, missing...)
+	}
+	if len(lost) == 0 {
+		return nil
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-r.clock.After(r.cfg.EvidenceLag):
+	}
+	for start := 0; start < len(lost); start += reconcilePage {
+		if err := r.republish(ctx, lost[start:min(start+reconcilePage, len(lost))], res); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (r *Reconciler) checkChunk(ctx context.Context, ids []string, states []ports.QueueState, now time.Time, res *ReconcileResult) error {
+// checkChunk settles what the queue and Postgres agree on and returns the
+// events the queue no longer holds that no consumer recorded.
+func (r *Reconciler) checkChunk(ctx context.Context, ids []string, states []ports.QueueState, now time.Time, res *ReconcileResult) ([]string, error) {
 	evs, err := r.st.Outbox.Unconsumed(ctx, ids)
 	if err != nil {
-		return fmt.Errorf("read which events are still unconsumed: %w", err)
+		return nil, fmt.Errorf("read which events are still unconsumed: %w", err)
 	}
 	still := make(map[string]outbox.Event, len(evs))
 	for _, ev := range evs {
 		still[ev.EventID] = ev
 	}
 	var (
-		lost      []outbox.Envelope
+		lost      []string
 		completed []ports.Consumption
 		abandoned []outbox.Event
 	)
@@ -307,7 +332,7 @@ func (r *Reconciler) checkChunk(ctx context.Context, ids []string, states []port
 				res.GaveUp++
 				continue
 			}
-			lost = append(lost, ev.Envelope())
+			lost = append(lost, id)
 		case ports.QueueCompleted:
 			completed = append(completed, ports.Consumption{EventID: id, Consumer: QueueConsumer, At: now})
 		case ports.QueueArchived:
@@ -316,7 +341,7 @@ func (r *Reconciler) checkChunk(ctx context.Context, ids []string, states []port
 	}
 	if len(completed) > 0 {
 		if err := r.st.Recorder.RecordConsumed(ctx, completed); err != nil {
-			return fmt.Errorf("record consumption seen in the queue: %w", err)
+			return nil, fmt.Errorf("record consumption seen in the queue: %w", err)
 		}
 		for _, c := range completed {
 			delete(r.watch, c.EventID)
@@ -327,7 +352,7 @@ func (r *Reconciler) checkChunk(ctx context.Context, ids []string, states []port
 		ok, err := r.st.Failures.MarkConsumerFailed(ctx, ports.ConsumerFailure{EventID: ev.EventID, Code: CodeConsumerAbandoned,
 			Message: "the queue archived the task without a consumer reporting a result: its worker stopped on every attempt (crash, OOM kill)", At: now})
 		if err != nil {
-			return fmt.Errorf("record abandoned event %s: %w", ev.EventID, err)
+			return nil, fmt.Errorf("record abandoned event %s: %w", ev.EventID, err)
 		}
 		delete(r.watch, ev.EventID)
 		if ok {
@@ -336,17 +361,36 @@ func (r *Reconciler) checkChunk(ctx context.Context, ids []string, states []port
 				"event_id", ev.EventID, "event_type", ev.EventType, "code", CodeConsumerAbandoned)
 		}
 	}
-	if len(lost) == 0 {
+	return lost, nil
+}
+
+// republish publishes again those of ids that are still unconsumed after
+// the evidence lag.
+func (r *Reconciler) republish(ctx context.Context, ids []string, res *ReconcileResult) error {
+	evs, err := r.st.Outbox.Unconsumed(ctx, ids)
+	if err != nil {
+		return fmt.Errorf("read which lost events are still unconsumed: %w", err)
+	}
+	still := make(map[string]bool, len(evs))
+	envs := make([]outbox.Envelope, len(evs))
+	for i, ev := range evs {
+		still[ev.EventID], envs[i] = true, ev.Envelope()
+	}
+	for _, id := range ids {
+		if !still[id] {
+			delete(r.watch, id) // its record arrived meanwhile
+		}
+	}
+	if len(envs) == 0 {
 		return nil
 	}
-	errs := r.st.Pub.Publish(ctx, lost)
 	var failed error
-	for i, err := range errs {
+	for i, err := range r.st.Pub.Publish(ctx, envs) {
 		if err != nil {
 			failed = err
 			continue
 		}
-		r.watch[lost[i].EventID].republished++
+		r.watch[envs[i].EventID].republished++
 		res.Republished++
 	}
 	if failed != nil {

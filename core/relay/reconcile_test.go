@@ -1,6 +1,8 @@
 package relay_test
 
 import (
+	"cmp"
+	"context"
 	"slices"
 	"testing"
 	"time"
@@ -22,12 +24,17 @@ type reconcileWorld struct {
 	ids   []string
 	now   time.Time
 	rec   *relay.Reconciler
+	// inventory, when set before the reconciler is built, wraps the queue.
+	inventory func(w *reconcileWorld) ports.QueueInventory
 }
 
-func newReconcileWorld(t *testing.T, n int, cfg relay.ReconcileConfig) *reconcileWorld {
+func newReconcileWorld(t *testing.T, n int, cfg relay.ReconcileConfig, inventory ...func(w *reconcileWorld) ports.QueueInventory) *reconcileWorld {
 	t.Helper()
 	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	w := &reconcileWorld{store: memory.NewOutboxStore(), queue: memory.NewPublisher(), now: t0}
+	if len(inventory) > 0 {
+		w.inventory = inventory[0]
+	}
 	for range n {
 		ev, err := outbox.New(outbox.NewParams{EventID: uuid.NewString(), EventType: "order.created", PayloadVersion: 1,
 			AggregateType: "order", AggregateID: "o", ResourceType: "order", ResourceID: "o",
@@ -51,7 +58,12 @@ func newReconcileWorld(t *testing.T, n int, cfg relay.ReconcileConfig) *reconcil
 	require.NoError(t, err)
 	require.Empty(t, lost)
 	w.now = t0.Add(time.Hour)
-	w.rec, err = relay.NewReconciler(relay.ReconcileStores{Outbox: w.store, Failures: w.store, Recorder: w.store, Queue: w.queue, Pub: w.queue},
+	cfg.EvidenceLag = cmp.Or(cfg.EvidenceLag, time.Millisecond)
+	var q ports.QueueInventory = w.queue
+	if w.inventory != nil {
+		q = w.inventory(w)
+	}
+	w.rec, err = relay.NewReconciler(relay.ReconcileStores{Outbox: w.store, Failures: w.store, Recorder: w.store, Queue: q, Pub: w.queue},
 		ports.ClockFunc(func() time.Time { return w.now }), cfg, nil, nil)
 	require.NoError(t, err)
 	return w
@@ -148,4 +160,33 @@ func TestReconcileGraceAndSignal(t *testing.T) {
 	res = w.rec.Pass(t.Context(), "canary_missing")
 	require.NoError(t, res.Err)
 	require.Equal(t, 2, res.Republished, "a signal's pass reads inside the grace too")
+}
+
+// lateEvidence is a queue whose consumer finishes every task right as the
+// queue is read: the task is gone and its consumption record arrives a
+// moment later (the worker writes records in the background).
+type lateEvidence struct {
+	w *reconcileWorld
+	t *testing.T
+}
+
+func (l lateEvidence) TaskStates(ctx context.Context, ids []string) ([]ports.QueueState, error) {
+	l.w.queue.Lose(ids...)
+	states, err := l.w.queue.TaskStates(ctx, ids)
+	l.w.consume(l.t, ids...)
+	return states, err
+}
+
+// A task that finished while the pass read the queue is not lost: its
+// record arrives within the evidence lag, and it is not published again.
+func TestReconcileWaitsForLateEvidence(t *testing.T) {
+	t.Parallel()
+	w := newReconcileWorld(t, 3, relay.ReconcileConfig{}, func(w *reconcileWorld) ports.QueueInventory { return lateEvidence{w, t} })
+	res := w.rec.Pass(t.Context(), relay.TriggerPeriodic)
+	require.NoError(t, res.Err)
+	require.Zero(t, res.Republished, "rule: a finished task is never published again")
+	require.Zero(t, res.Watched)
+	for _, id := range w.ids {
+		require.Equal(t, 1, w.queue.Attempts(id))
+	}
 }

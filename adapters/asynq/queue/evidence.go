@@ -1,8 +1,9 @@
 package queue
 
 import (
+	"cmp"
 	"context"
-	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -11,89 +12,132 @@ import (
 	"github.com/july/template/core/ports"
 )
 
-// evidenceTimeout bounds one batch write of consumption records.
-const evidenceTimeout = 5 * time.Second
+// Evidence defaults.
+const (
+	// DefaultEvidenceEvery is the longest a consumption record waits in
+	// memory before it is written. The reconciler waits longer than this
+	// (relay.DefaultEvidenceLag) before it calls a task lost.
+	DefaultEvidenceEvery = 50 * time.Millisecond
+	// DefaultEvidenceBatch is the most records one INSERT writes.
+	DefaultEvidenceBatch = 500
+	evidenceBuffer       = 4 * DefaultEvidenceBatch
+	evidenceTimeout      = 5 * time.Second
+)
 
-// EvidenceMiddleware records, through rec, that a consumer ran an envelope
-// task to success, before the queue is told: the relay's reconciler then
-// reads a task the queue no longer holds and Postgres shows unconsumed as
-// lost. Records of concurrent tasks are written together (one INSERT per
-// batch), so the cost per event is a share of one round trip. When the
-// record cannot be written the task fails and runs again later (consumers
-// are idempotent), so no success goes unrecorded. consumer names the
-// record; it runs inside EnvelopeMiddleware.
-func EvidenceMiddleware(rec ports.ConsumptionRecorder, consumer string, now func() time.Time) asynq.MiddlewareFunc {
-	b := &evidenceBatch{rec: rec}
-	return func(next asynq.Handler) asynq.Handler {
-		return asynq.HandlerFunc(func(ctx context.Context, task *asynq.Task) error {
-			if err := next.ProcessTask(ctx, task); err != nil {
-				return err
-			}
-			env, ok := EnvelopeFrom(ctx)
-			if !ok {
-				return nil
-			}
-			if err := b.record(ctx, ports.Consumption{EventID: env.EventID, Consumer: consumer, At: now()}); err != nil {
-				return fmt.Errorf("asynq queue: event %s consumed but its consumption record was not written; the task runs again: %w", env.EventID, err)
-			}
-			return nil
-		})
-	}
+// Evidence writes consumption records (ports.Consumption) for the worker
+// in the background: a task's handler hands its record over and returns
+// at once, so the queue's acknowledgement does not wait for Postgres; the
+// records of about DefaultEvidenceEvery are written by one INSERT. When
+// the buffer is full, handlers wait for room (backpressure), never drop.
+//
+// A record is lost only when the process dies in the interval between a
+// task's end and its write, or Postgres refuses the write three times
+// (logged at ERROR). Either way the reconciler then sees the event as
+// unconsumed: the completed task the queue retains is recorded from there,
+// or, when the queue no longer holds it, the event is published again and
+// the consumer's own idempotency absorbs the repeat.
+type Evidence struct {
+	rec   ports.ConsumptionRecorder
+	every time.Duration
+	batch int
+	log   *slog.Logger
+	ch    chan ports.Consumption
+
+	once sync.Once
+	done chan struct{}
 }
 
-// evidenceBatch is a group commit: the first caller writes everything
-// queued so far; callers arriving meanwhile wait for the next write.
-type evidenceBatch struct {
-	rec     ports.ConsumptionRecorder
-	mu      sync.Mutex
-	pending []evidenceItem
-	busy    bool
+// NewEvidence returns a running Evidence writing through rec every every
+// (0: DefaultEvidenceEvery). Close flushes and stops it.
+func NewEvidence(rec ports.ConsumptionRecorder, every time.Duration, log *slog.Logger) *Evidence {
+	e := &Evidence{rec: rec, every: cmp.Or(every, DefaultEvidenceEvery), batch: DefaultEvidenceBatch,
+		log: cmp.Or(log, slog.Default()), ch: make(chan ports.Consumption, evidenceBuffer), done: make(chan struct{})}
+	go e.run()
+	return e
 }
 
-type evidenceItem struct {
-	c    ports.Consumption
-	done chan error
-}
-
-func (b *evidenceBatch) record(ctx context.Context, c ports.Consumption) error {
-	done := make(chan error, 1)
-	b.mu.Lock()
-	b.pending = append(b.pending, evidenceItem{c, done})
-	lead := !b.busy
-	b.busy = true
-	b.mu.Unlock()
-	if lead {
-		b.flush()
+// Record queues c for the next write; it waits only while the buffer is
+// full, and then at most until ctx ends.
+func (e *Evidence) Record(ctx context.Context, c ports.Consumption) error {
+	select {
+	case e.ch <- c:
+		return nil
+	default:
 	}
 	select {
-	case err := <-done:
-		return err
+	case e.ch <- c:
+		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 }
 
-// flush writes one batch; if more arrived meanwhile, a goroutine writes
-// them, so no caller waits for more than two writes.
-func (b *evidenceBatch) flush() {
-	b.mu.Lock()
-	batch := b.pending
-	b.pending = nil
-	if len(batch) == 0 {
-		b.busy = false
-		b.mu.Unlock()
+// Close writes what is queued and stops. Call it after the worker stopped
+// taking tasks; Record must not be called after.
+func (e *Evidence) Close() {
+	e.once.Do(func() { close(e.ch) })
+	<-e.done
+}
+
+func (e *Evidence) run() {
+	defer close(e.done)
+	t := time.NewTicker(e.every)
+	defer t.Stop()
+	var pending []ports.Consumption
+	for {
+		select {
+		case c, ok := <-e.ch:
+			if !ok {
+				e.write(pending)
+				return
+			}
+			if pending = append(pending, c); len(pending) >= e.batch {
+				e.write(pending)
+				pending = nil
+			}
+		case <-t.C:
+			if len(pending) > 0 {
+				e.write(pending)
+				pending = nil
+			}
+		}
+	}
+}
+
+// write tries three times, then logs the records it could not write.
+func (e *Evidence) write(cs []ports.Consumption) {
+	if len(cs) == 0 {
 		return
 	}
-	b.mu.Unlock()
-	cs := make([]ports.Consumption, len(batch))
-	for i, it := range batch {
-		cs[i] = it.c
+	var err error
+	for attempt := range 3 {
+		ctx, cancel := context.WithTimeout(context.Background(), evidenceTimeout)
+		err = e.rec.RecordConsumed(ctx, cs)
+		cancel()
+		if err == nil {
+			return
+		}
+		time.Sleep(time.Duration(attempt+1) * 100 * time.Millisecond)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), evidenceTimeout)
-	err := b.rec.RecordConsumed(ctx, cs)
-	cancel()
-	for _, it := range batch {
-		it.done <- err
+	e.log.Error("asynq queue: consumption records not written; the reconciler will treat these events as unconsumed (a retained task is recorded from the queue, a missing one published again)",
+		slog.Int("records", len(cs)), slog.String("first_event_id", cs[0].EventID), slog.String("error", err.Error()))
+}
+
+// EvidenceMiddleware hands a record of every envelope task the consumer
+// ran to success to ev, named consumer, stamped by now; it runs inside
+// EnvelopeMiddleware.
+func EvidenceMiddleware(ev *Evidence, consumer string, now func() time.Time) asynq.MiddlewareFunc {
+	return func(next asynq.Handler) asynq.Handler {
+		return asynq.HandlerFunc(func(ctx context.Context, task *asynq.Task) error {
+			if err := next.ProcessTask(ctx, task); err != nil {
+				return err
+			}
+			if env, ok := EnvelopeFrom(ctx); ok {
+				// A full buffer past the task's deadline: the task ran, the
+				// record is what is missing; see Evidence.
+				_ = ev.Record(ctx, ports.Consumption{EventID: env.EventID, Consumer: consumer, At: now()})
+			}
+			return nil
+		})
 	}
-	go b.flush()
 }

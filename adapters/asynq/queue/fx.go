@@ -186,8 +186,10 @@ func newWorker(p workerParams) (*asynq.Server, error) {
 		sc.Queues = map[string]int{p.Enqueuer.Config().Queue: 1}
 	}
 	var opts []MuxOption
+	var ev *Evidence
 	if p.Evidence != nil {
-		opts = append(opts, WithEvidence(p.Evidence, nil))
+		ev = NewEvidence(p.Evidence, 0, sc.Logger)
+		opts = append(opts, WithEvidence(ev, nil))
 	}
 	mux, err := NewMux(sc.Logger, p.Consumers, opts...)
 	if err != nil {
@@ -200,7 +202,13 @@ func newWorker(p workerParams) (*asynq.Server, error) {
 	p.Lifecycle.Append(fx.Hook{
 		// Start only spawns goroutines; it does not block on Redis.
 		OnStart: func(context.Context) error { return srv.Start(mux) },
-		OnStop:  func(context.Context) error { srv.Shutdown(); return nil },
+		OnStop: func(context.Context) error {
+			srv.Shutdown()
+			if ev != nil {
+				ev.Close() // after the last task: its record is written too
+			}
+			return nil
+		},
 	})
 	return srv, nil
 }

@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
-
-	"github.com/july/template/core/ports"
 )
 
 // Consumer handles one event type on the worker. Services contribute
@@ -33,15 +31,15 @@ type Consumer struct {
 type MuxOption func(*muxOptions)
 
 type muxOptions struct {
-	rec ports.ConsumptionRecorder
+	ev  *Evidence
 	now func() time.Time
 }
 
 // WithEvidence records every envelope task a consumer finished through
-// rec (EvidenceMiddleware), stamped by now (nil: time.Now).
-func WithEvidence(rec ports.ConsumptionRecorder, now func() time.Time) MuxOption {
+// ev (EvidenceMiddleware), stamped by now (nil: time.Now).
+func WithEvidence(ev *Evidence, now func() time.Time) MuxOption {
 	return func(o *muxOptions) {
-		o.rec, o.now = rec, now
+		o.ev, o.now = ev, now
 		if o.now == nil {
 			o.now = time.Now
 		}
@@ -73,8 +71,8 @@ func NewMux(logger *slog.Logger, consumers []Consumer, opts ...MuxOption) (*asyn
 		seen[c.EventType] = true
 		h := c.Handler
 		if !c.Raw {
-			if o.rec != nil {
-				h = EvidenceMiddleware(o.rec, cmp.Or(c.Name, c.EventType), o.now)(h)
+			if o.ev != nil {
+				h = EvidenceMiddleware(o.ev, cmp.Or(c.Name, c.EventType), o.now)(h)
 			}
 			h = envelope(h)
 		}
