@@ -89,7 +89,7 @@ func TestForwardOnEmptyDatabase(t *testing.T) {
 	before := testinfra.Fingerprint(t, db.Bun)
 	r := migrateCLI(t, db, foundation(), "check")
 	require.Equal(t, exitOK, r.code, r.stderr)
-	require.Contains(t, r.stdout, "9 pending")
+	require.Contains(t, r.stdout, "10 pending")
 	require.Equal(t, before, testinfra.Fingerprint(t, db.Bun), "check must write nothing, not even bun_migrations")
 
 	r = migrateCLI(t, db, foundation(), "up")
@@ -103,7 +103,7 @@ func TestForwardOnEmptyDatabase(t *testing.T) {
 
 	r = migrateCLI(t, db, foundation(), "status", "--json")
 	require.Equal(t, exitOK, r.code, r.stderr)
-	require.Equal(t, 9, strings.Count(r.stdout, `"applied":true`), r.stdout)
+	require.Equal(t, 10, strings.Count(r.stdout, `"applied":true`), r.stdout)
 
 	require.Equal(t, exitOK, migrateCLI(t, db, foundation(), "verify").code)
 	require.Zero(t, count(t, db.Bun, `SELECT count(*) FROM tb_outbox_event`), "the smoke test must leave no row")
@@ -291,7 +291,7 @@ func TestConcurrentUpAppliesOnce(t *testing.T) {
 		}
 	}
 	require.Equal(t, 1, applied, "exactly one run applies; the other finds nothing: %+v", results)
-	require.EqualValues(t, 9, count(t, db.Bun, `SELECT count(*) FROM bun_migrations`))
+	require.EqualValues(t, 10, count(t, db.Bun, `SELECT count(*) FROM bun_migrations`))
 }
 
 func TestUpLockTimeout(t *testing.T) {
