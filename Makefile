@@ -76,6 +76,8 @@ bench: services
 	$(GO) run ./bench/cmd/outboxbench drain -relays template,bare,river,watermill -loops 4,1 -batch 500 -runs 3 -river-workers 500,2000
 	$(GO) run ./bench/cmd/outboxbench append -wake after-commit,in-tx,none -workers 1,8 -runs 3
 	$(GO) run ./bench/cmd/outboxbench latency -modes listen,listen-intx,poll -runs 3
+	$(GO) run ./bench/cmd/outboxbench consume -runs 3
+	$(GO) run ./bench/cmd/outboxbench reconcile -unconsumed 10000 -lost 1000
 	$(GO) run ./bench/cmd/corebench
 	$(GO) test -run XXX -bench . -benchmem ./core/...
 

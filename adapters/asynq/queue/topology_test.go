@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/july/template/adapters/asynq/queue"
@@ -24,6 +25,7 @@ import (
 // topology, configured from its REDIS_URL as the apps do.
 type topoHarness struct {
 	queue string
+	opt   asynq.RedisConnOpt
 	enq   *queue.Enqueuer
 	insp  *asynq.Inspector
 }
@@ -35,7 +37,7 @@ func newTopoHarness(t *testing.T, topo *redistopo.Topology) *topoHarness {
 	opt := queue.ConnOpt(parsed)
 	c, insp := asynq.NewClient(opt), asynq.NewInspector(opt)
 	t.Cleanup(func() { _ = insp.Close(); _ = c.Close() })
-	h := &topoHarness{queue: "q_" + uuid.NewString()[:8], insp: insp}
+	h := &topoHarness{queue: "q_" + uuid.NewString()[:8], opt: opt, insp: insp}
 	h.enq, err = queue.NewEnqueuer(c, queue.Config{Queue: h.queue})
 	require.NoError(t, err)
 	return h
@@ -99,6 +101,48 @@ func TestPublisherOnTopologies(t *testing.T) {
 						enq, err := queue.NewEnqueuer(c, queue.Config{Queue: h.queue})
 						require.NoError(t, err)
 						return enq, func() {}
+					},
+				}
+			})
+		})
+	}
+}
+
+// The inventory's contract holds on a Redis Cluster and behind Sentinel:
+// its scripts run on the node of the queue's hash tag.
+func TestQueueInventoryOnTopologies(t *testing.T) {
+	t.Parallel()
+	for name, start := range map[string]func(testing.TB) *redistopo.Topology{
+		"Cluster":  redistopo.Cluster,
+		"Sentinel": redistopo.Sentinel,
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			topo := start(t)
+			contracttests.RunQueueInventory(t, func(t *testing.T) contracttests.QueueInventoryFixture {
+				h := newTopoHarness(t, topo)
+				inv, err := queue.NewInventory(h.opt, h.queue)
+				require.NoError(t, err)
+				t.Cleanup(func() { _ = inv.Close() })
+				del := func(t *testing.T, keys ...string) {
+					t.Helper()
+					c := h.opt.MakeRedisClient().(redis.UniversalClient)
+					defer c.Close()
+					require.NoError(t, c.Del(t.Context(), keys...).Err())
+				}
+				return contracttests.QueueInventoryFixture{
+					Inventory: inv,
+					Publisher: h.enq,
+					Archive:   func(t *testing.T, id string) { require.NoError(t, h.insp.ArchiveTask(h.queue, id)) },
+					LoseAll: func(t *testing.T) {
+						require.NoError(t, h.insp.DeleteQueue(h.queue, true))
+					},
+					LoseList: func(t *testing.T) { del(t, "asynq:{"+h.queue+"}:pending") },
+					Outage: func(t *testing.T, _ ports.QueueInventory) (ports.QueueInventory, func()) {
+						down, err := queue.NewInventory(asynq.RedisClientOpt{Addr: "127.0.0.1:1"}, h.queue)
+						require.NoError(t, err)
+						t.Cleanup(func() { _ = down.Close() })
+						return down, func() {}
 					},
 				}
 			})
