@@ -52,7 +52,7 @@ func options(cfg config, log *slog.Logger) fx.Option {
 		postgres.RelayModule,
 		fx.Supply(queue.ModuleConfig{
 			RedisURL: cfg.RedisURL,
-			Enqueuer: queue.Config{Queue: cfg.Queue},
+			Enqueuer: queue.Config{Queue: cfg.Queue, MaxRetry: cfg.WorkerMaxRetry},
 			Server: queue.ServerConfig{Queues: map[string]int{cfg.Queue: 1}, Concurrency: cfg.WorkerConcurrency, Logger: log,
 				RetryBase: cfg.WorkerRetryBase, RetryMax: cfg.WorkerRetryMax, ShutdownTimeout: cfg.ShutdownTimeout},
 		}),

@@ -52,6 +52,8 @@ var envHelp = fmt.Sprintf(`  DATABASE_URL         postgres URL (required)
                        AOF, RDB, role) at start and then this often, 10s..24h (default 5m);
                        a WARN and asynq_queue_redis_durability_risk when it can lose tasks
   WORKER_CONCURRENCY   Asynq worker goroutines, 1..1000 (default 10)
+  WORKER_MAX_RETRY     how often a failing (or crashing) consumer's task is retried before the
+                       queue archives it and the failure is recorded, 1..100 (default 25)
   WORKER_ENABLED       run the Asynq worker in this process: true|false (default true)
   WORKER_RETRY_BASE    a failed consumer's first retry after about this long, doubling
                        (default 1s, jittered x0.5..x1.5)
@@ -98,6 +100,7 @@ type config struct {
 	IdemRetention     time.Duration
 	Queue             string
 	WorkerConcurrency int
+	WorkerMaxRetry    int
 	WorkerEnabled     bool
 	WorkerRetryBase   time.Duration
 	WorkerRetryMax    time.Duration
@@ -134,6 +137,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		LossCheckEvery:    r.Duration("RELAY_LOSS_CHECK_INTERVAL", queue.DefaultLossCheckEvery, 100*time.Millisecond, time.Minute),
 		Queue:             r.String("ASYNQ_QUEUE", "default"),
 		WorkerConcurrency: r.Int("WORKER_CONCURRENCY", 10, 1, 1000),
+		WorkerMaxRetry:    r.Int("WORKER_MAX_RETRY", queue.DefaultMaxRetry, 1, 100),
 		WorkerEnabled:     r.Bool("WORKER_ENABLED", true),
 		WorkerRetryBase:   r.Duration("WORKER_RETRY_BASE", time.Second, 10*time.Millisecond, time.Hour),
 		WorkerRetryMax:    r.Duration("WORKER_RETRY_MAX", time.Minute, 10*time.Millisecond, 24*time.Hour),

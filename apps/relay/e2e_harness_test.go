@@ -318,8 +318,14 @@ func (w *world) startRelay(name string, env ...string) *relayProc {
 // spawnRelay starts the process without waiting for it.
 func (w *world) spawnRelay(name, redisURL string, env ...string) *relayProc {
 	w.t.Helper()
+	return w.spawnBin(relayBin, name, redisURL, env...)
+}
+
+// spawnBin is spawnRelay for another build of the relay.
+func (w *world) spawnBin(bin, name, redisURL string, env ...string) *relayProc {
+	w.t.Helper()
 	p := &relayProc{t: w.t, name: name, admin: freeAddr(w.t), logs: &testinfra.LogBuffer{}, done: make(chan struct{})}
-	p.cmd = exec.Command(relayBin)
+	p.cmd = exec.Command(bin)
 	p.cmd.Env = append([]string{
 		"PATH=" + os.Getenv("PATH"),
 		"DATABASE_URL=" + w.db.URL,
