@@ -65,23 +65,9 @@ func (s *OutboxStore) DeliveredUnconsumed(_ context.Context, after ports.Deliver
 	if err := s.down("read unconsumed outbox events"); err != nil {
 		return nil, err
 	}
-	less := func(at time.Time, id int64, c ports.DeliveredCursor) int {
-		return cmp.Or(at.Compare(c.DeliveredAt), cmp.Compare(id, c.ID))
-	}
-	out := []outbox.Event{}
-	for _, ev := range s.rows {
-		if !s.unconsumed(ev) || ev.DeliveredAt.After(until) {
-			continue
-		}
-		if !after.DeliveredAt.IsZero() && less(*ev.DeliveredAt, ev.ID, after) <= 0 {
-			continue
-		}
-		out = append(out, clone(*ev))
-	}
-	slices.SortFunc(out, func(a, b outbox.Event) int {
-		return less(*a.DeliveredAt, a.ID, ports.DeliveredCursor{DeliveredAt: *b.DeliveredAt, ID: b.ID})
-	})
-	return out[:min(len(out), limit)], nil
+	return s.deliveredPage(after, limit, func(ev *outbox.Event) bool {
+		return s.unconsumed(ev) && !ev.DeliveredAt.After(until)
+	}), nil
 }
 
 // Unconsumed implements ports.OutboxConsumptionReader.

@@ -23,12 +23,21 @@ func (s *OutboxStore) DeliveredSince(_ context.Context, from time.Time, after po
 	if err := s.down("read delivered outbox events"); err != nil {
 		return nil, err
 	}
+	return s.deliveredPage(after, limit, func(ev *outbox.Event) bool {
+		return ev.Status == outbox.Delivered && ev.DeliveredAt != nil && !ev.DeliveredAt.Before(from)
+	}), nil
+}
+
+// deliveredPage returns up to limit events that keep accepts, after the
+// cursor, in (delivered_at, id) order. Callers hold s.mu; keep sees only
+// events with a delivered_at.
+func (s *OutboxStore) deliveredPage(after ports.DeliveredCursor, limit int, keep func(*outbox.Event) bool) []outbox.Event {
 	less := func(at time.Time, id int64, c ports.DeliveredCursor) int {
 		return cmp.Or(at.Compare(c.DeliveredAt), cmp.Compare(id, c.ID))
 	}
 	out := []outbox.Event{}
 	for _, ev := range s.rows {
-		if ev.Status != outbox.Delivered || ev.DeliveredAt == nil || ev.DeliveredAt.Before(from) {
+		if ev.DeliveredAt == nil || !keep(ev) {
 			continue
 		}
 		if !after.DeliveredAt.IsZero() && less(*ev.DeliveredAt, ev.ID, after) <= 0 {
@@ -39,5 +48,5 @@ func (s *OutboxStore) DeliveredSince(_ context.Context, from time.Time, after po
 	slices.SortFunc(out, func(a, b outbox.Event) int {
 		return less(*a.DeliveredAt, a.ID, ports.DeliveredCursor{DeliveredAt: *b.DeliveredAt, ID: b.ID})
 	})
-	return out[:min(len(out), limit)], nil
+	return out[:min(len(out), limit)]
 }

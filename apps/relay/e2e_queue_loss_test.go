@@ -81,6 +81,8 @@ func requireCreditedOnce(t *testing.T, w *world, orders []topup.OrderView) {
 	require.Zero(t, w.count(`SELECT count(*) FROM ex_topup_order o WHERE (SELECT count(*) FROM ex_topup_ledger l
 		WHERE l.order_id = o.id) <> 1`), "every order has exactly one ledger entry")
 	require.Equal(t, len(orders), w.count("SELECT count(*) FROM ex_topup_ledger"), "no ledger entry without its order")
+	require.Zero(t, w.count(`SELECT count(*) FROM ex_topup_ledger l JOIN tb_outbox_event e ON e.aggregate_id = l.order_id
+		WHERE e.event_type = ? AND e.event_id::text <> l.event_id`, topup.EventCreated), "each entry is its order's own event")
 	want := map[string][2]int64{}
 	for _, o := range orders {
 		v := want[o.AgentID]

@@ -60,23 +60,7 @@ func TestE2ETopupCreditedOnceThroughSentinelFailover(t *testing.T) {
 	// credit that is not idempotent shows in the balances below.
 	left := w.waitQueueRan()
 
-	require.Zero(t, w.count(`SELECT count(*) FROM ex_topup_order o WHERE (SELECT count(*) FROM ex_topup_ledger l
-		WHERE l.order_id = o.id) <> 1`), "every order has exactly one ledger entry")
-	require.Equal(t, n, w.count("SELECT count(*) FROM ex_topup_ledger"), "no ledger entry without its order")
-	require.Zero(t, w.count(`SELECT count(*) FROM ex_topup_ledger l JOIN tb_outbox_event e ON e.aggregate_id = l.order_id
-		WHERE e.event_type = ? AND e.event_id::text <> l.event_id`, topup.EventCreated), "each entry is its order's own event")
-	want := map[string][2]int64{} // agent -> balance, credits
-	for _, o := range orders {
-		v := want[o.AgentID]
-		want[o.AgentID] = [2]int64{v[0] + o.AmountCents, v[1] + 1}
-	}
-	var wallets []topup.Wallet
-	require.NoError(t, w.db.Bun.NewSelect().Model(&wallets).Scan(t.Context()))
-	got := map[string][2]int64{}
-	for _, wl := range wallets {
-		got[wl.AgentID] = [2]int64{wl.BalanceCents, wl.Version}
-	}
-	require.Equal(t, want, got, "each wallet holds the sum of its orders ([balance, version]; a double credit adds to both)")
+	requireCreditedOnce(t, w, orders)
 
 	credited, ignored := creditLog(relays)
 	require.GreaterOrEqual(t, credited, n, "credits logged by the relays' workers")
