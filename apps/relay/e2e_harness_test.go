@@ -45,8 +45,8 @@ const (
 	tick     = 50 * time.Millisecond
 )
 
-// relayBin is the relay binary built once by TestMain.
-var relayBin string
+// relayBin and apiBin are the binaries built once by TestMain.
+var relayBin, apiBin string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "relay-e2e-")
@@ -54,13 +54,15 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "relay e2e: temp dir:", err)
 		os.Exit(1)
 	}
-	relayBin = filepath.Join(dir, "relay")
-	build := exec.Command("go", "build", "-o", relayBin, ".")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "relay e2e: go build:", err)
-		_ = os.RemoveAll(dir)
-		os.Exit(1)
+	relayBin, apiBin = filepath.Join(dir, "relay"), filepath.Join(dir, "api")
+	for bin, pkg := range map[string]string{relayBin: ".", apiBin: "../api"} {
+		build := exec.Command("go", "build", "-o", bin, pkg)
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "relay e2e: go build", pkg+":", err)
+			_ = os.RemoveAll(dir)
+			os.Exit(1)
+		}
 	}
 	code := m.Run()
 	_ = os.RemoveAll(dir)

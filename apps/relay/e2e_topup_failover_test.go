@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
+	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -17,17 +17,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/july/template/adapters/asynq/queue"
-	"github.com/july/template/adapters/http/apiserver"
 	"github.com/july/template/adapters/http/apitest"
-	"github.com/july/template/adapters/http/httpx"
+	"github.com/july/template/contracttests/testinfra"
 	"github.com/july/template/core/redisurl"
 	"github.com/july/template/examples/topup"
 	"github.com/july/template/internal/redistopo"
 )
 
 // TOP-UP THROUGH A SENTINEL FAILOVER: 1,500 top-up orders of five agents
-// are created through the example's own POST /api/v1/topups (an in-process
-// API server built like apps/api's), then two relay processes with their
+// are created through the example's own POST /api/v1/topups (the api
+// binary), then two relay processes with their
 // worker on (the example's crediter, wired by examples.RelayModule) drain
 // them while SENTINEL FAILOVER moves the master. The failover and the
 // relays' redelivery of the window hand the crediter events it has already
@@ -73,26 +72,16 @@ func TestE2ETopupCreditedOnceThroughSentinelFailover(t *testing.T) {
 const creditedOrders = "SELECT count(*) FROM ex_topup_order WHERE status = ?"
 
 // createTopups creates n orders for agents agent-0..agent-(agents-1) with
-// distinct amounts through POST /api/v1/topups on an API server over w's
-// database, four requests at a time, and returns what the API answered.
+// distinct amounts through POST /api/v1/topups of the api binary (on w's
+// database and Redis), four requests at a time, and returns what the API
+// answered.
 func createTopups(t *testing.T, w *world, n, agents int) []topup.OrderView {
 	t.Helper()
-	secret := []byte("relay-e2e-topup-secret-0123456789abcdef-0123")
-	log := slog.New(slog.DiscardHandler) // a failed create fails the test with its answer
-	links, err := topup.NewRandomPayLinks()
-	require.NoError(t, err)
-	api, err := topup.NewAPI(topup.APIConfig{DB: w.db.Bun, PayLinks: links, Logger: log}) // no guard: Postgres decides
-	require.NoError(t, err)
-	s, err := apiserver.New(apiserver.Params{Logger: log, JWTSecret: secret, Routes: topup.AccessRoutes(),
-		Mappers: []httpx.ErrorMapper{topup.MapError}})
-	require.NoError(t, err)
-	api.Register(s.API)
-	srv := httptest.NewServer(s.Echo)
-	t.Cleanup(srv.Close)
-
+	secret := "relay-e2e-topup-secret-0123456789abcdef-0123"
+	url := startAPIBin(t, w, secret)
 	tokens := make([]string, agents)
 	for a := range tokens {
-		tokens[a] = apitest.Token(t, secret, fmt.Sprintf("agent-%d", a))
+		tokens[a] = apitest.Token(t, []byte(secret), fmt.Sprintf("agent-%d", a))
 	}
 	start := time.Now()
 	orders := make([]topup.OrderView, n)
@@ -103,7 +92,7 @@ func createTopups(t *testing.T, w *world, n, agents int) []topup.OrderView {
 		wg.Go(func() {
 			for i := g; i < n; i += workers {
 				errs[i] = func() error {
-					res, err := apitest.Send(t.Context(), srv.URL, apitest.Request{
+					res, err := apitest.Send(t.Context(), url, apitest.Request{
 						Method: http.MethodPost, Path: "/api/v1/topups", Token: tokens[i%agents],
 						Body:   fmt.Sprintf(`{"amount_cents":%d,"channel":"wechat"}`, 100+i),
 						Header: map[string]string{"X-Request-ID": fmt.Sprintf("topup-fo-%05d", i)},
@@ -122,8 +111,44 @@ func createTopups(t *testing.T, w *world, n, agents int) []topup.OrderView {
 	wg.Wait()
 	require.NoError(t, errors.Join(errs...), "create top-ups")
 	require.Equal(t, n, w.count("SELECT count(*) FROM tb_outbox_event WHERE event_type = ?", topup.EventCreated))
-	t.Logf("created %d top-ups through the API in %s", n, time.Since(start).Round(time.Millisecond))
+	t.Logf("created %d top-ups through the api binary in %s", n, time.Since(start).Round(time.Millisecond))
 	return orders
+}
+
+// startAPIBin runs the api binary on w's database and Redis until the
+// test ends, waits for /readyz, and returns its base URL.
+func startAPIBin(t *testing.T, w *world, secret string) string {
+	t.Helper()
+	addr := freeAddr(t)
+	logs := &testinfra.LogBuffer{}
+	cmd := exec.Command(apiBin)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "DATABASE_URL=" + w.db.URL, "REDIS_URL=" + w.redisURL,
+		"HTTP_ADDR=" + addr, "AUTH_JWT_SECRET=" + secret, "LOG_LEVEL=warn", "SHUTDOWN_DRAIN_DELAY=0s"}
+	cmd.Stdout, cmd.Stderr = logs, logs
+	require.NoError(t, cmd.Start(), "start the api binary")
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-done
+		if t.Failed() {
+			t.Logf("api logs:\n%s", logs.String())
+		}
+	})
+	url := "http://" + addr
+	eventually(t, "the api binary answers /readyz", func() (bool, string) {
+		select {
+		case <-done:
+			t.Fatalf("the api binary exited: %s", logs.String())
+		default:
+		}
+		res, err := apitest.Send(t.Context(), url, apitest.Request{Method: http.MethodGet, Path: "/readyz"})
+		if err != nil {
+			return false, err.Error()
+		}
+		return res.Status == http.StatusOK, fmt.Sprintf("status %d", res.Status)
+	})
+	return url
 }
 
 // waitQueueRan waits until w's queue holds no pending, scheduled or retry
