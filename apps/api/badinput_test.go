@@ -136,7 +136,7 @@ func (a *apiApp) sendNoCT(t *testing.T, r apitest.Request, strip bool) response 
 	for k, v := range r.Header {
 		hr.Header.Set(k, v)
 	}
-	hres, err := http.DefaultClient.Do(hr)
+	hres, err := testClient.Do(hr)
 	require.NoError(t, err)
 	defer hres.Body.Close()
 	var sb strings.Builder

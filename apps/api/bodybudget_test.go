@@ -34,7 +34,7 @@ func TestBodyBudget(t *testing.T) {
 	req.Header.Set("Idempotency-Key", "budget-slow-1")
 	done := make(chan int, 1)
 	go func() {
-		res, err := http.DefaultClient.Do(req)
+		res, err := testClient.Do(req)
 		if err != nil {
 			done <- 0
 			return

@@ -34,7 +34,7 @@ func TestGracefulShutdown(t *testing.T) {
 	}
 	inflight := make(chan result, 1)
 	go func() {
-		res, err := http.DefaultClient.Do(req)
+		res, err := testClient.Do(req)
 		if err != nil {
 			inflight <- result{err: err}
 			return

@@ -312,9 +312,36 @@ type relayProc struct {
 // and waits for /healthz. It is killed when the test ends.
 func (w *world) startRelay(name string, env ...string) *relayProc {
 	w.t.Helper()
-	p := w.spawnRelay(name, w.redisURL, env...)
-	p.waitHealthy()
-	return p
+	// freeAddr's port was free a moment ago; another process of a busy,
+	// parallel run may take it first. Such a start is tried again on a
+	// new port, a few times.
+	for attempt := 1; ; attempt++ {
+		p := w.spawnRelay(name, w.redisURL, env...)
+		if p.waitUp() || attempt == 3 {
+			p.waitHealthy()
+			return p
+		}
+		w.t.Logf("relay %s: admin port %s was taken meanwhile; starting it again on another", name, p.admin)
+	}
+}
+
+// waitUp waits for /healthz and reports false only when the process
+// exited because its admin address was taken.
+func (p *relayProc) waitUp() bool {
+	p.t.Helper()
+	up := true
+	eventually(p.t, "relay "+p.name+" /healthz answers 200", func() (bool, string) {
+		if p.exited() {
+			if strings.Contains(p.logs.String(), "address already in use") {
+				up = false
+				return true, ""
+			}
+			require.False(p.t, true, "relay %s exited early: %v\n%s", p.name, p.err, p.logs.String())
+		}
+		code, _ := p.get("/healthz")
+		return code == http.StatusOK, fmt.Sprintf("status %d", code)
+	})
+	return up
 }
 
 // spawnRelay starts the process without waiting for it.

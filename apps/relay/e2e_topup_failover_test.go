@@ -116,8 +116,20 @@ func createTopups(t *testing.T, w *world, n, agents int) []topup.OrderView {
 }
 
 // startAPIBin runs the api binary on w's database and Redis until the
-// test ends, waits for /readyz, and returns its base URL.
+// test ends, waits for /readyz, and returns its base URL. A start whose
+// port another process took meanwhile is tried again on another.
 func startAPIBin(t *testing.T, w *world, secret string) string {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		url, taken := spawnAPIBin(t, w, secret)
+		if !taken {
+			return url
+		}
+		require.Less(t, attempt, 3, "the api binary found its HTTP_ADDR taken three times")
+	}
+}
+
+func spawnAPIBin(t *testing.T, w *world, secret string) (url string, taken bool) {
 	t.Helper()
 	addr := freeAddr(t)
 	logs := &testinfra.LogBuffer{}
@@ -135,10 +147,14 @@ func startAPIBin(t *testing.T, w *world, secret string) string {
 			t.Logf("api logs:\n%s", logs.String())
 		}
 	})
-	url := "http://" + addr
+	url = "http://" + addr
 	eventually(t, "the api binary answers /readyz", func() (bool, string) {
 		select {
 		case <-done:
+			if strings.Contains(logs.String(), "address already in use") {
+				taken = true
+				return true, ""
+			}
 			t.Fatalf("the api binary exited: %s", logs.String())
 		default:
 		}
@@ -148,7 +164,7 @@ func startAPIBin(t *testing.T, w *world, secret string) string {
 		}
 		return res.Status == http.StatusOK, fmt.Sprintf("status %d", res.Status)
 	})
-	return url
+	return url, taken
 }
 
 // waitQueueRan waits until w's queue holds no pending, scheduled or retry

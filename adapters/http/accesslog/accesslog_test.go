@@ -173,7 +173,7 @@ func (b *bundle) send(t *testing.T, r request) (int, []byte) {
 	if r.bearer {
 		req.Header.Set("Authorization", "Bearer "+token(t))
 	}
-	res, err := http.DefaultClient.Do(req)
+	res, err := testClient.Do(req)
 	require.NoError(t, err, "%s %s", r.method, r.path)
 	defer res.Body.Close()
 	body, err := io.ReadAll(res.Body)
@@ -427,7 +427,7 @@ func (b *bundle) downloadAndCheck(t *testing.T) downloadResult {
 	require.NoError(t, err)
 	req.Header.Set(httpx.HeaderRequestID, "case-download")
 	req.Header.Set("Authorization", "Bearer "+tok)
-	res, err := http.DefaultClient.Do(req)
+	res, err := testClient.Do(req)
 	require.NoError(t, err)
 	defer res.Body.Close()
 	first := make([]byte, len(firstChunk))

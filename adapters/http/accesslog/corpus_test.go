@@ -84,7 +84,7 @@ func TestCorpus(t *testing.T) {
 		req.Header.Set("Content-Type", ct)
 		req.Header.Set("User-Agent", "corpus/1.0")
 		req.Header.Set(httpx.HeaderRequestID, "corpus-"+strings.TrimSuffix(c.file, filepath.Ext(c.file)))
-		res, err := http.DefaultClient.Do(req)
+		res, err := testClient.Do(req)
 		require.NoError(t, err)
 		_, _ = io.Copy(io.Discard, res.Body)
 		res.Body.Close()

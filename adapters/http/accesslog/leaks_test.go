@@ -105,7 +105,7 @@ func (b *leakBundle) send(t *testing.T, r leakRequest) int {
 	for k, v := range r.header {
 		req.Header.Set(k, v)
 	}
-	res, err := http.DefaultClient.Do(req)
+	res, err := testClient.Do(req)
 	require.NoError(t, err)
 	defer res.Body.Close()
 	_, err = io.ReadAll(res.Body)

@@ -76,7 +76,7 @@ func get(t *testing.T, url, authz string) result {
 	if authz != "" {
 		req.Header.Set("Authorization", authz)
 	}
-	res, err := http.DefaultClient.Do(req)
+	res, err := testClient.Do(req)
 	require.NoError(t, err)
 	defer res.Body.Close()
 	var env struct {

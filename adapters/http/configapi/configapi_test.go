@@ -86,7 +86,7 @@ func (b bundle) do(t *testing.T, method, path, user, body string, h ...string) r
 	for i := 0; i+1 < len(h); i += 2 {
 		req.Header.Set(h[i], h[i+1])
 	}
-	res, err := http.DefaultClient.Do(req)
+	res, err := testClient.Do(req)
 	require.NoError(t, err)
 	defer res.Body.Close()
 	data, err := io.ReadAll(res.Body)

@@ -42,7 +42,7 @@ func do(t *testing.T, method, url string, body io.Reader, header map[string]stri
 	for k, v := range header {
 		req.Header.Set(k, v)
 	}
-	res, err := http.DefaultClient.Do(req)
+	res, err := testClient.Do(req)
 	require.NoError(t, err, "%s %s", method, url)
 	defer res.Body.Close()
 	b, err := io.ReadAll(res.Body)

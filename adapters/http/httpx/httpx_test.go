@@ -187,7 +187,7 @@ func TestChunkedBodyOverLimit(t *testing.T) {
 	req, err := http.NewRequest(http.MethodPost, b.url+"/bind", struct{ *strings.Reader }{pr})
 	require.NoError(t, err)
 	req.Header.Set("Content-Type", "application/json")
-	res, err := http.DefaultClient.Do(req)
+	res, err := testClient.Do(req)
 	require.NoError(t, err)
 	defer res.Body.Close()
 	require.Equal(t, http.StatusRequestEntityTooLarge, res.StatusCode, "content length %d", req.ContentLength)
