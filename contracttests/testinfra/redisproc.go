@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os/exec"
 	"strconv"
@@ -41,12 +42,7 @@ func StartRedisProc(t testing.TB, args ...string) *RedisProc {
 	if err != nil {
 		bin = "/usr/bin/redis-server"
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("find a free port for redis-server: %v", err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	_ = l.Close()
+	port := quietPort(t)
 	dir := t.TempDir() // removed after the Cleanup below has stopped the server
 	r := &RedisProc{Port: port, URL: fmt.Sprintf("redis://127.0.0.1:%d/0", port), bin: bin,
 		args: append([]string{"--dir", dir}, args...)}
@@ -118,4 +114,23 @@ func ping(port int) error {
 		return fmt.Errorf("unexpected reply %q", strings.TrimSpace(line))
 	}
 	return nil
+}
+
+// quietPort returns a free loopback port in 12000-31999, below Linux's
+// ephemeral range (32768-60999): the server keeps it across restarts, and
+// a port in the ephemeral range may be taken by any outgoing connection of
+// a busy machine while the server is down.
+func quietPort(t testing.TB) int {
+	t.Helper()
+	for range 10_000 {
+		p := 12000 + rand.IntN(20000)
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+		if err != nil {
+			continue
+		}
+		_ = l.Close()
+		return p
+	}
+	t.Fatal("testinfra: no free loopback port in 12000-31999")
+	return 0
 }

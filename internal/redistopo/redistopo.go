@@ -7,10 +7,12 @@ package redistopo
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -223,30 +225,33 @@ func need(t testing.TB) {
 }
 
 // freePorts finds n free loopback ports (and, for a cluster, the bus port
-// 10000 above each).
+// 10000 above each). They come from 12000-21999 (bus ports 22000-31999),
+// below Linux's ephemeral range (32768-60999): a port picked there can be
+// taken by any outgoing connection of a busy machine before the server
+// binds it, which made a sentinel start on a port a data node held.
 func freePorts(t testing.TB, n int, bus bool) []int {
 	t.Helper()
 	var out []int
-	for len(out) < n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
+	for tries := 0; len(out) < n; tries++ {
+		if tries > 10_000 {
+			t.Fatalf("redistopo: no %d free loopback ports in 12000-21999", n)
 		}
-		p := l.Addr().(*net.TCPAddr).Port
-		_ = l.Close()
-		if bus {
-			if p+10000 > 65535 {
-				continue
-			}
-			lb, err := net.Listen("tcp", addr(p+10000))
-			if err != nil {
-				continue
-			}
-			_ = lb.Close()
+		p := 12000 + rand.IntN(10000)
+		if slices.Contains(out, p) || !free(p) || bus && !free(p+10000) {
+			continue
 		}
 		out = append(out, p)
 	}
 	return out
+}
+
+func free(p int) bool {
+	l, err := net.Listen("tcp", addr(p))
+	if err != nil {
+		return false
+	}
+	_ = l.Close()
+	return true
 }
 
 func addr(p int) string { return "127.0.0.1:" + strconv.Itoa(p) }
