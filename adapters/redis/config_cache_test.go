@@ -19,7 +19,7 @@ func TestConfigCache(t *testing.T) {
 	caps := contracttests.ConfigCacheCaps{Expiry: true}
 	contracttests.RunConfigCache(t, caps, func(t *testing.T) contracttests.ConfigCacheFixture {
 		r := testinfra.NewRedis(t)
-		cache, err := redis.NewConfigCache(r.Client, redis.CacheConfig{Prefix: r.Prefix})
+		cache, err := redis.NewConfigCache(r.Client, redis.CacheConfig{Prefix: r.Prefix, Timeout: liveTimeout})
 		require.NoError(t, err)
 		return contracttests.ConfigCacheFixture{
 			Cache: cache,

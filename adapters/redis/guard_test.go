@@ -16,7 +16,7 @@ func TestGuard(t *testing.T) {
 
 	contracttests.RunGuard(t, func(t *testing.T) contracttests.GuardFixture {
 		r := testinfra.NewRedis(t)
-		g, err := redis.NewGuard(r.Client, redis.GuardConfig{Prefix: r.Prefix + "guard:"})
+		g, err := redis.NewGuard(r.Client, redis.GuardConfig{Prefix: r.Prefix + "guard:", Timeout: liveTimeout})
 		require.NoError(t, err)
 		return contracttests.GuardFixture{
 			Guard: g,

@@ -52,7 +52,7 @@ func TestTopologies(t *testing.T) {
 			t.Run("Guard", func(t *testing.T) {
 				contracttests.RunGuard(t, func(t *testing.T) contracttests.GuardFixture {
 					p := prefix()
-					g, err := redis.NewGuard(client, redis.GuardConfig{Prefix: p})
+					g, err := redis.NewGuard(client, redis.GuardConfig{Prefix: p, Timeout: liveTimeout})
 					require.NoError(t, err)
 					return contracttests.GuardFixture{Guard: g, Outage: func(t *testing.T, _ ports.Guard) (ports.Guard, func()) {
 						down, err := redis.NewGuard(unreachableClient(t), redis.GuardConfig{Prefix: p, Timeout: downTimeout})

@@ -24,7 +24,7 @@ func TestTracedGuard(t *testing.T) {
 	t.Parallel()
 	contracttests.RunGuard(t, func(t *testing.T) contracttests.GuardFixture {
 		r := testinfra.NewRedis(t)
-		g, err := redis.NewGuard(redis.Traced(r.Client), redis.GuardConfig{Prefix: r.Prefix + "guard:"})
+		g, err := redis.NewGuard(redis.Traced(r.Client), redis.GuardConfig{Prefix: r.Prefix + "guard:", Timeout: liveTimeout})
 		require.NoError(t, err)
 		return contracttests.GuardFixture{
 			Guard: g,
