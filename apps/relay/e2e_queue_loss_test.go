@@ -2,10 +2,8 @@
 package main_test
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
-	"net/http"
 	"strconv"
 	"strings"
 	"testing"
@@ -30,39 +28,7 @@ import (
 // reconciler finds the delivered events no consumer recorded whose task
 // the queue no longer holds, and publishes them again.
 
-// lossEnv tunes the relays for a test's time scale (the defaults are 30 s
-// periods); the mechanism is the same.
-var lossEnv = []string{"RELAY_RECONCILE_INTERVAL=2s", "RELAY_RECONCILE_GRACE=1s", "RELAY_LOSS_CHECK_INTERVAL=200ms",
-	"RELAY_LEASE_TTL=2s", "WORKER_RETRY_BASE=100ms", "WORKER_RETRY_MAX=1s", "WORKER_CONCURRENCY=8"}
-
-// stallLimit fails a wait only when nothing moved for this long.
-const stallLimit = 90 * time.Second
-
 const deliveredTopups = "SELECT count(*) FROM tb_outbox_event WHERE status = 3 AND event_type = '" + topup.EventCreated + "'"
-
-// waitProgress polls probe until it reports done, failing only when its
-// progress figure has not changed for stall: a busy machine is slow, not
-// stuck. It returns false instead of failing when give is set.
-func waitProgress(t *testing.T, what string, stall time.Duration, give bool, probe func() (progress int, done bool, state string)) bool {
-	t.Helper()
-	last, since := -1, time.Now()
-	for {
-		p, done, state := probe()
-		if done {
-			return true
-		}
-		if p != last {
-			last, since = p, time.Now()
-		}
-		if time.Since(since) > stall {
-			if give {
-				return false
-			}
-			t.Fatalf("%s: no progress for %s; last state: %s", what, stall, state)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
 
 // waitCredited waits until at least n orders are credited (or, with give,
 // until crediting stalled for stall) and reports whether they were.
@@ -97,31 +63,6 @@ func requireCreditedOnce(t *testing.T, w *world, orders []topup.OrderView) {
 	require.Equal(t, want, got, "each wallet holds the sum of its orders ([balance, version]; a double credit adds to both)")
 	require.Equal(t, len(orders), w.count(`SELECT count(*) FROM tb_outbox_consumption c JOIN tb_outbox_event e USING (event_id)
 		WHERE e.event_type = ?`, topup.EventCreated), "the worker recorded the consumption of every top-up event")
-}
-
-// metricSum adds every sample of a metric family (all label sets) from
-// the relays' /metrics, and of the ones whose labels contain match.
-func metricSum(t *testing.T, relays []*relayProc, name, match string) float64 {
-	t.Helper()
-	sum := 0.0
-	for _, p := range relays {
-		if p.exited() {
-			continue
-		}
-		code, body := p.get("/metrics")
-		require.Equal(t, http.StatusOK, code, "relay %s /metrics", p.name)
-		sc := bufio.NewScanner(strings.NewReader(body))
-		for sc.Scan() {
-			line := sc.Text()
-			if !strings.HasPrefix(line, name+"{") || !strings.Contains(line, match) {
-				continue
-			}
-			f, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
-			require.NoError(t, err, "sample %q", line)
-			sum += f
-		}
-	}
-	return sum
 }
 
 // backlogLost runs the first test's scenario: n top-ups delivered to the
