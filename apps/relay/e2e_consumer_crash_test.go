@@ -91,7 +91,7 @@ func TestE2EConsumerCrashEndsAbandoned(t *testing.T) {
 	// that kills its worker.
 	commit(before...)
 	procs = append(procs, w.spawnBin(bin, "relay-0", w.redisURL, env...))
-	w.waitCount(others, consumedOthers, crash)
+	w.waitCountProgress(others, consumedOthers, crash)
 	commit(crash)
 	abandoned := func() int {
 		return w.count(`SELECT count(*) FROM tb_outbox_consumer_failure WHERE event_id = ?::uuid AND error_code = ? AND resolved_at IS NULL`,

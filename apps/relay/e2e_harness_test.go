@@ -589,3 +589,14 @@ func metricSum(t *testing.T, relays []*relayProc, name, match string) float64 {
 	}
 	return sum
 }
+
+// waitCountProgress waits until query returns want, failing only when the
+// count has not moved for stallLimit (waitCount's fixed 30 s can be missed
+// by a busy machine draining hundreds of events).
+func (w *world) waitCountProgress(want int, query string, args ...any) {
+	w.t.Helper()
+	waitProgress(w.t, query, stallLimit, false, func() (int, bool, string) {
+		got := w.count(query, args...)
+		return got, got == want, fmt.Sprintf("got %d, want %d", got, want)
+	})
+}

@@ -75,7 +75,7 @@ func backlogLost(t *testing.T, n int, env []string, stall time.Duration, give bo
 	w := newWorld(t, red.URL)
 	orders := createTopups(t, w, n, 5)
 	outage := w.startRelay("relay-outage", env...) // WORKER_ENABLED=false: nothing consumes
-	w.waitCount(n, deliveredTopups)
+	w.waitCountProgress(n, deliveredTopups)
 	require.Equal(t, n, w.queued(), "the backlog waits in the queue")
 
 	red.Stop(t) // SIGKILL; no persistence: it comes back empty
@@ -176,7 +176,7 @@ func TestE2ETopupsCreditedThroughEviction(t *testing.T) {
 	ctx := t.Context()
 	orders := createTopups(t, w, n, 5)
 	outage := w.startRelay("relay-outage", lossEnv...)
-	w.waitCount(n, deliveredTopups)
+	w.waitCountProgress(n, deliveredTopups)
 
 	used := usedMemory(t, c)
 	require.NoError(t, c.ConfigSet(ctx, "maxmemory-policy", "allkeys-lru").Err())

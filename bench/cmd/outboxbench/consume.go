@@ -16,7 +16,6 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/july/template/adapters/asynq/queue"
-	"github.com/july/template/adapters/postgres/pgoutbox"
 	"github.com/july/template/core/outbox"
 	"github.com/july/template/core/ports"
 )
@@ -61,15 +60,11 @@ func consume(ctx context.Context, c common, out io.Writer, p consumeParams) erro
 		return err
 	}
 	defer e.Close()
-	db, err := e.openRelay(ctx, 10)
+	db, store, err := e.relayStore(ctx, 10)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	store, err := pgoutbox.NewStore(db, pgoutbox.Config{})
-	if err != nil {
-		return err
-	}
 	type result struct {
 		rate, perWrite float64
 		p50, p99       time.Duration

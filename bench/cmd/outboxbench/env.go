@@ -18,6 +18,7 @@ import (
 
 	"github.com/july/template/adapters/asynq/queue"
 	"github.com/july/template/adapters/postgres"
+	"github.com/july/template/adapters/postgres/pgoutbox"
 )
 
 // common are the flags every subcommand takes.
@@ -200,4 +201,19 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// relayStore opens a relay-settings pool of conns and a pgoutbox.Store on
+// it; close the pool when done.
+func (e *env) relayStore(ctx context.Context, conns int) (*bun.DB, *pgoutbox.Store, error) {
+	db, err := e.openRelay(ctx, conns)
+	if err != nil {
+		return nil, nil, err
+	}
+	store, err := pgoutbox.NewStore(db, pgoutbox.Config{})
+	if err != nil {
+		_ = db.Close()
+		return nil, nil, err
+	}
+	return db, store, nil
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/july/template/adapters/asynq/queue"
-	"github.com/july/template/adapters/postgres/pgoutbox"
 	"github.com/july/template/core/outbox"
 	"github.com/july/template/core/ports"
 	"github.com/july/template/core/relay"
@@ -42,15 +41,11 @@ func reconcile(ctx context.Context, c common, out io.Writer, p reconcileParams) 
 		return err
 	}
 	defer e.Close()
-	db, err := e.openRelay(ctx, 10)
+	db, store, err := e.relayStore(ctx, 10)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	store, err := pgoutbox.NewStore(db, pgoutbox.Config{})
-	if err != nil {
-		return err
-	}
 	now := time.Now()
 	evs, err := newEvents(p.delivered, now.Add(-time.Hour))
 	if err != nil {
