@@ -56,6 +56,33 @@ func adminDB(t testing.TB) (*sql.DB, string) {
 	return admin, base0
 }
 
+// expectServer checks the server at url against EnvPostgresVersion
+// (major) and EnvPostgresTimeZone when they are set.
+func expectServer(url, major, zone string) error {
+	if major == "" && zone == "" {
+		return nil
+	}
+	db, err := sql.Open("pgx", url)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = db.Close() }()
+	var num int
+	var tz string
+	if err := db.QueryRowContext(context.Background(), `SELECT current_setting('server_version_num')::int, current_setting('TimeZone')`).Scan(&num, &tz); err != nil {
+		return fmt.Errorf("read the version of the server at %s (%s): %w", EnvDatabaseURL, redactURL(url), err)
+	}
+	if major != "" && fmt.Sprint(num/10000) != major {
+		return fmt.Errorf("%s=%s but the server at %s (%s) is version %d: point %s at a PostgreSQL %s server, or unset %s",
+			EnvPostgresVersion, major, EnvDatabaseURL, redactURL(url), num, EnvDatabaseURL, major, EnvPostgresVersion)
+	}
+	if zone != "" && tz != zone {
+		return fmt.Errorf("%s=%s but the server at %s (%s) has timezone %s: start it with -c timezone=%s, or unset %s",
+			EnvPostgresTimeZone, zone, EnvDatabaseURL, redactURL(url), tz, zone, EnvPostgresTimeZone)
+	}
+	return nil
+}
+
 // NewDB creates a fresh database for t and drops it (forcibly, with its
 // connections) when t ends.
 func NewDB(t testing.TB, opts DBOpts) *DB {

@@ -27,6 +27,12 @@ import (
 const (
 	EnvDatabaseURL = "TEST_DATABASE_URL"
 	EnvRedisURL    = "TEST_REDIS_URL"
+	// EnvPostgresVersion and EnvPostgresTimeZone, when set (the version
+	// matrix, scripts/pg-matrix.sh, sets them), are the major version and
+	// the timezone setting the Postgres server must have: a test process
+	// that reaches another server fails instead of passing on the wrong one.
+	EnvPostgresVersion  = "TEST_POSTGRES_VERSION"
+	EnvPostgresTimeZone = "TEST_POSTGRES_TIMEZONE"
 )
 
 // Starter starts (or finds) a server for the variable named env
@@ -70,12 +76,13 @@ var (
 func resolvePostgres(t testing.TB) string {
 	t.Helper()
 	pgOnce.Do(func() {
-		if pgURL = os.Getenv(EnvDatabaseURL); pgURL != "" {
-			return
+		if pgURL = os.Getenv(EnvDatabaseURL); pgURL == "" {
+			if pgURL, pgErr = start(EnvDatabaseURL); pgErr != nil {
+				pgErr = missing(EnvDatabaseURL, pgErr)
+				return
+			}
 		}
-		if pgURL, pgErr = start(EnvDatabaseURL); pgErr != nil {
-			pgErr = missing(EnvDatabaseURL, pgErr)
-		}
+		pgErr = expectServer(pgURL, os.Getenv(EnvPostgresVersion), os.Getenv(EnvPostgresTimeZone))
 	})
 	if pgErr != nil {
 		t.Fatal(pgErr)

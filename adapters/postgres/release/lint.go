@@ -62,7 +62,7 @@ func lint(m migration, st Statement, existed map[string]bool, before Catalog, d 
 		}
 		kind, _, _ := strings.Cut(k, ":")
 		switch {
-		case kind == KindColumn && (reVolatile.MatchString(o.Def) || strings.Contains(o.Def, " generated always as (")):
+		case kind == KindColumn && (reVolatile.MatchString(o.Def) || strings.HasSuffix(o.Def, ") stored")):
 			flag(LintVolatileDefault, k)
 		case kind == KindIndex && !reConcurrently.MatchString(st.SQL):
 			flag(LintIndexNotConcurrent, k)
@@ -78,7 +78,9 @@ func lint(m migration, st Statement, existed map[string]bool, before Catalog, d 
 		if columnType(o.Def) != columnType(was.Def) {
 			flag(LintColumnType, k)
 		}
-		if strings.Contains(o.Def, " not null") && !strings.Contains(was.Def, " not null") && !hasNotNullCheck(before, o.Table, k) {
+		// "not null not valid" (PostgreSQL 18) scans nothing; its later
+		// validation takes no lock that blocks writes.
+		if strings.Contains(o.Def, " not null") && !strings.Contains(o.Def, " not valid") && !strings.Contains(was.Def, " not null") && !hasNotNullCheck(before, o.Table, k) {
 			flag(LintSetNotNull, k)
 		}
 	}
