@@ -28,13 +28,14 @@ type AuditPayload struct {
 }
 
 // NewAuditEvent builds the AuditEventType event of p, keyed by its
-// resource. p.RequestID must be set (CorrelationID defaults to it). It
+// resource; the payload's at is in UTC. p.RequestID must be set (CorrelationID defaults to it). It
 // returns a *ValidationError when p cannot form an event (empty resource
 // type or id, non-ASCII ids).
 func NewAuditEvent(p AuditPayload, eventID string, now time.Time) (Event, error) {
 	if p.At.IsZero() {
 		p.At = now
 	}
+	p.At = p.At.UTC() // the payload reads the same whatever the producer's time zone
 	return New(NewParams{
 		EventID:        eventID,
 		EventType:      AuditEventType,

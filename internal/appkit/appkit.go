@@ -22,13 +22,24 @@ import (
 // StartTimeout bounds an app's start hooks.
 const StartTimeout = 30 * time.Second
 
-// NewLogger returns the apps' logger: one JSON object per line on w, with
+// NewLogger returns the apps' logger: one JSON object per line on w, its
+// time in UTC, with
 // attributes under sensitive keys redacted before they are written, and the
 // ids each IDsFunc finds in the context added to every line logged with one,
 // then the active span's trace_id and span_id (TraceIDs).
 func NewLogger(w io.Writer, level slog.Level, ids ...IDsFunc) *slog.Logger {
 	ids = append(slices.Clip(ids), TraceIDs)
-	return slog.New(ctxHandler{inner: slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level, ReplaceAttr: redaction.ReplaceAttr}), ids: ids})
+	return slog.New(ctxHandler{inner: slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level, ReplaceAttr: replaceAttr}), ids: ids})
+}
+
+// replaceAttr writes each line's time in UTC, whatever the process's time
+// zone (TZ=Asia/Shanghai and UTC hosts log alike, as the API and the
+// events do), and redacts.
+func replaceAttr(groups []string, a slog.Attr) slog.Attr {
+	if len(groups) == 0 && a.Key == slog.TimeKey && a.Value.Kind() == slog.KindTime {
+		return slog.Time(slog.TimeKey, a.Value.Time().UTC())
+	}
+	return redaction.ReplaceAttr(groups, a)
 }
 
 // FxLogger routes fx's own events to log at debug level and silences them

@@ -78,3 +78,15 @@ func TestPrintVersion(t *testing.T) {
 	appkit.PrintVersion(&buf, "api")
 	require.Regexp(t, `^api \S+ \S+\nrevision .+\ngo1\.`, buf.String())
 }
+
+// A host in China time (TZ=Asia/Shanghai) logs the same instant as a UTC
+// host, in UTC, like the API and the events.
+func TestNewLoggerWritesUTCTimes(t *testing.T) {
+	t.Parallel()
+
+	var buf bytes.Buffer
+	log := appkit.NewLogger(&buf, slog.LevelInfo)
+	shanghai := time.Date(2030, 1, 1, 8, 0, 0, 0, time.FixedZone("CST", 8*3600))
+	require.NoError(t, log.Handler().Handle(context.Background(), slog.NewRecord(shanghai, slog.LevelInfo, "tick", 0)))
+	require.Contains(t, buf.String(), `"time":"2030-01-01T00:00:00Z"`)
+}

@@ -58,7 +58,7 @@ func (r configRow) stored() sysconfig.Stored {
 	return sysconfig.Stored{
 		Key: r.Key, Value: r.Value, Type: sysconfig.Type(r.Type), Module: r.Module,
 		Description: r.Description, ReadOnly: r.ReadOnly, Version: r.Version,
-		UpdatedBy: r.UpdatedBy, UpdatedAt: r.UpdatedAt,
+		UpdatedBy: r.UpdatedBy, UpdatedAt: r.UpdatedAt.UTC(), // pgx reads timestamptz in the process's zone; the API shows UTC
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/uptrace/bun"
@@ -17,6 +18,7 @@ import (
 	"github.com/july/template/contracttests/testinfra"
 	"github.com/july/template/core/outbox"
 	"github.com/july/template/core/ports"
+	"github.com/july/template/core/sysconfig"
 )
 
 func TestConfigStore(t *testing.T) {
@@ -80,4 +82,35 @@ func auditEvents(t *testing.T, db *bun.DB) []ports.AuditRecord {
 		out = append(out, ports.AuditRecord(ap))
 	}
 	return out
+}
+
+// pgx reads timestamptz in the process's time zone; the store hands back
+// UTC, so the config API's updated_at reads alike on a host in China time
+// (TZ=Asia/Shanghai) and on a UTC one, and like every other time the API
+// shows.
+func TestStoredTimesAreUTC(t *testing.T) {
+	t.Parallel()
+
+	db := testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.Migrate}).Bun
+	store, err := pgconfig.NewStore(db, pgoutbox.NewEventAuditWriter(pgoutbox.AuditConfig{}))
+	require.NoError(t, err)
+	at := time.Date(2030, 1, 1, 8, 0, 0, 0, time.FixedZone("CST", 8*3600))
+	plan := sysconfig.Plan{
+		Spec:    sysconfig.Spec{Key: "tz.demo.key", Module: "tz", Type: sysconfig.TypeString, Description: "time zone"},
+		NewText: "x", NewVersion: 1, NewMasked: "x",
+		Audit: sysconfig.AuditRecord{Key: "tz.demo.key", Actor: "admin", Action: sysconfig.ActionUpdate, Outcome: sysconfig.OutcomeAccepted, Version: 1},
+	}
+	audit := ports.AuditRecord{Action: sysconfig.ActionUpdate, Actor: "admin", ResourceType: "system_config", ResourceID: "tz.demo.key",
+		Outcome: string(sysconfig.OutcomeAccepted), RequestID: "req-tz", At: at}
+	applied, err := store.Apply(t.Context(), plan, audit, at)
+	require.NoError(t, err)
+	got, err := store.Get(t.Context(), "tz.demo.key")
+	require.NoError(t, err)
+	for name, s := range map[string]sysconfig.Stored{"Apply": applied, "Get": got} {
+		require.Same(t, time.UTC, s.UpdatedAt.Location(), "%s: updated_at in UTC", name)
+		require.True(t, at.Equal(s.UpdatedAt), "%s: the same instant", name)
+		b, err := json.Marshal(s.UpdatedAt)
+		require.NoError(t, err)
+		require.Equal(t, `"2030-01-01T00:00:00Z"`, string(b), name)
+	}
 }
