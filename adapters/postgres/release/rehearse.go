@@ -3,6 +3,7 @@ package release
 import (
 	"context"
 	"crypto/rand"
+	"database/sql"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -57,7 +58,10 @@ func Rehearse(ctx context.Context, db *bun.DB, sets []Set) (*Rehearsal, error) {
 		return nil, err
 	}
 	reh := &Rehearsal{Complete: true}
-	tx, err := db.BeginTx(ctx, nil)
+	// One snapshot for the whole rehearsal: what other sessions commit
+	// meanwhile (a role created elsewhere in the cluster, say) is never
+	// counted as a statement's effect.
+	tx, err := db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead})
 	if err != nil {
 		return nil, fmt.Errorf("rehearse migrations: begin: %w", err)
 	}

@@ -1,9 +1,14 @@
 package release_test
 
 import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/uptrace/bun"
@@ -172,4 +177,51 @@ func serverVersion(t *testing.T, db *bun.DB) int {
 	var n int
 	require.NoError(t, db.QueryRowContext(t.Context(), `SELECT current_setting('server_version_num')::int`).Scan(&n))
 	return n
+}
+
+// The rehearsal counts cluster-wide objects (roles) before and after each
+// statement; a role another session creates meanwhile (a DBA, or the
+// owner test next door) is not the migration's doing.
+func TestRehearsalIgnoresOtherSessionsCommits(t *testing.T) {
+	t.Parallel()
+
+	db := emptyDB(t)
+	const lockKey = 2099060301
+	hold, err := db.Bun.Conn(t.Context())
+	require.NoError(t, err)
+	defer func() { _ = hold.Close() }()
+	_, err = hold.ExecContext(t.Context(), `SELECT pg_advisory_lock(?)`, lockKey)
+	require.NoError(t, err)
+
+	set := testSet("test/wait", map[string]string{
+		"20990603000001_waits": `CREATE TABLE tb_vt_wait (id bigint PRIMARY KEY);
+			SELECT pg_advisory_xact_lock(` + fmt.Sprint(lockKey) + `);
+			CREATE INDEX tb_vt_wait_ix ON tb_vt_wait (id)`,
+	})
+	type result struct {
+		r   *release.Report
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		r, err := release.Check(context.Background(), db.Bun, []release.Set{release.Foundation(), set})
+		done <- result{r, err}
+	}()
+	require.Eventually(t, func() bool {
+		var waiting bool
+		_ = db.Bun.QueryRowContext(t.Context(), `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND objid = ?)`, lockKey).Scan(&waiting)
+		return waiting
+	}, 30*time.Second, 20*time.Millisecond, "the rehearsal reaches the statement that waits")
+
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	role := "t_other_" + hex.EncodeToString(b)
+	exec(t, db.Bun, `CREATE ROLE `+role+` NOLOGIN`)
+	defer exec(t, db.Bun, `DROP ROLE `+role)
+	_, err = hold.ExecContext(t.Context(), `SELECT pg_advisory_unlock(?)`, lockKey)
+	require.NoError(t, err)
+
+	res := <-done
+	require.NoError(t, res.err)
+	require.True(t, res.r.OK(), "a role created by another session meanwhile: %v", codes(res.r))
 }
