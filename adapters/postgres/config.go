@@ -15,8 +15,17 @@ const (
 // Config says where Postgres is and how to size the pool. Zero fields take
 // the DefaultXxx values.
 type Config struct {
-	// URL is a postgres:// URL or a key=value DSN (DATABASE_URL).
+	// URL is a postgres:// URL or a key=value DSN (DATABASE_URL). It may
+	// point at a pooler in transaction mode (PgBouncer): nothing the pool
+	// does needs a session of its own.
 	URL string
+	// DirectURL is a direct connection to the same database
+	// (DATABASE_DIRECT_URL), for what needs a session: RelayModule's
+	// LISTEN. Empty: URL.
+	DirectURL string
+	// Env names the variable URL came from, for Open's errors (default
+	// "DATABASE_URL").
+	Env string
 	// MaxOpenConns caps open connections (default DefaultMaxOpenConns).
 	MaxOpenConns int
 	// MaxIdleConns caps idle connections (default DefaultMaxIdleConns).
@@ -27,19 +36,34 @@ type Config struct {
 	ConnMaxIdleTime time.Duration
 	// PingTimeout bounds the ping done by Open (default DefaultPingTimeout).
 	PingTimeout time.Duration
-	// RuntimeParams are session settings sent on connect, e.g.
-	// {"application_name": "relay", "synchronous_commit": "off"}.
+	// RuntimeParams are startup parameters sent on connect, e.g.
+	// {"application_name": "relay"}. A pooler in transaction mode refuses
+	// all but a few (PgBouncer: application_name, client_encoding,
+	// DateStyle, TimeZone, standard_conforming_strings), so the template
+	// sends application_name only and sets anything else per transaction.
 	RuntimeParams map[string]string
 	// NotifyInTx keeps the outbox insert trigger's NOTIFY inside each
 	// appending transaction instead of the pool's post-commit wake-up
 	// (wake.go). The wake-up is as fast either way; in-transaction NOTIFY
 	// serialises concurrent commits on Postgres's notify lock. Setting
-	// outbox.notify in the URL or in RuntimeParams also leaves the trigger
-	// in charge (off: no wake-up at all, the relay's poll finds the events).
+	// outbox.notify in the URL or in RuntimeParams (a direct connection
+	// only) also leaves the trigger in charge (off: no wake-up at all, the
+	// relay's poll finds the events).
 	NotifyInTx bool
 }
 
+// directURL is DirectURL, or URL when it is empty.
+func (c Config) directURL() string {
+	if c.DirectURL != "" {
+		return c.DirectURL
+	}
+	return c.URL
+}
+
 func (c Config) withDefaults() Config {
+	if c.Env == "" {
+		c.Env = "DATABASE_URL"
+	}
 	if c.MaxOpenConns <= 0 {
 		c.MaxOpenConns = DefaultMaxOpenConns
 	}

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"maps"
 
@@ -36,13 +35,16 @@ var Module = fx.Module("postgres",
 // (RelayModule): `name:"relay_outbox"`.
 const RelayOutboxName = `name:"relay_outbox"`
 
-// relayParams tune the relay's own pool, separate from the module's
-// *bun.DB. Its writes (claim, complete, fail) commit without waiting for
-// the WAL flush: a database crash can at worst lose the last few marks,
-// which re-delivers those events (at least once, as designed) or forgets a
-// claim. Consumers' business writes and the dead-letter mark go through
-// the module's *bun.DB and keep synchronous commits.
-var relayParams = map[string]string{"application_name": "outbox-relay", "synchronous_commit": "off"}
+// relayParams name the relay's own pool, separate from the module's
+// *bun.DB, in pg_stat_activity. Its store's writes (claim, complete, fail,
+// consumption records) commit without waiting for the WAL flush, each
+// statement for its own transaction (pgoutbox.Config.AsynchronousCommit;
+// a startup parameter would be refused by a pooler in transaction mode):
+// a database crash can at worst lose the last few marks, which re-delivers
+// those events (at least once, as designed) or forgets a claim.
+// Consumers' business writes and the dead-letter mark go through the
+// module's *bun.DB and keep synchronous commits.
+var relayParams = map[string]string{"application_name": "outbox-relay"}
 
 // Notifier is woken by the Listener on every outbox NOTIFY;
 // relay.Relay implements it.
@@ -51,14 +53,16 @@ type Notifier interface{ Notify() }
 // RelayModule adds what the relay binary needs on top of Module: a
 // pgoutbox.Store as ports.OutboxStore and ports.OutboxOperatorStore, named
 // RelayOutboxName, on a pool of its own with asynchronous commit (see
-// relayParams), and a Listener on OutboxChannel that wakes the graph's
-// Notifier, started and stopped with the app.
+// relayParams), and a *Listener on OutboxChannel, on Config.DirectURL
+// (DATABASE_DIRECT_URL), that wakes the graph's Notifier and probes itself
+// through Module's pool, started and stopped with the app.
 var RelayModule = fx.Module("postgres-relay",
 	fx.Provide(
 		fx.Annotate(newFxRelayDB, fx.ResultTags(relayDBName)),
 		fx.Annotate(newFxRelayOutbox, fx.ParamTags(relayDBName), fx.ResultTags(RelayOutboxName), fx.As(new(ports.OutboxStore)), fx.As(new(ports.OutboxOperatorStore))),
+		newFxListener,
 	),
-	fx.Invoke(startListener),
+	fx.Invoke(func(*Listener) {}),
 )
 
 func newFxDB(lc fx.Lifecycle, cfg Config) (*bun.DB, error) {
@@ -93,17 +97,26 @@ func newFxRelayDB(lc fx.Lifecycle, cfg Config) (*bun.DB, error) {
 	maps.Copy(cfg.RuntimeParams, relayParams)
 	db, err := Open(context.Background(), cfg)
 	if err != nil {
-		return nil, fmt.Errorf("open the relay's outbox pool: %w", err)
+		return nil, err // an *OpenError: it says what to do, whichever pool failed
 	}
 	lc.Append(fx.StopHook(db.Close))
 	return db, nil
 }
 
 func newFxRelayOutbox(db *bun.DB) (*pgoutbox.Store, error) {
-	return pgoutbox.NewStore(db, pgoutbox.Config{})
+	return pgoutbox.NewStore(db, pgoutbox.Config{AsynchronousCommit: true})
 }
 
-func startListener(lc fx.Lifecycle, cfg Config, n Notifier, log *slog.Logger) {
-	l := NewListener(cfg.URL, OutboxChannel, n.Notify, log)
+// newFxListener LISTENs on cfg.DirectURL (default URL) and probes itself
+// with a NOTIFY sent through db, Module's pool.
+func newFxListener(lc fx.Lifecycle, cfg Config, db *bun.DB, n Notifier, log *slog.Logger) *Listener {
+	l := NewListenerWith(ListenerConfig{
+		URL: cfg.directURL(), Channel: OutboxChannel, Notify: n.Notify, Log: log,
+		Probe: func(ctx context.Context, payload string) error {
+			_, err := db.ExecContext(ctx, "SELECT pg_notify(?, ?)", OutboxChannel, payload)
+			return err
+		},
+	})
 	lc.Append(fx.Hook{OnStart: l.Start, OnStop: l.Stop})
+	return l
 }

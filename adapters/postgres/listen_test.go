@@ -2,6 +2,8 @@ package postgres_test
 
 import (
 	"context"
+	"log/slog"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -56,4 +58,53 @@ func newOutboxEvent(t testing.TB) outbox.Event {
 	})
 	require.NoError(t, err)
 	return ev
+}
+
+// TestListenerProbe: with a Probe the listener checks that its own NOTIFY
+// arrives. Heard: Working. Not heard within ProbeTimeout (a LISTEN through
+// a pooler in transaction mode; here a probe that arrives late): one WARN
+// naming DATABASE_DIRECT_URL, Notify every FallbackPoll, Working false;
+// once the probe arrives, Working again and the fast polling stops.
+func TestListenerProbe(t *testing.T) {
+	t.Parallel()
+	db := testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.Migrate})
+	send := func(ctx context.Context, payload string) error {
+		_, err := db.Bun.ExecContext(ctx, "SELECT pg_notify(?, ?)", postgres.OutboxChannel, payload)
+		return err
+	}
+
+	l := postgres.NewListenerWith(postgres.ListenerConfig{URL: db.URL, Channel: postgres.OutboxChannel, Notify: func() {}, Probe: send})
+	require.False(t, l.Working(), "not before it connected")
+	require.NoError(t, l.Start(t.Context()))
+	t.Cleanup(func() { _ = l.Stop(context.Background()) })
+	require.Eventually(t, l.Working, 10*time.Second, 5*time.Millisecond, "rule: a direct LISTEN hears its probe")
+
+	var logs testinfra.LogBuffer
+	var notified atomic.Int64
+	late := postgres.NewListenerWith(postgres.ListenerConfig{URL: db.URL, Channel: postgres.OutboxChannel,
+		Notify: func() { notified.Add(1) }, ProbeTimeout: 300 * time.Millisecond,
+		Log: slog.New(slog.NewJSONHandler(&logs, nil)),
+		Probe: func(ctx context.Context, payload string) error {
+			go func() { // arrives after the timeout
+				time.Sleep(1500 * time.Millisecond)
+				_ = send(context.Background(), payload)
+			}()
+			return nil
+		}})
+	require.NoError(t, late.Start(t.Context()))
+	t.Cleanup(func() { _ = late.Stop(context.Background()) })
+	require.Eventually(t, func() bool { return strings.Contains(logs.String(), "DATABASE_DIRECT_URL") }, 10*time.Second, 5*time.Millisecond,
+		"rule: a probe that does not come back is reported, naming the variable")
+	require.False(t, late.Working())
+	before := notified.Load()
+	time.Sleep(500 * time.Millisecond)
+	require.GreaterOrEqual(t, notified.Load()-before, int64(5), "rule: a deaf listener wakes the relay every 50 ms")
+	require.Eventually(t, late.Working, 10*time.Second, 5*time.Millisecond, "rule: the late probe marks it working again")
+	before = notified.Load()
+	time.Sleep(300 * time.Millisecond)
+	require.LessOrEqual(t, notified.Load()-before, int64(1), "rule: no fast polling while notifications arrive")
+	recs := logs.Lines(t)
+	require.Len(t, recs, 2, "one WARN, one INFO: %s", logs.String())
+	require.Equal(t, "WARN", recs[0]["level"])
+	require.Equal(t, "INFO", recs[1]["level"])
 }

@@ -27,9 +27,37 @@ const relayDBName = `name:"postgres_relay_db"`
 // go_sql_wait_duration_seconds_total and the go_sql_*_closed_total
 // counters, each with db_name = MainPool or RelayPool. It needs a
 // prometheus.Registerer from the app.
+//
+// In the relay (RelayModule's *Listener in the graph) it also exports
+// outbox_listen_working (RegisterListenerMetrics).
 var MetricsModule = fx.Module("postgres-metrics",
 	fx.Invoke(fx.Annotate(RegisterPoolStats, fx.ParamTags(``, ``, relayDBName+` optional:"true"`))),
+	fx.Invoke(fx.Annotate(RegisterListenerMetrics, fx.ParamTags(``, `optional:"true"`))),
 )
+
+// RegisterListenerMetrics registers outbox_listen_working for l on reg:
+// 1 while l's LISTEN connection receives its own probe NOTIFY, 0 while it
+// is down or deaf (DATABASE_DIRECT_URL goes through a pooler in
+// transaction mode), when the relay polls every DefaultFallbackPoll. A
+// nil l registers nothing.
+func RegisterListenerMetrics(reg prometheus.Registerer, l *Listener) error {
+	if l == nil {
+		return nil
+	}
+	g := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "outbox_listen_working",
+		Help: "1 while the relay's LISTEN connection receives notifications (its probe NOTIFY came back); 0 while it is down or deaf (DATABASE_DIRECT_URL goes through a pooler): the relay then polls every 50ms.",
+	}, func() float64 {
+		if l.Working() {
+			return 1
+		}
+		return 0
+	})
+	if err := reg.Register(g); err != nil {
+		return fmt.Errorf("register outbox_listen_working: %w", err)
+	}
+	return nil
+}
 
 // RegisterPoolStats registers the pool collectors of main and, when not
 // nil, relay on reg.

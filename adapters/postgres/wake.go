@@ -8,6 +8,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/uptrace/bun"
+
+	"github.com/july/template/adapters/postgres/internal/wakemark"
 )
 
 // The outbox wake-up after commit.
@@ -17,27 +19,35 @@ import (
 // pre-commit step through the commit's WAL flush: concurrent appending
 // transactions then commit one at a time and lose group commit (half the
 // throughput at 8 writers, see docs/performance.md). A pool that Open
-// returns therefore turns the trigger off for its sessions
-// (outbox.notify = off) and sends the wake-up itself, after the commit:
+// returns therefore sends the wake-up itself, after the commit, and
+// pgoutbox.Append turns the trigger's NOTIFY off for each of the pool's
+// transactions it appends in (set_config('outbox.notify', 'off', true):
+// that transaction only, so nothing is left on a session a pooler in
+// transaction mode lends to others):
 //
-//   - a query hook notes, per transaction, that it inserted into
-//     tb_outbox_event (pgoutbox.Append or any INSERT whose text names the
-//     table), and wakes once the COMMIT succeeded; an insert outside a
-//     transaction wakes at once; a rolled-back transaction does not wake;
+//   - a query hook marks every transaction the pool begins
+//     (internal/wakemark; Append reads the mark from the transaction's
+//     context), notes that it inserted into tb_outbox_event
+//     (pgoutbox.Append or any INSERT whose text names the table), and
+//     wakes once the COMMIT succeeded; an insert outside a transaction
+//     wakes at once; a rolled-back transaction does not wake;
 //   - one NOTIFY at a time per pool, on a connection of its own (not one
 //     of the pool's: the writers it wakes for may hold them all): wakes
 //     requested while one is in flight collapse into the next one, so a
 //     busy writer sends about one NOTIFY per round trip, not one per
-//     transaction. The connection commits asynchronously (a NOTIFY
-//     writes no data), so the NOTIFY waits for no WAL flush of its own.
+//     transaction. The NOTIFY's transaction commits asynchronously
+//     (set_config('synchronous_commit', 'off', true) in the same
+//     statement: a NOTIFY writes no data), so it waits for no WAL flush
+//     of its own.
 //     It is opened on the first wake-up and closed after wakeIdle without
 //     one, with the goroutine that sends.
 //
 // A lost or late wake-up only costs latency: the relay also polls
-// (RELAY_POLL_INTERVAL). Sessions outside this pool (psql, other services)
-// keep the trigger's in-transaction NOTIFY.
+// (RELAY_POLL_INTERVAL). Sessions outside this pool (psql, other services),
+// and inserts other than Append's, keep the trigger's in-transaction
+// NOTIFY.
 
-const notifySQL = "SELECT pg_notify('" + OutboxChannel + "', '')"
+const notifySQL = "SELECT set_config('synchronous_commit', 'off', true), pg_notify('" + OutboxChannel + "', '')"
 
 const (
 	// wakeTimeout bounds connecting and one NOTIFY; past it the relay's
@@ -63,7 +73,6 @@ type waker struct {
 
 func newWaker(cfg *pgx.ConnConfig) *waker {
 	cfg = cfg.Copy()
-	cfg.RuntimeParams["synchronous_commit"] = "off"
 	cfg.RuntimeParams["application_name"] = "outbox-wake"
 	return &waker{kick: make(chan struct{}, 1), dial: func(ctx context.Context) (notifier, error) {
 		c, err := pgx.ConnectConfig(ctx, cfg)
@@ -140,17 +149,6 @@ func (w *waker) run() {
 	}
 }
 
-// Transaction states of an outboxTx mark.
-const (
-	txOpen     int32 = iota // no outbox write yet
-	txAppended              // wrote to the outbox; wake on commit
-	txEnded                 // committed or rolled back
-)
-
-type outboxTx struct{ state atomic.Int32 }
-
-type outboxTxKey struct{}
-
 // wakeHook is the query hook behind the post-commit wake-up; w is a
 // *waker.
 type wakeHook struct{ w interface{ wake() } }
@@ -160,24 +158,24 @@ func (h wakeHook) BeforeQuery(ctx context.Context, ev *bun.QueryEvent) context.C
 		// bun keeps the context BEGIN's hooks return as the
 		// transaction's, and hands it to COMMIT's and to RunInTx's
 		// function, so the mark travels with the transaction.
-		return context.WithValue(ctx, outboxTxKey{}, &outboxTx{})
+		ctx, _ = wakemark.With(ctx)
 	}
 	return ctx
 }
 
 func (h wakeHook) AfterQuery(ctx context.Context, ev *bun.QueryEvent) {
-	tx, _ := ctx.Value(outboxTxKey{}).(*outboxTx)
+	tx := wakemark.From(ctx)
 	switch ev.Query {
 	case "BEGIN":
 		return
 	case "COMMIT":
-		if tx != nil && tx.state.Swap(txEnded) == txAppended && ev.Err == nil {
+		if tx != nil && tx.State.Swap(wakemark.Ended) == wakemark.Appended && ev.Err == nil {
 			h.w.wake()
 		}
 		return
 	case "ROLLBACK":
 		if tx != nil {
-			tx.state.Store(txEnded)
+			tx.State.Store(wakemark.Ended)
 		}
 		return
 	}
@@ -188,7 +186,7 @@ func (h wakeHook) AfterQuery(ctx context.Context, ev *bun.QueryEvent) {
 	// reused afterwards): the insert committed on its own. A transaction
 	// begun outside bun's hooks looks the same and gets an early wake-up;
 	// its events then wait for the next poll.
-	if tx == nil || (!tx.state.CompareAndSwap(txOpen, txAppended) && tx.state.Load() == txEnded) {
+	if tx == nil || (!tx.State.CompareAndSwap(wakemark.Open, wakemark.Appended) && tx.State.Load() == wakemark.Ended) {
 		h.w.wake()
 	}
 }
@@ -205,7 +203,8 @@ func isOutboxInsert(ev *bun.QueryEvent) bool {
 // wakesAfterCommit reports whether Open should install the post-commit
 // wake-up: not when the caller chose the trigger's in-transaction NOTIFY
 // (Config.NotifyInTx) or set outbox.notify itself, in the URL or in
-// RuntimeParams.
+// RuntimeParams (a direct connection only: a pooler in transaction mode
+// refuses startup parameters).
 func (c Config) wakesAfterCommit() bool {
 	if c.NotifyInTx || strings.Contains(c.URL, "outbox.notify") {
 		return false

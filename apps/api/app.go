@@ -48,7 +48,7 @@ func options(cfg config, log *slog.Logger) fx.Option {
 		fx.Supply(cfg, log),
 		fx.Supply(cfg.Tracing),
 		tracing.Module,
-		fx.Supply(postgres.Config{URL: cfg.DatabaseURL, MaxOpenConns: cfg.DBMaxOpenConns}),
+		fx.Supply(postgres.Config{URL: cfg.DatabaseURL, DirectURL: cfg.DirectURL, MaxOpenConns: cfg.DBMaxOpenConns}),
 		postgres.Module,
 		fx.Supply(redis.ModuleConfig{URL: cfg.RedisURL, Cache: redis.CacheConfig{Prefix: cfg.CachePrefix}, CounterPrefix: cfg.CounterPrefix}),
 		redis.Module,

@@ -15,7 +15,9 @@ import (
 	"github.com/july/template/internal/envconf"
 )
 
-const envHelp = `  DATABASE_URL         postgres URL (required)
+const envHelp = `  DATABASE_URL         postgres URL (required); may be a pooler in transaction mode (PgBouncer)
+  DATABASE_DIRECT_URL  a direct connection to the same database, for what needs a session
+                       (default DATABASE_URL); the api needs none, and only checks it
   REDIS_URL            redis://host:port/db, redis-sentinel://s1:26379,s2:26379/0?master=NAME
                        or redis-cluster://n1:7000,n2:7001 for the system-config cache
                        (required; the API keeps serving from Postgres while Redis is down)
@@ -59,6 +61,7 @@ func (s secret) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte(s.String()))
 
 type config struct {
 	DatabaseURL      string
+	DirectURL        string
 	RedisURL         string
 	LogLevel         slog.Level
 	HTTPAddr         string
@@ -94,6 +97,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 	r := envconf.New(getenv)
 	c := config{
 		DatabaseURL:     r.PostgresURL("DATABASE_URL"),
+		DirectURL:       r.OptionalPostgresURL("DATABASE_DIRECT_URL", ""),
 		RedisURL:        r.RedisURL("REDIS_URL"),
 		LogLevel:        r.LogLevel("LOG_LEVEL"),
 		HTTPAddr:        r.Addr("HTTP_ADDR", ":8080"),

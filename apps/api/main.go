@@ -11,6 +11,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -71,7 +72,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return exitUsage
 		}
 		if err := serve(ctx, cfg, stdout); err != nil {
-			appkit.LogStartFailure(stderr, "api: exited with an error", err, "HTTP_ADDR")
+			msg := "api: exited with an error"
+			if errors.Is(err, appkit.ErrNotStarted) {
+				msg = "api: did not start"
+			}
+			appkit.LogStartFailure(stderr, msg, err, "HTTP_ADDR")
 			return exitError
 		}
 		return exitOK

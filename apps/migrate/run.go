@@ -54,7 +54,12 @@ Commands:
 Run 'migrate <command> -h' for the command's flags. Every command accepts --json.
 
 Environment:
-  DATABASE_URL   postgres://user@host:5432/db (required)
+  DATABASE_URL   postgres://user@host:5432/db (required); may be a pooler in transaction
+                 mode (PgBouncer): status, check, verify, backfill and snapshot use it
+  DATABASE_DIRECT_URL  a direct connection to the same database (default DATABASE_URL);
+                 up and down run on it: they hold a session advisory lock and session
+                 settings for the whole run, so they refuse (exit 1) a connection that
+                 goes through a pooler
   LOG_LEVEL      debug, info (default), warn or error; logs go to stderr
   OTEL_EXPORTER_OTLP_ENDPOINT  OpenTelemetry collector, OTLP over HTTP; when set, each
                  command is one trace ("migrate up") with its statements as spans
@@ -147,6 +152,11 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 	}
 }
 
+// sessionCommands need a session of their own (a session advisory lock,
+// session settings on a held connection): they run on DATABASE_DIRECT_URL
+// and refuse a pooler.
+var sessionCommands = map[string]bool{"up": true, "down": true}
+
 // cmd parses flags (positional arguments may come before or after them),
 // opens the database and runs fn.
 func (c *cli) cmd(ctx context.Context, name string, args []string, summary string,
@@ -186,13 +196,36 @@ func (c *cli) cmd(ctx context.Context, name string, args []string, summary strin
 		fmt.Fprintln(c.stderr, "migrate: DATABASE_URL is not set; export DATABASE_URL=postgres://user@host:5432/db")
 		return exitUsage
 	}
-	db, err := postgres.Open(ctx, postgres.Config{URL: url, MaxOpenConns: 4})
+	env, session := "DATABASE_URL", sessionCommands[name]
+	if direct := c.getenv("DATABASE_DIRECT_URL"); session && direct != "" {
+		url, env = direct, "DATABASE_DIRECT_URL"
+	}
+	db, err := postgres.Open(ctx, postgres.Config{URL: url, MaxOpenConns: 4, Env: env})
 	if err != nil {
-		fmt.Fprintf(c.stderr, "migrate: %v\n", err)
+		var oe *postgres.OpenError
+		if errors.As(err, &oe) {
+			fmt.Fprintf(c.stderr, "migrate: %v.\nFix: %s.\n", oe, oe.Hint)
+		} else {
+			fmt.Fprintf(c.stderr, "migrate: %v\n", err)
+		}
 		return exitUsage
 	}
 	defer db.Close()
-	c.log.Debug("connected", "command", name)
+	if session {
+		direct, err := postgres.IsDirect(ctx, db)
+		if err != nil {
+			return c.fail(exitUsage, name, err)
+		}
+		if !direct {
+			fmt.Fprintf(c.stderr, "migrate %s: refused: %s reaches Postgres through a connection pooler (the server's process id differs "+
+				"from the one the connection was given), and %s holds a session advisory lock and session settings for the whole run, "+
+				"which a pooler in transaction mode would leave on a server connection it lends to other clients.\n"+
+				"Fix: set DATABASE_DIRECT_URL to a direct connection to Postgres (the pooler's upstream, e.g. "+
+				"postgres://user:password@db-host:5432/app); DATABASE_URL may keep pointing at the pooler.\n", name, env, name)
+			return exitUsage
+		}
+	}
+	c.log.Debug("connected", "command", name, "env", env)
 	tp, err := tracing.New(ctx, tracing.Config{Service: tracing.Service{Name: "migrate"}, Getenv: c.getenv})
 	if err != nil {
 		fmt.Fprintf(c.stderr, "migrate: %v\n", err)

@@ -47,7 +47,7 @@ func options(cfg config, log *slog.Logger) fx.Option {
 		fx.Supply(cfg, log),
 		fx.Supply(cfg.Tracing),
 		tracing.Module,
-		fx.Supply(postgres.Config{URL: cfg.DatabaseURL, RuntimeParams: map[string]string{"application_name": "relay"}}),
+		fx.Supply(postgres.Config{URL: cfg.DatabaseURL, DirectURL: cfg.DirectURL, RuntimeParams: map[string]string{"application_name": "relay"}}),
 		postgres.Module,
 		postgres.RelayModule,
 		fx.Supply(queue.ModuleConfig{

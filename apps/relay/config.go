@@ -8,13 +8,19 @@ import (
 
 	"github.com/july/template/adapters/asynq/queue"
 	"github.com/july/template/adapters/http/httpx"
+	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/adapters/tracing"
 	"github.com/july/template/core/relay"
 	"github.com/july/template/core/sweep"
 	"github.com/july/template/internal/envconf"
 )
 
-var envHelp = fmt.Sprintf(`  DATABASE_URL         postgres URL (required)
+var envHelp = fmt.Sprintf(`  DATABASE_URL         postgres URL (required); may be a pooler in transaction mode (PgBouncer)
+  DATABASE_DIRECT_URL  a direct connection to the same database for the LISTEN that wakes the
+                       relay on commits (default DATABASE_URL). The relay checks at start and
+                       after every reconnect that its own NOTIFY arrives; when it does not (a
+                       pooler), it logs one WARN, sets outbox_listen_working 0 and polls every
+                       %s instead of waiting for RELAY_POLL_INTERVAL
   REDIS_URL            redis://, redis-sentinel:// or redis-cluster:// for Asynq (required; outbox replay uses it
                        to delete the replayed events' retained tasks so they run again)
   LOG_LEVEL            debug|info|warn|error (default info)
@@ -25,7 +31,8 @@ var envHelp = fmt.Sprintf(`  DATABASE_URL         postgres URL (required)
                        relay.delivery.batch_size, re-read every 30s;
                        setting it pins the value; %d)
   RELAY_LEASE_TTL      lease length, %s..%s (default: relay.delivery.lease_ttl_seconds; %s)
-  RELAY_POLL_INTERVAL  idle poll when no NOTIFY arrives, %s..%s (default %s)
+  RELAY_POLL_INTERVAL  idle poll when no NOTIFY arrives, %s..%s (default %s); every
+                       %s while the LISTEN connection is deaf (DATABASE_DIRECT_URL)
   RELAY_MAX_ATTEMPTS   delivery attempts before an event fails, %d..%d; a lease lost
                        with a dead relay counts as one (default: relay.delivery.max_attempts; %d)
   RELAY_REDELIVER_WINDOW  with a redis-sentinel:// REDIS_URL, publish again what was
@@ -68,10 +75,11 @@ var envHelp = fmt.Sprintf(`  DATABASE_URL         postgres URL (required)
   OTEL_SERVICE_NAME    service.name of the spans (default relay); OTEL_TRACES_SAMPLER,
                        OTEL_RESOURCE_ATTRIBUTES, OTEL_SDK_DISABLED and the other
                        standard OTEL_* variables apply too
-`, relay.MinLoops, relay.MaxLoops, relay.DefaultLoops,
+`, postgres.DefaultFallbackPoll,
+	relay.MinLoops, relay.MaxLoops, relay.DefaultLoops,
 	relay.MinBatchSize, relay.MaxBatchSize, relay.DefaultBatchSize,
 	relay.MinLeaseFor, relay.MaxLeaseFor, relay.DefaultLeaseFor,
-	relay.MinPollInterval, relay.MaxPollInterval, relay.DefaultPollInterval,
+	relay.MinPollInterval, relay.MaxPollInterval, relay.DefaultPollInterval, postgres.DefaultFallbackPoll,
 	relay.MinMaxAttempts, relay.MaxMaxAttempts, relay.DefaultMaxAttempts,
 	sweep.MinTaskRecoveryEvery, sweep.MaxTaskRecoveryEvery, sweep.DefaultTaskRecoveryEvery,
 	sweep.MinIdempotencyRetention, sweep.MaxIdempotencyRetention, sweep.DefaultIdempotencyRetention)
@@ -80,6 +88,7 @@ var envHelp = fmt.Sprintf(`  DATABASE_URL         postgres URL (required)
 // MaxAttempts mean "not pinned": the registered system-config key decides.
 type config struct {
 	DatabaseURL       string
+	DirectURL         string
 	RedisURL          string
 	LogLevel          slog.Level
 	AdminAddr         string
@@ -120,6 +129,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 	host, _ := os.Hostname()
 	c := config{
 		DatabaseURL:       r.PostgresURL("DATABASE_URL"),
+		DirectURL:         r.OptionalPostgresURL("DATABASE_DIRECT_URL", ""),
 		RedisURL:          r.RedisURL("REDIS_URL"),
 		LogLevel:          r.LogLevel("LOG_LEVEL"),
 		AdminAddr:         r.Addr("ADMIN_ADDR", ":9090"),

@@ -11,6 +11,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -57,7 +58,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return exitUsage
 		}
 		if err := serve(ctx, cfg, stdout); err != nil {
-			appkit.LogStartFailure(stderr, "relay: exited with an error", err, "ADMIN_ADDR")
+			msg := "relay: exited with an error"
+			if errors.Is(err, appkit.ErrNotStarted) {
+				msg = "relay: did not start"
+			}
+			appkit.LogStartFailure(stderr, msg, err, "ADMIN_ADDR")
 			return exitError
 		}
 		return exitOK

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"log/slog"
 	"strings"
 	"testing"
@@ -84,4 +85,31 @@ func TestVersion(t *testing.T) {
 	var out bytes.Buffer
 	require.Equal(t, exitOK, run(t.Context(), []string{"--version"}, func(string) string { return "" }, &out, &out))
 	require.Regexp(t, `^relay \S+ \S+\nrevision `, out.String())
+}
+
+// A Postgres the relay cannot open is one JSON line that names the
+// dependency, the variable and what to do, not fx's dependency chain.
+func TestPostgresStartFailureIsASentence(t *testing.T) {
+	t.Parallel()
+	var out, errOut bytes.Buffer
+	code := run(t.Context(), nil, func(k string) string {
+		return map[string]string{
+			"DATABASE_URL": "postgres://relay:hunter2@127.0.0.1:1/app?sslmode=disable",
+			"REDIS_URL":    testinfra.NewRedis(t).URL,
+			"ADMIN_ADDR":   "127.0.0.1:0",
+		}[k]
+	}, &out, &errOut)
+	require.Equal(t, exitError, code, errOut.String())
+	lines := strings.Split(strings.TrimSpace(errOut.String()), "\n")
+	require.Len(t, lines, 1, "one line on stderr: %s", errOut.String())
+	var line map[string]any
+	require.NoError(t, json.Unmarshal([]byte(lines[0]), &line), lines[0])
+	require.Equal(t, "relay: did not start", line["msg"])
+	require.Equal(t, "postgres", line["dependency"])
+	require.Equal(t, "DATABASE_URL", line["variable"])
+	require.Contains(t, line["error"], "connection was refused")
+	require.Contains(t, line["hint"], "DATABASE_URL")
+	for _, wiring := range []string{"could not build", "failed to build", "fx.", "reflect", "hunter2"} {
+		require.NotContains(t, lines[0], wiring)
+	}
 }

@@ -4,6 +4,7 @@ package appkit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -13,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"go.uber.org/dig"
 	"go.uber.org/fx"
 	"go.uber.org/fx/fxevent"
 
@@ -53,6 +55,10 @@ func FxLogger(level slog.Level, log *slog.Logger) fx.Option {
 	})
 }
 
+// ErrNotStarted wraps Serve's errors from building or starting the app
+// (before started was called).
+var ErrNotStarted = errors.New("did not start")
+
 // Serve builds and starts the app, calls started, waits for ctx (SIGINT or
 // SIGTERM in main), calls stopping and stops the app within stopTimeout.
 // Start failures come back as errors: main exits once (fx's app.Run would
@@ -60,12 +66,13 @@ func FxLogger(level slog.Level, log *slog.Logger) fx.Option {
 func Serve(ctx context.Context, opts fx.Option, stopTimeout time.Duration, started, stopping func()) error {
 	app := fx.New(opts)
 	if err := app.Err(); err != nil {
-		return fmt.Errorf("build app: %w", err)
+		// The constructor's own error, not the chain of what needed it.
+		return fmt.Errorf("%w: build app: %w", ErrNotStarted, dig.RootCause(err))
 	}
 	startCtx, cancel := context.WithTimeout(ctx, StartTimeout)
 	defer cancel()
 	if err := app.Start(startCtx); err != nil {
-		return fmt.Errorf("start: %w", err)
+		return fmt.Errorf("%w: start: %w", ErrNotStarted, err)
 	}
 	started()
 	<-ctx.Done()

@@ -66,11 +66,28 @@ func (r *Reader) RedisURL(name string) string {
 // comma-separated list (postgres://h1:5432,h2:5432/db?target_session_attrs=read-write),
 // which pgx tries in order: a failover setup names its primary and standbys.
 func (r *Reader) PostgresURL(name string) string {
-	const form = "postgres://user:password@host:port/name (several hosts: host1:5432,host2:5432)"
-	v := r.Required(name, form)
+	v := r.Required(name, postgresForm)
 	if v == "" {
 		return ""
 	}
+	r.checkPostgresURL(name, v)
+	return v
+}
+
+// OptionalPostgresURL is PostgresURL for a variable that may be unset: it
+// returns def then.
+func (r *Reader) OptionalPostgresURL(name, def string) string {
+	v := r.String(name, "")
+	if v == "" {
+		return def
+	}
+	r.checkPostgresURL(name, v)
+	return v
+}
+
+const postgresForm = "postgres://user:password@host:port/name (several hosts: host1:5432,host2:5432)"
+
+func (r *Reader) checkPostgresURL(name, v string) {
 	scheme, rest, ok := strings.Cut(v, "://")
 	authority, tail := rest, ""
 	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
@@ -89,9 +106,8 @@ func (r *Reader) PostgresURL(name string) string {
 		valid = err == nil && u.Hostname() != ""
 	}
 	if !valid {
-		r.fail(name, "is not a valid postgres URL (value hidden); expected %s", form)
+		r.fail(name, "is not a valid postgres URL (value hidden); expected %s", postgresForm)
 	}
-	return v
 }
 
 // URL returns a required URL with one of schemes. The value is never echoed

@@ -8,6 +8,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/july/template/adapters/postgres/internal/pgerr"
+	"github.com/july/template/adapters/postgres/internal/wakemark"
 	"github.com/july/template/core/outbox"
 )
 
@@ -33,6 +34,13 @@ const appendRow = `(?::uuid, ?, ?, ?, ?, ?, ?, NULLIF(?, ''), ?, ?, ?::jsonb, 1,
 // error also aborts the transaction, so return it to roll back. Events are
 // values, so the assigned ids are not reported back: callers address events
 // by EventID. Appending no events does nothing.
+//
+// Inside a transaction of a pool from postgres.Open (ctx being the
+// transaction's context, as RunInTx hands it over), Append turns the insert
+// trigger's NOTIFY off for that transaction only
+// (set_config('outbox.notify', 'off', true)): the pool wakes the relay
+// itself after the commit, and Postgres's notify lock would otherwise
+// serialise concurrent commits. Elsewhere the trigger notifies as usual.
 //
 // When ctx carries a span (the HTTP request's), Append runs under an
 // "outbox.append" child span and stores that span's W3C trace context in
@@ -67,6 +75,10 @@ func Append(ctx context.Context, db bun.IDB, events ...outbox.Event) (err error)
 			ev.EventID, ev.EventType, ev.PayloadVersion, ev.AggregateType, ev.AggregateID,
 			ev.ResourceType, ev.ResourceID, ev.BusinessKey, ev.RequestID, ev.CorrelationID, string(ev.Payload),
 			ev.RetryCount, ev.NextAttemptAt, ev.CreatedAt, ev.UpdatedAt, parent, state)
+	}
+	if wakemark.WakesAfterCommit(ctx) {
+		// RETURNING runs before the trigger, which fires after the statement.
+		q.WriteString(" RETURNING set_config('outbox.notify', 'off', true)")
 	}
 	if _, err := db.ExecContext(ctx, q.String(), args...); err != nil {
 		return fmt.Errorf("append %d outbox events: %w", len(events), pgerr.Translate(err))

@@ -58,8 +58,16 @@ func checkConsumption(eventID, consumer string) error {
 	return nil
 }
 
+// consumedSQL is RecordConsumed's INSERT (see asyncMark).
+const consumedSQL = `INSERT INTO tb_outbox_consumption (event_id, consumer, consumed_at)
+	SELECT u.event_id, u.consumer, u.consumed_at
+	FROM unnest(?::uuid[], ?::varchar[], ?::timestamptz[]) AS u(event_id, consumer, consumed_at)` + asyncMark + `
+	ON CONFLICT (event_id, consumer) DO NOTHING`
+
 // RecordConsumed implements ports.ConsumptionRecorder with one INSERT for
-// the whole batch.
+// the whole batch; with Config.AsynchronousCommit it does not wait for the
+// WAL flush (a record lost in a database crash makes the reconciler
+// publish the event again, which the consumer's own record absorbs).
 func (s *Store) RecordConsumed(ctx context.Context, cs []ports.Consumption) error {
 	if len(cs) == 0 {
 		return nil
@@ -73,10 +81,7 @@ func (s *Store) RecordConsumed(ctx context.Context, cs []ports.Consumption) erro
 		}
 		ids[i], names[i], ats[i] = c.EventID, c.Consumer, c.At
 	}
-	_, err := s.db.NewRaw(`INSERT INTO tb_outbox_consumption (event_id, consumer, consumed_at)
-		SELECT * FROM unnest(?::uuid[], ?::varchar[], ?::timestamptz[])
-		ON CONFLICT (event_id, consumer) DO NOTHING`,
-		pgdialect.Array(ids), pgdialect.Array(names), pgdialect.Array(ats)).Exec(ctx)
+	_, err := s.db.NewRaw(s.q.consumed, pgdialect.Array(ids), pgdialect.Array(names), pgdialect.Array(ats)).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("record consumption of %d events: %w", len(cs), pgerr.Translate(err))
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -16,6 +17,35 @@ import (
 	"github.com/july/template/core/outbox"
 	"github.com/july/template/core/ports"
 )
+
+// asyncMark stands where a lease holder's write (and RecordConsumed) adds
+// asyncCommitFrom to its FROM list when Config.AsynchronousCommit is set;
+// queries() removes or replaces it.
+const asyncMark = " /*async_commit*/"
+
+// asyncCommitFrom is a one-row relation whose evaluation turns
+// synchronous_commit off for the statement's own transaction
+// (set_config(..., true) is SET LOCAL): the commit then does not wait for
+// the WAL flush. It is part of the statement, not a session setting, so it
+// needs no extra round trip, works in any query protocol and through a
+// pooler in transaction mode, and leaves the session as it found it. A
+// statement that changes no row may skip it; it then commits nothing.
+const asyncCommitFrom = ", (SELECT set_config('synchronous_commit', 'off', true)) AS async_commit"
+
+// queries are a Store's statements with or without asyncCommitFrom.
+type queries struct {
+	claim, complete, fail, renew, release, recover, consumed string
+}
+
+func newQueries(async bool) queries {
+	with := ""
+	if async {
+		with = asyncCommitFrom
+	}
+	f := func(q string) string { return strings.Replace(q, asyncMark, with, 1) }
+	return queries{claim: f(claimSQL), complete: f(completeSQL), fail: f(failSQL), renew: f(renewSQL),
+		release: f(releaseSQL), recover: f(recoverSQL), consumed: f(consumedSQL)}
+}
 
 // Column widths of tb_outbox_event that Fail writes; longer values are cut
 // rather than failing the whole batch.
@@ -37,7 +67,7 @@ const claimSQL = `WITH due AS MATERIALIZED (
 )
 UPDATE tb_outbox_event AS e
 SET status = 2, lease_owner = ?, lease_token = e.lease_token + 1, lease_expires_at = ?, updated_at = ?
-FROM due WHERE e.id = due.id
+FROM due` + asyncMark + ` WHERE e.id = due.id
 RETURNING ` + claimColumns
 
 // claimColumns are what a claimed event needs beyond what the claim itself
@@ -60,7 +90,7 @@ const liveSQL = heldSQL + ` AND e.lease_expires_at > ?`
 
 const completeSQL = `UPDATE tb_outbox_event AS e
 SET status = 3, delivered_at = ?, updated_at = ?, lease_owner = NULL, lease_expires_at = NULL
-FROM unnest(?::bigint[], ?::bigint[]) AS r(id, token)
+FROM unnest(?::bigint[], ?::bigint[]) AS r(id, token)` + asyncMark + `
 WHERE ` + liveSQL + `
 RETURNING e.id`
 
@@ -69,13 +99,13 @@ SET status = r.status, next_attempt_at = r.next_at, retry_count = r.retries,
 	last_error_code = NULLIF(r.code, ''), last_error_message = NULLIF(r.msg, ''),
 	updated_at = ?, lease_owner = NULL, lease_expires_at = NULL
 FROM unnest(?::bigint[], ?::bigint[], ?::smallint[], ?::timestamptz[], ?::int[], ?::text[], ?::text[])
-	AS r(id, token, status, next_at, retries, code, msg)
+	AS r(id, token, status, next_at, retries, code, msg)` + asyncMark + `
 WHERE ` + liveSQL + `
 RETURNING e.id`
 
 const renewSQL = `UPDATE tb_outbox_event AS e
 SET lease_expires_at = ?, updated_at = ?
-FROM unnest(?::bigint[], ?::bigint[]) AS r(id, token)
+FROM unnest(?::bigint[], ?::bigint[]) AS r(id, token)` + asyncMark + `
 WHERE ` + liveSQL + `
 RETURNING e.id`
 
@@ -83,7 +113,7 @@ RETURNING e.id`
 // an expired lease as long as nobody took over (the token still matches).
 const releaseSQL = `UPDATE tb_outbox_event AS e
 SET status = 1, next_attempt_at = ?, updated_at = ?, lease_owner = NULL, lease_expires_at = NULL
-FROM unnest(?::bigint[], ?::bigint[]) AS r(id, token)
+FROM unnest(?::bigint[], ?::bigint[]) AS r(id, token)` + asyncMark + `
 WHERE ` + heldSQL + `
 RETURNING e.id`
 
@@ -115,7 +145,7 @@ SET status = CASE WHEN d.final THEN 4 ELSE 1 END,
 		ELSE ?::timestamptz + make_interval(secs => ((d.ceiling_ns - d.ceiling_ns / 2) + floor(random() * (d.ceiling_ns / 2))) / 1e9) END,
 	last_error_code = ?, last_error_message = ?,
 	updated_at = ?, lease_owner = NULL, lease_expires_at = NULL
-FROM decided AS d WHERE e.id = d.id
+FROM decided AS d` + asyncMark + ` WHERE e.id = d.id
 RETURNING e.id, e.event_id, e.event_type, e.status = 4, e.retry_count`
 
 // maxCeilings bounds the backoff ceilings recoverSQL receives: from attempt
@@ -150,7 +180,7 @@ func (s *Store) Claim(ctx context.Context, p ports.ClaimParams) ([]outbox.Event,
 	// the event reports what was stored.
 	now := p.Now.Truncate(time.Microsecond)
 	expires := p.Now.Add(p.LeaseFor).Truncate(time.Microsecond)
-	rows, err := s.db.QueryContext(ctx, claimSQL, p.Now, min(p.Limit, s.cfg.ClaimLimit), p.Owner, expires, p.Now)
+	rows, err := s.db.QueryContext(ctx, s.q.claim, p.Now, min(p.Limit, s.cfg.ClaimLimit), p.Owner, expires, p.Now)
 	if err != nil {
 		return nil, fmt.Errorf("claim outbox events: %w", pgerr.Translate(err))
 	}
@@ -194,7 +224,7 @@ func (s *Store) Complete(ctx context.Context, owner string, now time.Time, refs 
 		return nil, fmt.Errorf("complete outbox events: %w: owner is empty", lease.ErrInvalid)
 	}
 	ids, tokens := refArrays(refs)
-	return s.held(ctx, "complete", refs, completeSQL, now, now, ids, tokens, owner, now)
+	return s.held(ctx, "complete", refs, s.q.complete, now, now, ids, tokens, owner, now)
 }
 
 // Fail applies each item's decision in one UPDATE; see
@@ -224,7 +254,7 @@ func (s *Store) Fail(ctx context.Context, owner string, now time.Time, items []p
 		statuses[i], nextAt[i], retries[i] = int(d.Status), cmp.Or(d.NextAttemptAt, now), max(d.RetryCount, 0)
 		codes[i], msgs[i] = truncate(d.Code, maxErrorCodeLen), truncate(d.Message, maxErrorMessageLen)
 	}
-	return s.held(ctx, "fail", refs, failSQL, now,
+	return s.held(ctx, "fail", refs, s.q.fail, now,
 		pgdialect.Array(ids), pgdialect.Array(tokens), pgdialect.Array(statuses), pgdialect.Array(nextAt),
 		pgdialect.Array(retries), pgdialect.Array(codes), pgdialect.Array(msgs), owner, now)
 }
@@ -239,7 +269,7 @@ func (s *Store) Renew(ctx context.Context, owner string, now time.Time, leaseFor
 		return nil, fmt.Errorf("renew outbox leases: %w", err)
 	}
 	ids, tokens := refArrays(refs)
-	return s.held(ctx, "renew", refs, renewSQL, now.Add(leaseFor), now, ids, tokens, owner, now)
+	return s.held(ctx, "renew", refs, s.q.renew, now.Add(leaseFor), now, ids, tokens, owner, now)
 }
 
 // Release hands rows back as Pending due at now, keeping retry_count and
@@ -252,7 +282,7 @@ func (s *Store) Release(ctx context.Context, owner string, now time.Time, refs [
 		return nil, fmt.Errorf("release outbox leases: %w: owner is empty", lease.ErrInvalid)
 	}
 	ids, tokens := refArrays(refs)
-	return s.held(ctx, "release", refs, releaseSQL, now, now, ids, tokens, owner)
+	return s.held(ctx, "release", refs, s.q.release, now, now, ids, tokens, owner)
 }
 
 // RecoverExpired takes back up to p.Limit (lowered to Config.SweepLimit)
@@ -264,7 +294,7 @@ func (s *Store) RecoverExpired(ctx context.Context, p ports.RecoverParams) (port
 		return res, fmt.Errorf("recover expired outbox leases: limit %d; pass 1 or more", p.Limit)
 	}
 	ceilings := recoverCeilings(p.Policy)
-	rows, err := s.db.QueryContext(ctx, recoverSQL, p.Now, min(p.Limit, s.cfg.SweepLimit),
+	rows, err := s.db.QueryContext(ctx, s.q.recover, p.Now, min(p.Limit, s.cfg.SweepLimit),
 		p.Policy.Attempts(), pgdialect.Array(ceilings), len(ceilings), p.Now, p.Now,
 		outbox.CodeLeaseExpired, truncate(outbox.LeaseExpiredMessage, maxErrorMessageLen), p.Now)
 	if err != nil {

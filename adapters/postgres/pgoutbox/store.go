@@ -44,6 +44,16 @@ type Config struct {
 	// Audit writes the audit records of Replay and ReleaseLeases in their
 	// transaction. Default: an EventAuditWriter.
 	Audit AuditWriter
+	// AsynchronousCommit makes the lease holder's writes (Claim, Complete,
+	// Fail, Renew, Release, RecoverExpired) and RecordConsumed commit
+	// without waiting for the WAL flush: each statement turns
+	// synchronous_commit off for its own transaction only (set_config(...,
+	// true), no session setting, so it holds through a pooler in
+	// transaction mode). A database crash can then lose the last few
+	// marks: their events are delivered again, or a claim is forgotten
+	// (at least once, as designed). The relay's own store sets it;
+	// business writes and the dead-letter mark never go through it.
+	AsynchronousCommit bool
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -68,6 +78,7 @@ func (c Config) withDefaults() (Config, error) {
 type Store struct {
 	db  bun.IDB
 	cfg Config
+	q   queries
 }
 
 var _ ports.OutboxStore = (*Store)(nil)
@@ -83,7 +94,7 @@ func NewStore(db bun.IDB, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{db: db, cfg: cfg}, nil
+	return &Store{db: db, cfg: cfg, q: newQueries(cfg.AsynchronousCommit)}, nil
 }
 
 // Append stores events as Pending in one INSERT; see Append. Business
