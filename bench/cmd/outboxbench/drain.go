@@ -278,7 +278,7 @@ func drainOnce(ctx context.Context, e *env, db *bun.DB, n int, sc scenario) (m d
 	if sc.relay == relayBare {
 		return bareDrainOnce(ctx, e, db, q, n, loops)
 	}
-	store, err := pgoutbox.NewStore(db, pgoutbox.Config{})
+	store, err := pgoutbox.NewStore(db, relayStoreConfig)
 	if err != nil {
 		return m, err
 	}

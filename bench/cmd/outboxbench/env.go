@@ -103,11 +103,36 @@ func (e *env) openWith(ctx context.Context, cfg postgres.Config) (*bun.DB, error
 	return postgres.Open(ctx, cfg)
 }
 
-// openRelay opens a pool with the session settings apps/relay uses
-// (asynchronous commit for the relay's own marks).
+// openRelay opens a pool like apps/relay's own (its stores take
+// relayStoreConfig: asynchronous commit per statement).
 func (e *env) openRelay(ctx context.Context, conns int) (*bun.DB, error) {
-	return postgres.Open(ctx, postgres.Config{URL: e.url, MaxOpenConns: conns, MaxIdleConns: conns,
-		RuntimeParams: map[string]string{"synchronous_commit": "off"}})
+	return e.openRelayAt(ctx, e.url, conns)
+}
+
+// openRelayAt is openRelay on url (the scratch database, or it through a
+// pooler).
+func (e *env) openRelayAt(ctx context.Context, url string, conns int) (*bun.DB, error) {
+	return postgres.Open(ctx, postgres.Config{URL: url, MaxOpenConns: conns, MaxIdleConns: conns,
+		RuntimeParams: map[string]string{"application_name": "outbox-relay"}})
+}
+
+// relayStoreConfig is the relay's store configuration (postgres.RelayModule).
+var relayStoreConfig = pgoutbox.Config{AsynchronousCommit: true}
+
+// viaPooler returns the scratch database's URL with the host and port of
+// poolerURL (a PgBouncer in front of the same server that forwards every
+// database name, like scripts/pgbouncer.sh's).
+func (e *env) viaPooler(poolerURL string) (string, error) {
+	p, err := url.Parse(poolerURL)
+	if err != nil || p.Host == "" {
+		return "", fmt.Errorf("-pooler-url %q: want postgres://host:port/...", poolerURL)
+	}
+	u, err := url.Parse(e.url)
+	if err != nil {
+		return "", err
+	}
+	u.Host = p.Host
+	return u.String(), nil
 }
 
 // openPgx opens a plain pgx pool for the bare, River and Watermill relays:
@@ -210,7 +235,7 @@ func (e *env) relayStore(ctx context.Context, conns int) (*bun.DB, *pgoutbox.Sto
 	if err != nil {
 		return nil, nil, err
 	}
-	store, err := pgoutbox.NewStore(db, pgoutbox.Config{})
+	store, err := pgoutbox.NewStore(db, relayStoreConfig)
 	if err != nil {
 		_ = db.Close()
 		return nil, nil, err

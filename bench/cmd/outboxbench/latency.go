@@ -28,11 +28,19 @@ func latencyFlags(fs *flag.FlagSet) func(context.Context, common, io.Writer) err
 	fs.IntVar(&p.loops, "loops", 1, "relay.Config.Loops")
 	fs.IntVar(&p.batch, "batch", 100, "relay.Config.BatchSize")
 	fs.IntVar(&p.producers, "producers", 16, "concurrent producer transactions (enough to sustain -rate)")
-	modes := fs.String("modes", "listen,poll", "wake-up modes: listen (LISTEN plus polling; the writers' pool wakes after commit, the default), listen-intx (LISTEN plus polling; the insert trigger NOTIFYs inside each writer transaction, postgres.Config.NotifyInTx) and poll (polling only)")
+	modes := fs.String("modes", "listen,poll", "wake-up modes: listen (LISTEN plus polling; the writers' pool wakes after commit, the default), listen-intx (LISTEN plus polling; the insert trigger NOTIFYs inside each writer transaction, postgres.Config.NotifyInTx), poll (polling only), "+
+		"pooler (writers and relay through -pooler-url, the LISTEN direct: DATABASE_URL the pooler, DATABASE_DIRECT_URL the server) and pooler-only (the LISTEN through the pooler too: deaf, the relay polls every 50 ms)")
+	fs.StringVar(&p.poolerURL, "pooler-url", "", "a PgBouncer in transaction mode in front of -database-url's server that forwards every database name (scripts/pgbouncer.sh run sets TEST_PGBOUNCER_URL to one); needed by the pooler modes")
 	return func(ctx context.Context, c common, out io.Writer) error {
 		for m := range strings.SplitSeq(*modes, ",") {
-			if m != "listen" && m != "listen-intx" && m != "poll" {
-				return fmt.Errorf("-modes %q: want a list of listen, listen-intx, poll", *modes)
+			switch m {
+			case "listen", "listen-intx", "poll":
+			case "pooler", "pooler-only":
+				if p.poolerURL == "" {
+					return fmt.Errorf("-modes %s needs -pooler-url", m)
+				}
+			default:
+				return fmt.Errorf("-modes %q: want a list of listen, listen-intx, poll, pooler, pooler-only", *modes)
 			}
 			p.modes = append(p.modes, m)
 		}
@@ -48,6 +56,7 @@ type latencyParams struct {
 	batch     int
 	producers int
 	modes     []string
+	poolerURL string
 }
 
 // latencyRun is one run's percentiles and achieved load.
@@ -79,6 +88,21 @@ func latency(ctx context.Context, c common, out io.Writer, p latencyParams) erro
 		return err
 	}
 	defer rdb.Close()
+	var pooled string
+	var appPooled, rdbPooled *bun.DB
+	if p.poolerURL != "" {
+		if pooled, err = e.viaPooler(p.poolerURL); err != nil {
+			return err
+		}
+		if appPooled, err = postgres.Open(ctx, postgres.Config{URL: pooled, MaxOpenConns: p.producers, MaxIdleConns: p.producers}); err != nil {
+			return err
+		}
+		defer appPooled.Close()
+		if rdbPooled, err = e.openRelayAt(ctx, pooled, postgres.DefaultMaxOpenConns); err != nil {
+			return err
+		}
+		defer rdbPooled.Close()
+	}
 
 	results := map[string][]latencyRun{}
 	for run := range c.runs {
@@ -86,11 +110,18 @@ func latency(ctx context.Context, c common, out io.Writer, p latencyParams) erro
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			writers := app
-			if mode == "listen-intx" {
+			writers, relayDB, listenURL := app, rdb, e.url
+			switch mode {
+			case "listen-intx":
 				writers = appInTx
+			case "poll":
+				listenURL = ""
+			case "pooler":
+				writers, relayDB = appPooled, rdbPooled
+			case "pooler-only":
+				writers, relayDB, listenURL = appPooled, rdbPooled, pooled
 			}
-			res, err := latencyOnce(ctx, e, writers, rdb, p, mode != "poll")
+			res, err := latencyOnce(ctx, e, writers, relayDB, p, listenURL)
 			if err != nil {
 				return fmt.Errorf("latency run %d mode %s: %w", run+1, mode, err)
 			}
@@ -121,9 +152,21 @@ func latency(ctx context.Context, c common, out io.Writer, p latencyParams) erro
 			offered[i], p99s[i] = r.offered, float64(r.p99)/float64(time.Millisecond)
 		}
 		var target string
-		if mode != "poll" {
+		switch mode {
+		case "listen", "listen-intx":
 			target = fmt.Sprintf("p50 < 1 ms, p99 < 5 ms: %s", verdict(p50 < time.Millisecond && p99 < 5*time.Millisecond))
-		} else {
+		case "pooler":
+			if direct, ok := results["listen"]; ok {
+				xs := make([]float64, len(direct))
+				for i, r := range direct {
+					xs[i] = float64(r.p50)
+				}
+				target = fmt.Sprintf("p50 ≤ 2x listen's: %s", verdict(float64(p50) <= 2*median(xs)))
+			}
+		case "pooler-only":
+			limit := postgres.DefaultFallbackPoll + 10*time.Millisecond
+			target = fmt.Sprintf("p99 ≤ %s (50 ms polling, not -poll): %s", limit, verdict(p99 <= limit))
+		default:
 			limit := p.poll + 10*time.Millisecond
 			target = fmt.Sprintf("p99 ≤ %s: %s", limit, verdict(p99 <= limit))
 		}
@@ -160,7 +203,10 @@ func (s *stampingPublisher) Publish(ctx context.Context, envs []outbox.Envelope)
 	return errs
 }
 
-func latencyOnce(ctx context.Context, e *env, app, rdb *bun.DB, p latencyParams, listen bool) (latencyRun, error) {
+// latencyOnce runs the load once: app's transactions append, a relay on
+// rdb delivers, woken by a Listener on listenURL ("" none) that probes
+// itself through app.
+func latencyOnce(ctx context.Context, e *env, app, rdb *bun.DB, p latencyParams, listenURL string) (latencyRun, error) {
 	if err := e.reset(ctx, rdb); err != nil {
 		return latencyRun{}, err
 	}
@@ -179,7 +225,7 @@ func latencyOnce(ctx context.Context, e *env, app, rdb *bun.DB, p latencyParams,
 	for i, ev := range evs {
 		pub.index[ev.EventID] = i
 	}
-	store, err := pgoutbox.NewStore(rdb, pgoutbox.Config{})
+	store, err := pgoutbox.NewStore(rdb, relayStoreConfig)
 	if err != nil {
 		return latencyRun{}, err
 	}
@@ -189,8 +235,12 @@ func latencyOnce(ctx context.Context, e *env, app, rdb *bun.DB, p latencyParams,
 	if err != nil {
 		return latencyRun{}, err
 	}
-	if listen {
-		l := postgres.NewListener(e.url, postgres.OutboxChannel, r.Notify, quietLogger)
+	if listenURL != "" {
+		l := postgres.NewListenerWith(postgres.ListenerConfig{URL: listenURL, Channel: postgres.OutboxChannel, Notify: r.Notify, Log: quietLogger,
+			Probe: func(ctx context.Context, payload string) error {
+				_, err := app.ExecContext(ctx, "SELECT pg_notify(?, ?)", postgres.OutboxChannel, payload)
+				return err
+			}})
 		if err := l.Start(ctx); err != nil {
 			return latencyRun{}, err
 		}
@@ -199,6 +249,11 @@ func latencyOnce(ctx context.Context, e *env, app, rdb *bun.DB, p latencyParams,
 		case <-l.Ready():
 		case <-time.After(10 * time.Second):
 			return latencyRun{}, fmt.Errorf("listener not ready after 10s")
+		}
+		// Wait for the probe's verdict, so the run measures the steady
+		// state (heard: woken per commit; deaf: 50 ms polling).
+		for deadline := time.Now().Add(postgres.DefaultProbeTimeout + 100*time.Millisecond); !l.Working() && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
 		}
 	}
 	if err := r.Start(ctx); err != nil {

@@ -239,7 +239,7 @@ func retentionOnce(ctx context.Context, c common, p retentionParams, variant str
 	var remove func(ctx context.Context) error
 	switch variant {
 	case "delete":
-		store, err := pgoutbox.NewStore(rdb, pgoutbox.Config{})
+		store, err := pgoutbox.NewStore(rdb, relayStoreConfig)
 		if err != nil {
 			return r, "", err
 		}
