@@ -3,7 +3,9 @@ package appkit_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"testing"
 	"time"
@@ -89,4 +91,31 @@ func TestNewLoggerWritesUTCTimes(t *testing.T) {
 	shanghai := time.Date(2030, 1, 1, 8, 0, 0, 0, time.FixedZone("CST", 8*3600))
 	require.NoError(t, log.Handler().Handle(context.Background(), slog.NewRecord(shanghai, slog.LevelInfo, "tick", 0)))
 	require.Contains(t, buf.String(), `"time":"2030-01-01T00:00:00Z"`)
+}
+
+type depErr struct{}
+
+func (depErr) Error() string {
+	return "cannot open postgres at db:5432 (DATABASE_URL): the connection was refused"
+}
+func (depErr) Dependency() string { return "postgres" }
+func (depErr) Variable() string   { return "DATABASE_URL" }
+func (depErr) Fix() string {
+	return "start Postgres there, or set DATABASE_URL to the address it listens on"
+}
+
+// A DependencyError anywhere in the chain is the whole line: dependency,
+// variable, its own sentence and its fix, not what wrapped it.
+func TestLogStartFailureOfADependency(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	err := fmt.Errorf("%w: build app: could not build arguments for function main.newThing: %w", appkit.ErrNotStarted, depErr{})
+	appkit.LogStartFailure(&out, "api: did not start", err, "HTTP_ADDR")
+	var line map[string]any
+	require.NoError(t, json.Unmarshal(out.Bytes(), &line), out.String())
+	require.Equal(t, "postgres", line["dependency"])
+	require.Equal(t, "DATABASE_URL", line["variable"])
+	require.Equal(t, depErr{}.Error(), line["error"])
+	require.Equal(t, depErr{}.Fix(), line["hint"])
+	require.NotContains(t, out.String(), "could not build")
 }

@@ -84,3 +84,17 @@ func TestTopologyURLs(t *testing.T) {
 	}
 	require.NotContains(t, err.Error(), "topsecret")
 }
+
+// An optional postgres URL (DATABASE_DIRECT_URL) is its default when unset
+// and checked like a required one when set.
+func TestOptionalPostgresURL(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"SET": "postgres://u:topsecret@db:5432/app", "BAD": "mysql://u:topsecret@db/app"}
+	r := envconf.New(func(k string) string { return env[k] })
+	require.Equal(t, "fallback", r.OptionalPostgresURL("UNSET", "fallback"))
+	require.Equal(t, env["SET"], r.OptionalPostgresURL("SET", "fallback"))
+	require.NoError(t, r.Err())
+	r.OptionalPostgresURL("BAD", "")
+	require.ErrorContains(t, r.Err(), "BAD: is not a valid postgres URL")
+	require.NotContains(t, r.Err().Error(), "topsecret")
+}
