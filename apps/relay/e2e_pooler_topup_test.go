@@ -154,4 +154,3 @@ func startAPI(t *testing.T, secret []byte, redisURL string, env ...string) strin
 	})
 	return base
 }
-
