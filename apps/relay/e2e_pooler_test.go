@@ -60,24 +60,20 @@ func TestE2EPoolerRelayWithoutDirectURL(t *testing.T) {
 }
 
 var (
-	appBinsOnce sync.Once
-	appBinsErr  error
+	migrateBinOnce sync.Once
+	migrateBinErr  error
 )
 
-// appBin builds, once, the api and migrate binaries next to relayBin (and
-// removed with it) and returns name's path.
-func appBin(t *testing.T, name string) string {
+// migrateBin builds, once, the migrate binary next to relayBin (removed
+// with it) and returns its path.
+func migrateBin(t *testing.T) string {
 	t.Helper()
-	dir := filepath.Dir(relayBin)
-	appBinsOnce.Do(func() {
-		for _, app := range []string{"api", "migrate"} {
-			out, err := exec.Command("go", "build", "-o", filepath.Join(dir, app), "../"+app).CombinedOutput()
-			if err != nil {
-				appBinsErr = fmt.Errorf("go build ../%s: %w\n%s", app, err, out)
-				return
-			}
+	bin := filepath.Join(filepath.Dir(relayBin), "migrate")
+	migrateBinOnce.Do(func() {
+		if out, err := exec.Command("go", "build", "-o", bin, "../migrate").CombinedOutput(); err != nil {
+			migrateBinErr = fmt.Errorf("go build ../migrate: %w\n%s", err, out)
 		}
 	})
-	require.NoError(t, appBinsErr)
-	return filepath.Join(dir, name)
+	require.NoError(t, migrateBinErr)
+	return bin
 }

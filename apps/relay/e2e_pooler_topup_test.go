@@ -4,13 +4,11 @@
 package main_test
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -38,7 +36,7 @@ func TestE2EPoolerTopups(t *testing.T) {
 	dbEnv := []string{"DATABASE_URL=" + pooled, "DATABASE_DIRECT_URL=" + db.URL}
 
 	for _, cmd := range []string{"check", "up"} {
-		c := exec.Command(appBin(t, "migrate"), cmd)
+		c := exec.Command(migrateBin(t), cmd)
 		c.Env = append([]string{"PATH=" + os.Getenv("PATH")}, dbEnv...)
 		out, err := c.CombinedOutput()
 		require.NoError(t, err, "migrate %s through the pooler (up on the direct URL):\n%s", cmd, out)
@@ -47,7 +45,7 @@ func TestE2EPoolerTopups(t *testing.T) {
 	w := &world{t: t, db: db, redisURL: r.URL, queue: r.QueueName("e2e")}
 	t.Cleanup(func() { deleteQueue(t, r.URL, w.queue) })
 	secret := []byte("relay-e2e-pooler-secret-0123456789abcdef-01")
-	api := startAPI(t, secret, r.URL, dbEnv...)
+	api := startAPIBin(t, w, string(secret), dbEnv...)
 	relay := w.startRelay("relay-pool", append(dbEnv, "WORKER_ENABLED=true", "WORKER_CONCURRENCY=8", "RELAY_POLL_INTERVAL=2s")...)
 	eventually(t, "the relay's LISTEN hears its probe", func() (bool, string) {
 		v := relay.metric("outbox_listen_working")
@@ -113,44 +111,4 @@ func TestE2EPoolerTopups(t *testing.T) {
 	require.Empty(t, relay.errorLines())
 	t.Logf("behind PgBouncer (transaction mode): %d concurrent top-ups created in %s and replayed; all delivered, credited and recorded in %s; commit-to-delivered p50 %.0f ms under the burst (not the wake-up: see docs/performance.md)",
 		n, created.Round(time.Millisecond), time.Since(start).Round(time.Millisecond), p50*1000)
-}
-
-// startAPI runs the api binary with env ("KEY=VALUE") on a free address,
-// waits for /readyz and returns its base URL. It is stopped when the test
-// ends.
-func startAPI(t *testing.T, secret []byte, redisURL string, env ...string) string {
-	t.Helper()
-	addr := freeAddr(t)
-	logs := &testinfra.LogBuffer{}
-	cmd := exec.Command(appBin(t, "api"))
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "REDIS_URL=" + redisURL, "HTTP_ADDR=" + addr,
-		"AUTH_JWT_SECRET=" + string(secret), "LOG_LEVEL=warn", "SHUTDOWN_DRAIN_DELAY=0s"}, env...)
-	cmd.Stdout, cmd.Stderr = logs, logs
-	require.NoError(t, cmd.Start())
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-done
-		if t.Failed() {
-			t.Logf("api logs:\n%s", logs.String())
-		}
-	})
-	base := "http://" + addr
-	eventually(t, "api /readyz answers 200", func() (bool, string) {
-		select {
-		case <-done:
-			t.Fatalf("api exited early:\n%s", logs.String())
-		default:
-		}
-		res, err := http.Get(base + "/readyz")
-		if err != nil {
-			return false, err.Error()
-		}
-		defer res.Body.Close()
-		var b bytes.Buffer
-		_, _ = b.ReadFrom(res.Body)
-		return res.StatusCode == http.StatusOK, fmt.Sprintf("status %d %s", res.StatusCode, strings.TrimSpace(b.String()))
-	})
-	return base
 }

@@ -115,13 +115,14 @@ func createTopups(t *testing.T, w *world, n, agents int) []topup.OrderView {
 	return orders
 }
 
-// startAPIBin runs the api binary on w's database and Redis until the
-// test ends, waits for /readyz, and returns its base URL. A start whose
-// port another process took meanwhile is tried again on another.
-func startAPIBin(t *testing.T, w *world, secret string) string {
+// startAPIBin runs the api binary on w's database and Redis, with env
+// ("KEY=VALUE") over those, until the test ends, waits for /readyz, and
+// returns its base URL. A start whose port another process took meanwhile
+// is tried again on another.
+func startAPIBin(t *testing.T, w *world, secret string, env ...string) string {
 	t.Helper()
 	for attempt := 1; ; attempt++ {
-		url, taken := spawnAPIBin(t, w, secret)
+		url, taken := spawnAPIBin(t, w, secret, env...)
 		if !taken {
 			return url
 		}
@@ -129,13 +130,14 @@ func startAPIBin(t *testing.T, w *world, secret string) string {
 	}
 }
 
-func spawnAPIBin(t *testing.T, w *world, secret string) (url string, taken bool) {
+func spawnAPIBin(t *testing.T, w *world, secret string, env ...string) (url string, taken bool) {
 	t.Helper()
 	addr := freeAddr(t)
 	logs := &testinfra.LogBuffer{}
 	cmd := exec.Command(apiBin)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "DATABASE_URL=" + w.db.URL, "REDIS_URL=" + w.redisURL,
 		"HTTP_ADDR=" + addr, "AUTH_JWT_SECRET=" + secret, "LOG_LEVEL=warn", "SHUTDOWN_DRAIN_DELAY=0s"}
+	cmd.Env = append(cmd.Env, env...)
 	cmd.Stdout, cmd.Stderr = logs, logs
 	require.NoError(t, cmd.Start(), "start the api binary")
 	done := make(chan struct{})
