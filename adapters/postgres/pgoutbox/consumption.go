@@ -58,10 +58,10 @@ func checkConsumption(eventID, consumer string) error {
 	return nil
 }
 
-// consumedSQL is RecordConsumed's INSERT (see asyncMark).
+// consumedSQL is RecordConsumed's INSERT (see asyncWhere).
 const consumedSQL = `INSERT INTO tb_outbox_consumption (event_id, consumer, consumed_at)
 	SELECT u.event_id, u.consumer, u.consumed_at
-	FROM unnest(?::uuid[], ?::varchar[], ?::timestamptz[]) AS u(event_id, consumer, consumed_at)` + asyncMark + `
+	FROM unnest(?::uuid[], ?::varchar[], ?::timestamptz[]) AS u(event_id, consumer, consumed_at)` + asyncWhere + `
 	ON CONFLICT (event_id, consumer) DO NOTHING`
 
 // RecordConsumed implements ports.ConsumptionRecorder with one INSERT for

@@ -18,31 +18,37 @@ import (
 	"github.com/july/template/core/ports"
 )
 
-// asyncMark stands where a lease holder's write (and RecordConsumed) adds
-// asyncCommitFrom to its FROM list when Config.AsynchronousCommit is set;
-// queries() removes or replaces it.
-const asyncMark = " /*async_commit*/"
-
-// asyncCommitFrom is a one-row relation whose evaluation turns
-// synchronous_commit off for the statement's own transaction
-// (set_config(..., true) is SET LOCAL): the commit then does not wait for
-// the WAL flush. It is part of the statement, not a session setting, so it
+// asyncCommit is a condition whose evaluation turns synchronous_commit
+// off for the statement's own transaction (set_config(..., true) is SET
+// LOCAL): the commit then does not wait for the WAL flush. An uncorrelated
+// subquery, Postgres evaluates it once, before any row (a one-time
+// filter). It is part of the statement, not a session setting, so it
 // needs no extra round trip, works in any query protocol and through a
-// pooler in transaction mode, and leaves the session as it found it. A
-// statement that changes no row may skip it; it then commits nothing.
-const asyncCommitFrom = ", (SELECT set_config('synchronous_commit', 'off', true)) AS async_commit"
+// pooler in transaction mode, and leaves the session as it found it.
+const asyncCommit = "(SELECT set_config('synchronous_commit', 'off', true)) = 'off'"
 
-// queries are a Store's statements with or without asyncCommitFrom.
+// asyncAnd and asyncWhere mark where a lease holder's write (and
+// RecordConsumed) adds asyncCommit when Config.AsynchronousCommit is set
+// ("WHERE" asyncAnd "cond": a conjunct; asyncWhere: a WHERE clause of its
+// own); newQueries replaces or removes them.
+const (
+	asyncAnd   = "/*async_commit AND*/ "
+	asyncWhere = " /*async_commit WHERE*/"
+)
+
+// queries are a Store's statements with or without asyncCommit.
 type queries struct {
 	claim, complete, fail, renew, release, recover, consumed string
 }
 
 func newQueries(async bool) queries {
-	with := ""
+	and, where := "", ""
 	if async {
-		with = asyncCommitFrom
+		and, where = asyncCommit+" AND ", " WHERE "+asyncCommit
 	}
-	f := func(q string) string { return strings.Replace(q, asyncMark, with, 1) }
+	f := func(q string) string {
+		return strings.NewReplacer(asyncAnd, and, asyncWhere, where).Replace(q)
+	}
 	return queries{claim: f(claimSQL), complete: f(completeSQL), fail: f(failSQL), renew: f(renewSQL),
 		release: f(releaseSQL), recover: f(recoverSQL), consumed: f(consumedSQL)}
 }
@@ -67,7 +73,7 @@ const claimSQL = `WITH due AS MATERIALIZED (
 )
 UPDATE tb_outbox_event AS e
 SET status = 2, lease_owner = ?, lease_token = e.lease_token + 1, lease_expires_at = ?, updated_at = ?
-FROM due` + asyncMark + ` WHERE e.id = due.id
+FROM due WHERE ` + asyncAnd + `e.id = due.id
 RETURNING ` + claimColumns
 
 // claimColumns are what a claimed event needs beyond what the claim itself
@@ -90,8 +96,8 @@ const liveSQL = heldSQL + ` AND e.lease_expires_at > ?`
 
 const completeSQL = `UPDATE tb_outbox_event AS e
 SET status = 3, delivered_at = ?, updated_at = ?, lease_owner = NULL, lease_expires_at = NULL
-FROM unnest(?::bigint[], ?::bigint[]) AS r(id, token)` + asyncMark + `
-WHERE ` + liveSQL + `
+FROM unnest(?::bigint[], ?::bigint[]) AS r(id, token)
+WHERE ` + asyncAnd + liveSQL + `
 RETURNING e.id`
 
 const failSQL = `UPDATE tb_outbox_event AS e
@@ -99,22 +105,22 @@ SET status = r.status, next_attempt_at = r.next_at, retry_count = r.retries,
 	last_error_code = NULLIF(r.code, ''), last_error_message = NULLIF(r.msg, ''),
 	updated_at = ?, lease_owner = NULL, lease_expires_at = NULL
 FROM unnest(?::bigint[], ?::bigint[], ?::smallint[], ?::timestamptz[], ?::int[], ?::text[], ?::text[])
-	AS r(id, token, status, next_at, retries, code, msg)` + asyncMark + `
-WHERE ` + liveSQL + `
+	AS r(id, token, status, next_at, retries, code, msg)
+WHERE ` + asyncAnd + liveSQL + `
 RETURNING e.id`
 
 const renewSQL = `UPDATE tb_outbox_event AS e
 SET lease_expires_at = ?, updated_at = ?
-FROM unnest(?::bigint[], ?::bigint[]) AS r(id, token)` + asyncMark + `
-WHERE ` + liveSQL + `
+FROM unnest(?::bigint[], ?::bigint[]) AS r(id, token)
+WHERE ` + asyncAnd + liveSQL + `
 RETURNING e.id`
 
 // releaseSQL has no expiry check: lease.Lease.Release allows handing back
 // an expired lease as long as nobody took over (the token still matches).
 const releaseSQL = `UPDATE tb_outbox_event AS e
 SET status = 1, next_attempt_at = ?, updated_at = ?, lease_owner = NULL, lease_expires_at = NULL
-FROM unnest(?::bigint[], ?::bigint[]) AS r(id, token)` + asyncMark + `
-WHERE ` + heldSQL + `
+FROM unnest(?::bigint[], ?::bigint[]) AS r(id, token)
+WHERE ` + asyncAnd + heldSQL + `
 RETURNING e.id`
 
 // recoverSQL locks the victims in a materialized CTE so LIMIT bounds the
@@ -145,7 +151,7 @@ SET status = CASE WHEN d.final THEN 4 ELSE 1 END,
 		ELSE ?::timestamptz + make_interval(secs => ((d.ceiling_ns - d.ceiling_ns / 2) + floor(random() * (d.ceiling_ns / 2))) / 1e9) END,
 	last_error_code = ?, last_error_message = ?,
 	updated_at = ?, lease_owner = NULL, lease_expires_at = NULL
-FROM decided AS d` + asyncMark + ` WHERE e.id = d.id
+FROM decided AS d WHERE ` + asyncAnd + `e.id = d.id
 RETURNING e.id, e.event_id, e.event_type, e.status = 4, e.retry_count`
 
 // maxCeilings bounds the backoff ceilings recoverSQL receives: from attempt
