@@ -113,3 +113,19 @@ func TestPostgresStartFailureIsASentence(t *testing.T) {
 		require.NotContains(t, lines[0], wiring)
 	}
 }
+
+// The operator commands say the same sentence when Postgres cannot be
+// opened.
+func TestOperatorPostgresFailureIsASentence(t *testing.T) {
+	t.Parallel()
+	var out, errOut bytes.Buffer
+	code := run(t.Context(), []string{"outbox", "list"}, func(k string) string {
+		return map[string]string{"DATABASE_URL": "postgres://relay:hunter2@127.0.0.1:1/app?sslmode=disable"}[k]
+	}, &out, &errOut)
+	require.NotEqual(t, exitOK, code)
+	require.Contains(t, errOut.String(), "connection was refused")
+	require.Contains(t, errOut.String(), "fix: start Postgres")
+	for _, wiring := range []string{"could not build", "failed to build", "reflect", "hunter2"} {
+		require.NotContains(t, errOut.String(), wiring)
+	}
+}

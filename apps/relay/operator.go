@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
+	"go.uber.org/dig"
 	"go.uber.org/fx"
 
 	"github.com/july/template/adapters/asynq/queue"
@@ -49,6 +51,11 @@ func openOperator(getenv func(string) string) outboxcmd.OpenFunc {
 		var deps outboxcmd.Deps
 		app := fx.New(append(opts, fx.Populate(&deps.Store, &deps.Operator, &deps.Audit))...)
 		if err := app.Err(); err != nil {
+			// What failed, not the graph that needed it.
+			err = dig.RootCause(err)
+			if oe := (*postgres.OpenError)(nil); errors.As(err, &oe) {
+				err = fmt.Errorf("%w; fix: %s", oe, oe.Fix())
+			}
 			return deps, nil, err
 		}
 		return deps, func() { _ = app.Stop(context.WithoutCancel(ctx)) }, nil
