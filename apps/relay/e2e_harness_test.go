@@ -600,3 +600,22 @@ func (w *world) waitCountProgress(want int, query string, args ...any) {
 		return got, got == want, fmt.Sprintf("got %d, want %d", got, want)
 	})
 }
+
+var (
+	migrateBinOnce sync.Once
+	migrateBinErr  error
+)
+
+// migrateBin builds, once, the migrate binary next to relayBin (removed
+// with it) and returns its path.
+func migrateBin(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(filepath.Dir(relayBin), "migrate")
+	migrateBinOnce.Do(func() {
+		if out, err := exec.Command("go", "build", "-o", bin, "../migrate").CombinedOutput(); err != nil {
+			migrateBinErr = fmt.Errorf("go build ../migrate: %w\n%s", err, out)
+		}
+	})
+	require.NoError(t, migrateBinErr)
+	return bin
+}

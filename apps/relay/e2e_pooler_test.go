@@ -6,11 +6,7 @@ package main_test
 // starts one and sets TEST_PGBOUNCER_URL).
 
 import (
-	"fmt"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -57,23 +53,4 @@ func TestE2EPoolerRelayWithoutDirectURL(t *testing.T) {
 	require.Empty(t, p.errorLines())
 	t.Logf("relay with only the pooled URL: %d events delivered and consumed in %s, commit-to-delivered p50 %.0f ms (polling every 50 ms); its warning: %s",
 		n, time.Since(start).Round(time.Millisecond), p50*1000, warns[0])
-}
-
-var (
-	migrateBinOnce sync.Once
-	migrateBinErr  error
-)
-
-// migrateBin builds, once, the migrate binary next to relayBin (removed
-// with it) and returns its path.
-func migrateBin(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(filepath.Dir(relayBin), "migrate")
-	migrateBinOnce.Do(func() {
-		if out, err := exec.Command("go", "build", "-o", bin, "../migrate").CombinedOutput(); err != nil {
-			migrateBinErr = fmt.Errorf("go build ../migrate: %w\n%s", err, out)
-		}
-	})
-	require.NoError(t, migrateBinErr)
-	return bin
 }

@@ -74,11 +74,11 @@ const creditedOrders = "SELECT count(*) FROM ex_topup_order WHERE status = ?"
 // createTopups creates n orders for agents agent-0..agent-(agents-1) with
 // distinct amounts through POST /api/v1/topups of the api binary (on w's
 // database and Redis), four requests at a time, and returns what the API
-// answered.
-func createTopups(t *testing.T, w *world, n, agents int) []topup.OrderView {
+// answered. env ("KEY=VALUE") goes to the api binary over w's settings.
+func createTopups(t *testing.T, w *world, n, agents int, env ...string) []topup.OrderView {
 	t.Helper()
 	secret := "relay-e2e-topup-secret-0123456789abcdef-0123"
-	url := startAPIBin(t, w, secret)
+	url := startAPIBin(t, w, secret, env...)
 	tokens := make([]string, agents)
 	for a := range tokens {
 		tokens[a] = apitest.Token(t, []byte(secret), fmt.Sprintf("agent-%d", a))
