@@ -274,11 +274,15 @@ func (a *API) load(c echo.Context) (taskHead, error) {
 
 // get renders the task DTO with the poll hint.
 func (a *API) get(c echo.Context) error {
+	polls, err := taskhttp.PollsSoFar(c) // 400 POLL_INVALID; no lookup
+	if err != nil {
+		return err
+	}
 	h, err := a.load(c)
 	if err != nil {
 		return err
 	}
-	return taskhttp.Render(c, h.Task(h.ID), taskhttp.PollsSoFar(c))
+	return taskhttp.Render(c, h.Task(h.ID), polls)
 }
 
 // failures pages the task's failure details in file order.
