@@ -56,7 +56,8 @@ func (a *API) configuredLimit(ctx context.Context) (int64, error) {
 func checkLimit(amount, limit int64) error {
 	if limit > 0 && amount > limit {
 		return &ValidationError{Code: CodeAmountInvalid, Field: "amount_cents",
-			Reason: fmt.Sprintf("超过单笔充值上限 %d 分（系统配置 %s）：请减少金额或分多次充值", limit, KeyMaxAmountCents)}
+			Message: "充值金额超过单笔上限：请减少金额或分多次充值",
+			Reason:  fmt.Sprintf("超过单笔充值上限 %d 分（系统配置 %s）：请减少金额或分多次充值", limit, KeyMaxAmountCents)}
 	}
 	return nil
 }
