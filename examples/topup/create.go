@@ -1,6 +1,7 @@
 package topup
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -23,6 +24,7 @@ type CreateCommand struct {
 	// Request is the top-up asked for.
 	Request CreateRequest
 	// RequestID is the entry command's id; the outbox event carries it.
+	// Empty: Key.RequestID, the caller's key.
 	RequestID string
 }
 
@@ -74,7 +76,7 @@ func (s *Service) Create(ctx context.Context, actor Actor, cmd CreateCommand) (C
 		if err := checkLimit(order.AmountCents, limit); err != nil {
 			return err
 		}
-		ev, err := createdEvent(order, cmd.RequestID, now)
+		ev, err := createdEvent(order, cmp.Or(cmd.RequestID, cmd.Key.RequestID), now)
 		if err != nil {
 			return err
 		}
