@@ -13,6 +13,7 @@ import (
 	"github.com/july/template/adapters/http/apitest"
 	"github.com/july/template/adapters/http/httpx"
 	"github.com/july/template/core/configsvc"
+	"github.com/july/template/core/redaction"
 	"github.com/july/template/core/sysconfig"
 )
 
@@ -390,4 +391,33 @@ func TestRedisDown(t *testing.T) {
 	require.Equal(t, http.StatusOK, ready.Status, "Redis down is degraded, not unready")
 	require.JSONEq(t, `{"status":"degraded","degraded":["redis"]}`, ready.Body)
 	require.NotContains(t, ready.Body, "127.0.0.1")
+}
+
+// The list's access line keeps its readable summary (PRD section 8): the
+// route logs under PolicyConfig, so the "key" members (config key names)
+// stay and the registry has masked the sensitive values already. The
+// app's root logger must not undo that by reading the redacted body
+// again under the default policy (where "key" is a secret name).
+func TestListAccessLineKeepsTheKeyNames(t *testing.T) {
+	t.Parallel()
+	a := startAPI(t, appOpts{})
+	res := a.do(t, apitest.Request{Method: "GET", Path: "/api/v1/system-configs?module=test", Token: admin(t)})
+	require.Equal(t, http.StatusOK, res.Status, res.Body)
+
+	var text string
+	for _, rec := range a.logs.Records(t, "access") {
+		if rec["route"] != "/api/v1/system-configs" {
+			continue
+		}
+		resp, _ := rec["resp"].(map[string]any)
+		require.NotNil(t, resp, "access line has a resp group: %v", rec)
+		text, _ = resp["text"].(string)
+	}
+	require.NotEmpty(t, text, "an access line for the list: %s", a.logs.String())
+	require.NotEqual(t, redaction.Redacted, text, "rule: the list's summary is not wiped by the root logger")
+	for _, key := range []string{keyCount, keyText, keySecret} {
+		require.Contains(t, text, `"key":"`+key+`"`, "rule: config key names stay readable in the access log")
+	}
+	require.Contains(t, text, `"******"`, "the sensitive value is masked by the registry")
+	require.NotContains(t, text, "tier-alpha-9f3", "a sensitive key's enum values never show")
 }

@@ -11,10 +11,21 @@ func (Secret) LogValue() slog.Value { return slog.StringValue(Redacted) }
 // String keeps a Secret out of fmt output too.
 func (Secret) String() string { return Redacted }
 
+// Clean is text a Redactor already produced under a route's Policy, such
+// as an access line's body (Result.Text). Log it with slog.Any: ReplaceAttr
+// still checks its key and groups, but does not read its value again under
+// PolicyDefault, which would undo the route's policy (a config listing's
+// "key" members are config key names, readable under PolicyConfig and a
+// secret's name under PolicyDefault, so the whole body would log as
+// Redacted). It deliberately has no LogValue method: slog resolves
+// LogValuers before ReplaceAttr sees them.
+type Clean string
+
 // ReplaceAttr is a slog.HandlerOptions.ReplaceAttr for root handlers. It
 // redacts an attribute whose key, or any enclosing group's name, is in the
 // Default registry, and any string value that is a credential (bearer token,
-// JWT, signed URL). Structured bodies should still go through a Redactor.
+// JWT, signed URL). Structured bodies should still go through a Redactor,
+// whose output is logged as Clean and kept as it is.
 func ReplaceAttr(groups []string, a slog.Attr) slog.Attr {
 	m := defaultRegistry.matcher(PolicyDefault)
 	redact := m.sensitive([]byte(a.Key))

@@ -2,6 +2,7 @@ package redaction_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"testing"
@@ -40,4 +41,27 @@ func TestReplaceAttrKeepsRedactedText(t *testing.T) {
 	got := redaction.ReplaceAttr(nil, slog.String("text", text))
 	require.Equal(t, text, got.Value.String())
 	require.Equal(t, redaction.Redacted, redaction.ReplaceAttr(nil, slog.String("err", "dial: password=hunter2")).Value.String())
+}
+
+// A body a Redactor produced under a route's policy is logged as Clean and
+// kept: a config listing's "key" members are readable under PolicyConfig,
+// and ReplaceAttr reading the text again under PolicyDefault would wipe it.
+// Its key and groups are still checked.
+func TestReplaceAttrKeepsCleanText(t *testing.T) {
+	t.Parallel()
+	text := `{"items":[{"key":"relay.delivery.batch_size","value":100}]}`
+	require.Equal(t, redaction.Redacted, redaction.ReplaceAttr(nil, slog.String("text", text)).Value.String(),
+		"as a plain string the default policy reads \"key\" as a secret's name")
+
+	var buf bytes.Buffer
+	log := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{ReplaceAttr: redaction.ReplaceAttr}))
+	log.Info("access", slog.Group("resp", slog.Any("text", redaction.Clean(text))),
+		slog.Any("password", redaction.Clean("hunter2-hunter2")))
+	var line struct {
+		Resp     struct{ Text string }
+		Password string
+	}
+	require.NoError(t, json.Unmarshal(buf.Bytes(), &line), buf.String())
+	require.Equal(t, text, line.Resp.Text, "rule: policy-redacted text is kept")
+	require.Equal(t, redaction.Redacted, line.Password, "rule: a sensitive key is still redacted")
 }

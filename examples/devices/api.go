@@ -1,10 +1,6 @@
 package devices
 
 import (
-	"cmp"
-	"context"
-	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,26 +8,18 @@ import (
 	"net/http"
 	"path"
 	"strings"
-	"time"
 	"unicode/utf8"
 
-	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
-	"github.com/uptrace/bun"
 
 	"github.com/july/template/adapters/http/accesslog"
 	"github.com/july/template/adapters/http/auth"
 	"github.com/july/template/adapters/http/httpx"
 	"github.com/july/template/adapters/http/idemhttp"
 	"github.com/july/template/adapters/http/taskhttp"
-	"github.com/july/template/adapters/postgres/pgidem"
-	"github.com/july/template/adapters/postgres/pgoutbox"
-	"github.com/july/template/adapters/postgres/pgtasks"
 	"github.com/july/template/core/idempotency"
-	"github.com/july/template/core/outbox"
 	"github.com/july/template/core/ports"
 	"github.com/july/template/core/redaction"
-	"github.com/july/template/core/tasks"
 )
 
 // Routes, relative to the authenticated /api/v1 group.
@@ -62,15 +50,6 @@ const (
 // OperationAssign is the idempotency operation of the upload.
 const OperationAssign = "devices.assign"
 
-// EventAssignmentRequested is the outbox event type the upload appends;
-// its payload is {"task_id": "..."} (version 1).
-const EventAssignmentRequested = "devices.assignment.requested"
-
-// requested is the payload of EventAssignmentRequested.
-type requested struct {
-	TaskID string `json:"task_id"`
-}
-
 // Created is the 202 body of an accepted upload.
 type Created struct {
 	TaskID string `json:"task_id"`
@@ -84,23 +63,19 @@ type FailureItem struct {
 	Message  string `json:"message"`
 }
 
-// API serves the device batch-assignment endpoints.
+// API serves the device batch-assignment endpoints. Its handlers only map
+// HTTP to a Service call and the result back to HTTP: no transaction, no
+// query.
 type API struct {
-	db    *bun.DB
-	store *pgtasks.Store
-	clock ports.Clock
-	idem  echo.MiddlewareFunc
+	svc  *Service
+	idem echo.MiddlewareFunc
 }
 
-// NewAPI returns the handlers. guard may be nil (no early duplicate
-// rejection; the unique constraint still decides).
-func NewAPI(db *bun.DB, clock ports.Clock, guard ports.Guard, log *slog.Logger) (*API, error) {
-	if db == nil || clock == nil {
-		return nil, errors.New("devices: NewAPI needs a db and a clock")
-	}
-	store, err := pgtasks.NewStore(db, TaskTable)
-	if err != nil {
-		return nil, err
+// NewAPI returns the handlers over svc. guard may be nil (no early
+// duplicate rejection; the unique constraint still decides).
+func NewAPI(svc *Service, guard ports.Guard, log *slog.Logger) (*API, error) {
+	if svc == nil {
+		return nil, errors.New("devices: NewAPI needs a Service")
 	}
 	fp, err := idempotency.NewFingerprinter(idempotency.FingerprinterConfig{})
 	if err != nil {
@@ -114,7 +89,7 @@ func NewAPI(db *bun.DB, clock ports.Clock, guard ports.Guard, log *slog.Logger) 
 	if err != nil {
 		return nil, err
 	}
-	return &API{db: db, store: store, clock: clock, idem: idem}, nil
+	return &API{svc: svc, idem: idem}, nil
 }
 
 // Register adds the routes to g, the authenticated /api/v1 group. The
@@ -136,78 +111,33 @@ func AccessRoutes() []accesslog.Route {
 	}}
 }
 
-// create stores the upload as a Pending task with its outbox event and
-// idempotency record in one short transaction. The file is not parsed
-// here (PRD section 3): the worker does that.
+// create is POST /api/v1/device-assignments: the idempotency middleware
+// has validated the key and fingerprinted the body; Service.Upload stores
+// the task.
 func (a *API) create(c echo.Context) error {
 	ctx := c.Request().Context()
 	key, ok := idemhttp.KeyFrom(ctx)
 	if !ok {
 		return httpx.Internal(errors.New("devices: upload route lacks the idempotency middleware"))
 	}
-	p, _ := auth.PrincipalFrom(ctx)
+	who, err := actor(c)
+	if err != nil {
+		return err
+	}
 	name, data, err := readUpload(c)
 	if err != nil {
 		return err
 	}
-	now := a.clock.Now().UTC()
-	cols, err := pgtasks.NewColumns(0, now) // total is set by the worker once it parsed the file
-	if err != nil {
-		return err
-	}
-	rec := &taskRecord{ID: uuid.NewString(), OwnerSubject: p.Subject, FileName: name, FileContent: data, Columns: cols}
-	var (
-		replay *ports.StoredResponse
-		body   []byte
-	)
-	err = a.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		d, stored, err := pgidem.Insert(ctx, tx, rec, key)
-		if err != nil {
-			return err
-		}
-		if d == idempotency.DecisionReplay {
-			replay = stored
-			return nil
-		}
-		if err := appendRequested(ctx, tx, rec.ID, cmp.Or(httpx.RequestID(ctx), key.RequestID), now); err != nil {
-			return err
-		}
-		if body, err = json.Marshal(Created{TaskID: rec.ID}); err != nil {
-			return err
-		}
-		return pgidem.SaveResponse(ctx, tx, rec, ports.StoredResponse{
-			ResultRef: rec.ID, Status: http.StatusAccepted, Body: body,
-		})
+	res, err := a.svc.Upload(ctx, who, UploadCommand{
+		Key: key, FileName: name, File: data, RequestID: httpx.RequestID(ctx),
 	})
 	switch {
 	case err != nil:
 		return err
-	case replay != nil:
-		return idemhttp.Replay(c, *replay)
+	case res.Replay != nil:
+		return idemhttp.Replay(c, *res.Replay)
 	}
-	return c.JSONBlob(http.StatusAccepted, body)
-}
-
-// appendRequested appends a new EventAssignmentRequested event for task
-// id through db (the caller's transaction, or the pool for a single
-// statement), with a new event_id.
-func appendRequested(ctx context.Context, db bun.IDB, id, requestID string, now time.Time) error {
-	ev, err := outbox.New(outbox.NewParams{
-		EventID:        uuid.NewString(),
-		EventType:      EventAssignmentRequested,
-		PayloadVersion: 1,
-		AggregateType:  "device_assignment_task",
-		AggregateID:    id,
-		ResourceType:   "device_assignment_task",
-		ResourceID:     id,
-		RequestID:      requestID,
-		Payload:        requested{TaskID: id},
-		Now:            now,
-	})
-	if err != nil {
-		return fmt.Errorf("build %s event: %w", EventAssignmentRequested, err)
-	}
-	return pgoutbox.Append(ctx, db, ev)
+	return c.JSONBlob(http.StatusAccepted, res.Body)
 }
 
 // readUpload returns the uploaded file's cleaned name and bytes.
@@ -252,38 +182,47 @@ func cleanFileName(name string) string {
 	return name
 }
 
-// load returns the caller's task. A missing task and another caller's
-// task are both ErrTaskNotFound.
-func (a *API) load(c echo.Context) (taskHead, error) {
-	ctx := c.Request().Context()
-	id, err := httpx.PathUUID(c, "task_id") // 400 naming task_id; no lookup
+// actor is the authenticated caller as the use cases take it. The group's
+// auth middleware runs first, so the 401 is a safety net.
+func actor(c echo.Context) (Actor, error) {
+	p, ok := auth.PrincipalFrom(c.Request().Context())
+	if !ok || p.Subject == "" {
+		return Actor{}, echo.ErrUnauthorized
+	}
+	return Actor{Subject: p.Subject, Roles: p.Roles}, nil
+}
+
+// taskParams reads the caller and the path's task_id (400 naming task_id,
+// before any lookup).
+func taskParams(c echo.Context) (Actor, string, error) {
+	who, err := actor(c)
 	if err != nil {
-		return taskHead{}, err
+		return Actor{}, "", err
 	}
-	p, _ := auth.PrincipalFrom(ctx)
-	var h taskHead
-	err = a.db.NewSelect().Model(&h).Where("id = ? AND owner_subject = ?", id, p.Subject).Scan(ctx)
-	if errors.Is(err, sql.ErrNoRows) {
-		return taskHead{}, ErrTaskNotFound
-	}
-	if err != nil {
-		return taskHead{}, fmt.Errorf("load device assignment task: %w", err)
-	}
-	return h, nil
+	id, err := httpx.PathUUID(c, "task_id")
+	return who, id, err
 }
 
 // get renders the task DTO with the poll hint.
 func (a *API) get(c echo.Context) error {
-	h, err := a.load(c)
+	who, id, err := taskParams(c)
 	if err != nil {
 		return err
 	}
-	return taskhttp.Render(c, h.Task(h.ID), taskhttp.PollsSoFar(c))
+	polls, err := taskhttp.PollsSoFar(c) // 400 POLL_INVALID; no lookup
+	if err != nil {
+		return err
+	}
+	t, err := a.svc.Task(c.Request().Context(), who, id)
+	if err != nil {
+		return err
+	}
+	return taskhttp.Render(c, t, polls)
 }
 
 // failures pages the task's failure details in file order.
 func (a *API) failures(c echo.Context) error {
-	h, err := a.load(c)
+	who, id, err := taskParams(c)
 	if err != nil {
 		return err
 	}
@@ -291,41 +230,21 @@ func (a *API) failures(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var recs []failureRecord
-	total, err := a.db.NewSelect().Model(&recs).Where("task_id = ?", h.ID).
-		OrderExpr("row_no").Limit(int64(page.Limit())).Offset(int64(page.Offset())).
-		ScanAndCount(c.Request().Context())
-	if err != nil {
-		return fmt.Errorf("list device assignment failures: %w", err)
-	}
-	items := make([]FailureItem, len(recs))
-	for i, r := range recs {
-		items[i] = FailureItem{RowNo: r.RowNo, DeviceSN: r.DeviceSN, Code: r.Code, Message: r.Message}
-	}
-	return taskhttp.RenderPage(c, page, items, int64(total))
-}
-
-// cancel cancels a Pending or Processing task; the worker stops at its
-// next chunk, keeping the rows it already applied. Cancelling a cancelled
-// task answers 200 with its current view (idempotent); another finished
-// task is 409 TASK_NOT_CANCELLABLE.
-func (a *API) cancel(c echo.Context) error {
-	h, err := a.load(c)
+	items, total, err := a.svc.Failures(c.Request().Context(), who, id, page.Offset(), page.Limit())
 	if err != nil {
 		return err
 	}
-	if cur := h.Task(h.ID); cur.Status == tasks.Cancelled {
-		// A retried cancel (its first answer lost) succeeds with the
-		// current view and changes nothing.
-		return c.JSON(http.StatusOK, cur.View())
+	return taskhttp.RenderPage(c, page, items, total)
+}
+
+// cancel is POST .../cancel: 200 with the task's view, also for a task
+// already cancelled; 409 TASK_NOT_CANCELLABLE once otherwise finished.
+func (a *API) cancel(c echo.Context) error {
+	who, id, err := taskParams(c)
+	if err != nil {
+		return err
 	}
-	t, err := a.store.Cancel(c.Request().Context(), h.ID, a.clock.Now(), true)
-	if errors.Is(err, tasks.ErrTerminal) {
-		if cur, lerr := a.load(c); lerr == nil && cur.Task(cur.ID).Status == tasks.Cancelled {
-			return c.JSON(http.StatusOK, cur.Task(cur.ID).View()) // cancelled concurrently
-		}
-		return fmt.Errorf("%w: %w", ErrNotCancellable, err)
-	}
+	t, err := a.svc.Cancel(c.Request().Context(), who, id)
 	if err != nil {
 		return err
 	}

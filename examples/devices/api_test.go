@@ -326,3 +326,22 @@ func TestUploadValidation(t *testing.T) {
 	require.Zero(t, v.count(t, "SELECT count(*) FROM ex_devices_task"), "rule: a refused upload stores nothing")
 	require.Zero(t, v.count(t, "SELECT count(*) FROM tb_outbox_event"))
 }
+
+// ?poll= is declared a non-negative integer: -1 or abc is the client's
+// bug, 400 POLL_INVALID naming the field, before any lookup.
+func TestGetRefusesAMalformedPoll(t *testing.T) {
+	t.Parallel()
+	v := newEnv(t, false)
+	_, id := v.upload(t, "user-1", "upload-poll-0001", "device_sn,target_agent_id\nPP00000001,agent-1\n")
+	for _, poll := range []string{"-1", "abc"} {
+		for _, target := range []string{id, uuid.NewString()} {
+			r := v.do(t, http.MethodGet, "/api/v1/device-assignments/"+target+"?poll="+poll, "user-1", nil)
+			require.Equal(t, http.StatusBadRequest, r.Status, "rule: poll=%s is refused: %s", poll, r.Body)
+			require.Equal(t, "POLL_INVALID", r.Error.Code)
+			require.Equal(t, "poll", r.Error.Details[0].Field)
+		}
+	}
+	ok := v.do(t, http.MethodGet, "/api/v1/device-assignments/"+id+"?poll=1", "user-1", nil)
+	require.Equal(t, http.StatusOK, ok.Status, ok.Body)
+	require.Equal(t, "3", ok.Header.Get("Retry-After"), "poll=1 waits 3 s")
+}

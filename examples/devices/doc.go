@@ -6,7 +6,8 @@
 //     "file", header device_sn,target_agent_id, at most 2 MiB) as an
 //     idempotent create command (idemhttp, operation devices.assign; the
 //     fingerprint covers the parsed parts, so a retry with the same file
-//     and a new multipart boundary replays). One short transaction inserts the task row (which embeds the
+//     and a new multipart boundary replays). Service.Upload's one short
+//     transaction inserts the task row (which embeds the
 //     idempotency record and the file), appends the outbox event
 //     devices.assignment.requested {task_id} and stores the 202 response
 //     {"task_id": ...}. The file is not parsed there (PRD section 3).
@@ -28,6 +29,12 @@
 // work resumes from the recorded progress. If the queue gives up on the
 // task (retries exhausted), the relay marks the outbox event failed (the
 // durable dead letter) and `relay outbox replay` restarts it.
+//
+// Layers: Service (service.go, upload.go) is the application layer, one
+// method per use case taking the caller as an Actor, each owning its
+// transaction; API (api.go) is the inbound HTTP adapter that maps requests
+// to Service calls and never opens a transaction or runs a query
+// (examples/layers_test.go checks it); Worker is the queue consumer.
 //
 // The upload route logs its body under redaction.PolicyFileTransfer: part
 // names and sizes, never the CSV.

@@ -10,12 +10,14 @@ import (
 	"github.com/july/template/core/ports"
 )
 
-// APIModule wires the HTTP side into apps/api: the handlers on the
+// APIModule wires the use cases (*Service) and the HTTP side into
+// apps/api: the handlers on the
 // authenticated `name:"api_v1"` group, the upload's access-log policy in
 // `group:"access_routes"` and MapError in `group:"error_mappers"`. It
 // needs *bun.DB, ports.Clock, ports.Guard and *slog.Logger from the app.
 var APIModule = fx.Module("examples/devices/api",
 	fx.Provide(
+		NewService,
 		NewAPI,
 		fx.Annotate(AccessRoutes, fx.ResultTags(`group:"access_routes,flatten"`)),
 		fx.Annotate(func() httpx.ErrorMapper { return MapError }, fx.ResultTags(`group:"error_mappers"`)),

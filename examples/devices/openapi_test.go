@@ -24,6 +24,10 @@ func TestOpenAPIDocumentsTheRoutes(t *testing.T) {
 		require.NotNil(t, item, "path %s is not documented", path)
 		require.NotNil(t, item.GetOperation(method), "%s %s is not documented", method, path)
 	}
+	// TestRetriedUploadWithNewBoundaryReturnsTheSameTask proves it: a
+	// frontend may retry a lost upload by sending the file again.
+	require.Contains(t, doc.Paths.Find("/api/v1/device-assignments").Post.Description, "even when the\nretry is a new multipart body",
+		"the upload documents that a retry with a new boundary replays")
 	for _, name := range []string{"DeviceAssignmentTask", "DeviceAssignmentCreated", "DeviceAssignmentFailurePage", "DeviceAssignmentUpload"} {
 		require.Contains(t, doc.Components.Schemas, name)
 	}

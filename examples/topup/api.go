@@ -2,11 +2,11 @@ package topup
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
-	"time"
+	"net/http"
 
 	"github.com/labstack/echo/v4"
-	"github.com/uptrace/bun"
 
 	"github.com/july/template/adapters/http/accesslog"
 	"github.com/july/template/adapters/http/auth"
@@ -29,38 +29,26 @@ const apiPrefix = "/api/v1"
 
 // APIConfig configures NewAPI.
 type APIConfig struct {
-	// DB is the pool the handlers open their transactions on. Required.
-	DB *bun.DB
-	// PayLinks makes the orders' payment links. Required.
-	PayLinks *PayLinks
+	// Service runs the use cases. Required.
+	Service *Service
 	// Guard is the optional short guard of the create command (Redis);
 	// Postgres decides without it.
 	Guard ports.Guard
-	// Clock stamps orders. Default: time.Now.
-	Clock ports.Clock
 	// Logger receives guard failures. Default: slog.Default().
 	Logger *slog.Logger
-	// Config reads KeyMaxAmountCents for each create (*configsvc.Service
-	// of a registry holding ConfigSpecs). Nil: only MaxAmountCents applies.
-	Config ConfigReader
 }
 
-// API serves the top-up routes.
+// API serves the top-up routes. Its handlers only map HTTP to a Service
+// call and the result back to HTTP: no transaction, no query.
 type API struct {
-	db     *bun.DB
-	links  *PayLinks
-	clock  ports.Clock
-	idem   echo.MiddlewareFunc
-	config ConfigReader
+	svc  *Service
+	idem echo.MiddlewareFunc
 }
 
-// NewAPI returns the handlers; it fails on a missing DB or PayLinks.
+// NewAPI returns the handlers; it fails without a Service.
 func NewAPI(cfg APIConfig) (*API, error) {
-	if cfg.DB == nil || cfg.PayLinks == nil {
-		return nil, errors.New("topup: APIConfig needs DB and PayLinks")
-	}
-	if cfg.Clock == nil {
-		cfg.Clock = ports.ClockFunc(time.Now)
+	if cfg.Service == nil {
+		return nil, errors.New("topup: APIConfig needs a Service")
 	}
 	fp, err := idempotency.NewFingerprinter(idempotency.FingerprinterConfig{})
 	if err != nil {
@@ -78,7 +66,7 @@ func NewAPI(cfg APIConfig) (*API, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &API{db: cfg.DB, links: cfg.PayLinks, clock: cfg.Clock, idem: idem, config: cfg.Config}, nil
+	return &API{svc: cfg.Service, idem: idem}, nil
 }
 
 // Register adds the routes to g, the authenticated /api/v1 group.
@@ -97,6 +85,76 @@ func AccessRoutes() []accesslog.Route {
 		{Path: apiPrefix + RouteTopups, RoutePolicy: pay},
 		{Path: apiPrefix + RouteTopup, RoutePolicy: pay},
 	}
+}
+
+// create is POST /api/v1/topups. The idempotency middleware has validated
+// the key and fingerprinted the body; Service.Create does the rest.
+func (a *API) create(c echo.Context) error {
+	ctx := c.Request().Context()
+	key, ok := idemhttp.KeyFrom(ctx)
+	if !ok {
+		return httpx.Internal(fmt.Errorf("topup: create route without idempotency middleware"))
+	}
+	body, err := httpx.ReadBody(c) // held once, shared with the idempotency middleware
+	if err != nil {
+		return err // *http.MaxBytesError renders as 413
+	}
+	req, err := parseCreate(body)
+	if err != nil {
+		return err
+	}
+	who, err := actor(c)
+	if err != nil {
+		return err
+	}
+	res, err := a.svc.Create(ctx, who, CreateCommand{Key: key, Request: req, RequestID: httpx.RequestID(ctx)})
+	switch {
+	case err != nil:
+		return err
+	case res.Replay != nil:
+		return idemhttp.Replay(c, *res.Replay)
+	}
+	return c.JSONBlob(http.StatusCreated, res.Body)
+}
+
+// get is GET /api/v1/topups/:id.
+func (a *API) get(c echo.Context) error {
+	who, err := actor(c)
+	if err != nil {
+		return err
+	}
+	id, err := httpx.PathUUID(c, "id")
+	if err != nil {
+		return err
+	}
+	v, err := a.svc.Order(c.Request().Context(), who, id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, v)
+}
+
+// wallet is GET /api/v1/wallets/me.
+func (a *API) wallet(c echo.Context) error {
+	who, err := actor(c)
+	if err != nil {
+		return err
+	}
+	v, err := a.svc.Wallet(c.Request().Context(), who)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, v)
+}
+
+// actor is the authenticated caller as the use cases take it. The group's
+// auth middleware runs first, so the 401 is a safety net.
+func actor(c echo.Context) (Actor, error) {
+	p, ok := auth.PrincipalFrom(c.Request().Context())
+	if !ok || p.Subject == "" {
+		return Actor{}, echo.ErrUnauthorized
+	}
+	return Actor{Subject: p.Subject, Roles: p.Roles}, nil
 }
 
 // agentID is the authenticated subject: the agent whose wallet is topped

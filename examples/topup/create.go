@@ -1,18 +1,15 @@
 package topup
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/labstack/echo/v4"
 	"github.com/uptrace/bun"
 
-	"github.com/july/template/adapters/http/httpx"
-	"github.com/july/template/adapters/http/idemhttp"
 	"github.com/july/template/adapters/postgres/pgidem"
 	"github.com/july/template/adapters/postgres/pgoutbox"
 	"github.com/july/template/core/idempotency"
@@ -20,49 +17,58 @@ import (
 	"github.com/july/template/core/ports"
 )
 
-// create is POST /api/v1/topups. The idempotency middleware has validated
-// the key and fingerprinted the body; everything that is written, the key,
-// the order, the event and the stored response, commits in one
-// transaction or not at all. The transaction runs statements on its own
-// connection only: no Redis call and no second pooled connection.
-func (a *API) create(c echo.Context) error {
-	ctx := c.Request().Context()
-	key, ok := idemhttp.KeyFrom(ctx)
-	if !ok {
-		return httpx.Internal(fmt.Errorf("topup: create route without idempotency middleware"))
-	}
-	body, err := httpx.ReadBody(c) // held once, shared with the idempotency middleware
-	if err != nil {
-		return err // *http.MaxBytesError renders as 413
-	}
-	req, err := parseCreate(body)
-	if err != nil {
-		return err
-	}
+// CreateCommand is one create request, already validated (parseCreate).
+type CreateCommand struct {
+	// Key is the request's idempotency key, scoped to the actor.
+	Key ports.IdempotencyKey
+	// Request is the top-up asked for.
+	Request CreateRequest
+	// RequestID is the entry command's id; the outbox event carries it.
+	// Empty: Key.RequestID, the caller's key.
+	RequestID string
+}
 
-	now := a.clock.Now().UTC().Truncate(time.Microsecond) // Postgres precision
-	order := &Order{
-		ID: uuid.NewString(), AgentID: key.Scope.Principal, AmountCents: req.AmountCents,
-		Channel: req.Channel, Status: StatusCreated, CreatedAt: now, UpdatedAt: now,
+// CreateResult is Create's answer: the new order, or, for a retry of an
+// earlier request with the same key, that request's stored answer.
+type CreateResult struct {
+	// Replay is the first request's stored answer (status and body, to
+	// be sent as they are); nil for a new order.
+	Replay *ports.StoredResponse
+	// Order is the new order and Body its JSON, the 201 body stored for
+	// replays; zero with Replay.
+	Order OrderView
+	Body  []byte
+}
+
+// Create tops up the actor's wallet: everything that is written, the
+// idempotency key, the order, the topup.created event and the stored
+// answer, commits in one transaction or not at all. The transaction runs
+// statements on its own connection only: no Redis call and no second
+// pooled connection (the configured limit is read before it).
+func (s *Service) Create(ctx context.Context, actor Actor, cmd CreateCommand) (CreateResult, error) {
+	if actor.Subject == "" {
+		return CreateResult{}, errNoActor
 	}
-	order.PayURL = a.links.URL(order.ID)
+	now := s.clock.Now().UTC().Truncate(time.Microsecond) // Postgres precision
+	order := &Order{
+		ID: uuid.NewString(), AgentID: actor.Subject, AmountCents: cmd.Request.AmountCents,
+		Channel: cmd.Request.Channel, Status: StatusCreated, CreatedAt: now, UpdatedAt: now,
+	}
+	order.PayURL = s.links.URL(order.ID)
 	// Read before the transaction: it may call Redis and take another
 	// pooled connection (see configuredLimit). Applied inside, below.
-	limit, err := a.configuredLimit(ctx)
+	limit, err := s.configuredLimit(ctx)
 	if err != nil {
-		return err
+		return CreateResult{}, err
 	}
-	var (
-		replay *ports.StoredResponse
-		resp   []byte
-	)
-	err = a.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		d, stored, err := pgidem.Insert(ctx, tx, order, key)
+	var res CreateResult
+	err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		d, stored, err := pgidem.Insert(ctx, tx, order, cmd.Key)
 		if err != nil {
 			return err // ErrKeyReused 422, ErrInProgress 409 (idemhttp.MapError)
 		}
 		if d == idempotency.DecisionReplay {
-			replay = stored
+			res.Replay = stored
 			return nil
 		}
 		// After the replay check: a retry of an accepted top-up replays
@@ -70,31 +76,29 @@ func (a *API) create(c echo.Context) error {
 		if err := checkLimit(order.AmountCents, limit); err != nil {
 			return err
 		}
-		ev, err := createdEvent(order, httpx.RequestID(ctx), now)
+		ev, err := createdEvent(order, cmp.Or(cmd.RequestID, cmd.Key.RequestID), now)
 		if err != nil {
 			return err
 		}
 		if err := pgoutbox.Append(ctx, tx, ev); err != nil {
 			return err
 		}
-		if resp, err = json.Marshal(orderView(order)); err != nil {
+		res.Order = orderView(order)
+		if res.Body, err = json.Marshal(res.Order); err != nil {
 			return err
 		}
 		return pgidem.SaveResponse(ctx, tx, order, ports.StoredResponse{
-			ResultRef: order.ID, Status: http.StatusCreated, Body: resp,
+			ResultRef: order.ID, Status: http.StatusCreated, Body: res.Body,
 		})
 	})
-	switch {
-	case err != nil:
-		return err
-	case replay != nil:
-		return idemhttp.Replay(c, *replay)
+	if err != nil {
+		return CreateResult{}, err
 	}
-	return c.JSONBlob(http.StatusCreated, resp)
+	return res, nil
 }
 
 // createdEvent is the topup.created event of a new order. request_id is
-// the HTTP request's id; correlation_id is the order id, the business
+// the entry command's id; correlation_id is the order id, the business
 // chain every later event of this order (payment, refund) shares.
 func createdEvent(o *Order, requestID string, now time.Time) (outbox.Event, error) {
 	return outbox.New(outbox.NewParams{

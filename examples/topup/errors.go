@@ -25,6 +25,10 @@ type ValidationError struct {
 	Code   string // CodeAmountInvalid or CodeChannelInvalid
 	Field  string // the JSON field
 	Reason string // Chinese, what to send instead
+	// Message is the Chinese headline of the 422; empty: the field's
+	// general one (what a valid value looks like). A rule with its own
+	// cause (the configured limit) says that cause instead.
+	Message string
 }
 
 // Error implements error.
@@ -33,14 +37,18 @@ func (e *ValidationError) Error() string { return "topup: invalid " + e.Field + 
 var errNotFoundHTTP = httpx.NotFound(CodeNotFound, "充值订单不存在：请检查订单号；只能查询自己创建的订单")
 
 // MapError is the httpx.ErrorMapper of this domain: *ValidationError is 422
-// with its code and field, ErrNotFound 404 TOPUP_NOT_FOUND.
+// with its code, message and field, ErrNotFound 404 TOPUP_NOT_FOUND.
 func MapError(err error) (*httpx.Error, bool) {
 	var ve *ValidationError
 	switch {
 	case errors.As(err, &ve):
-		msg := "充值金额不正确：amount_cents 须为大于 0 的整数（单位：分）"
-		if ve.Code == CodeChannelInvalid {
+		msg := ve.Message
+		switch {
+		case msg != "":
+		case ve.Code == CodeChannelInvalid:
 			msg = "支付渠道不正确：channel 须为 wechat 或 alipay"
+		default:
+			msg = "充值金额不正确：amount_cents 须为 1 到 100000000 之间的整数（单位：分）"
 		}
 		return httpx.Unprocessable(ve.Code, msg).WithCause(err).
 			WithDetails(httpx.Detail{Field: ve.Field, Reason: ve.Reason}), true

@@ -71,7 +71,9 @@ func newEnv(t *testing.T, o envOpts) *env {
 
 	links, err := topup.NewPayLinks(topup.DefaultPayBaseURL, []byte("pay-link-test-key-0123456789abcdef"))
 	require.NoError(t, err)
-	api, err := topup.NewAPI(topup.APIConfig{DB: db, PayLinks: links, Guard: o.guard, Config: o.config, Logger: log})
+	svc, err := topup.NewService(topup.ServiceConfig{DB: db, PayLinks: links, Config: o.config})
+	require.NoError(t, err)
+	api, err := topup.NewAPI(topup.APIConfig{Service: svc, Guard: o.guard, Logger: log})
 	require.NoError(t, err)
 
 	params := apiserver.Params{

@@ -31,7 +31,7 @@ type ConfigReader interface {
 	Value(ctx context.Context, key string) (sysconfig.Value, error)
 }
 
-// configuredLimit reads the configured limit, 0 when a.config is nil (only
+// configuredLimit reads the configured limit, 0 when s.config is nil (only
 // MaxAmountCents applies). Call it before the create's transaction, never
 // inside one: the read may ask Redis and, on a miss or with Redis down,
 // take a second pooled Postgres connection, so inside the transaction a
@@ -40,11 +40,11 @@ type ConfigReader interface {
 // The read never fails for a registered key (the default or last verified
 // value stands in while Postgres and Redis are down), so an error here is
 // a wiring bug.
-func (a *API) configuredLimit(ctx context.Context) (int64, error) {
-	if a.config == nil {
+func (s *Service) configuredLimit(ctx context.Context) (int64, error) {
+	if s.config == nil {
 		return 0, nil
 	}
-	v, err := a.config.Value(ctx, KeyMaxAmountCents)
+	v, err := s.config.Value(ctx, KeyMaxAmountCents)
 	if err != nil {
 		return 0, fmt.Errorf("topup: read %s: %w", KeyMaxAmountCents, err)
 	}
@@ -56,7 +56,8 @@ func (a *API) configuredLimit(ctx context.Context) (int64, error) {
 func checkLimit(amount, limit int64) error {
 	if limit > 0 && amount > limit {
 		return &ValidationError{Code: CodeAmountInvalid, Field: "amount_cents",
-			Reason: fmt.Sprintf("超过单笔充值上限 %d 分（系统配置 %s）：请减少金额或分多次充值", limit, KeyMaxAmountCents)}
+			Message: "充值金额超过单笔上限：请减少金额或分多次充值",
+			Reason:  fmt.Sprintf("超过单笔充值上限 %d 分（系统配置 %s）：请减少金额或分多次充值", limit, KeyMaxAmountCents)}
 	}
 	return nil
 }

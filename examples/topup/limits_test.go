@@ -43,6 +43,9 @@ func TestCreateReadsTheConfiguredLimit(t *testing.T) {
 	require.Len(t, r.Error.Details, 1)
 	require.Equal(t, "amount_cents", r.Error.Details[0].Field)
 	require.Contains(t, r.Body, "500", "the message names the limit")
+	require.Contains(t, r.Error.Message, "上限", "rule: the message says the limit was exceeded")
+	require.NotContains(t, r.Error.Message, "大于 0", "rule: an over-limit amount is not told it must be positive")
+	require.Contains(t, r.Error.Details[0].Reason, "500", "the detail names the configured limit")
 
 	require.Equal(t, 201, e.create(t, "agent-1", "topup-limit-0003", `{"amount_cents":500,"channel":"wechat"}`).Status, "at the limit is allowed")
 	replay := e.create(t, "agent-1", "topup-limit-0001", body)

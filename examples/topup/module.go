@@ -14,12 +14,14 @@ import (
 	"github.com/july/template/core/ports"
 )
 
-// APIModule adds the top-up routes to apps/api. It needs the app's
-// *bun.DB, ports.Guard, ports.Clock, *slog.Logger and the authenticated
+// APIModule adds the top-up use cases (*Service) and their routes to
+// apps/api. It needs the app's *bun.DB, ports.Guard, ports.Clock,
+// *configsvc.Service, *slog.Logger and the authenticated
 // `name:"api_v1"` *echo.Group, and contributes to the
 // `group:"access_routes"` and `group:"error_mappers"` value groups.
 var APIModule = fx.Module("examples.topup.api",
 	fx.Provide(
+		newModuleService,
 		newModuleAPI,
 		fx.Annotate(AccessRoutes, fx.ResultTags(`group:"access_routes,flatten"`)),
 		fx.Annotate(func() httpx.ErrorMapper { return MapError }, fx.ResultTags(`group:"error_mappers"`)),
@@ -56,12 +58,16 @@ func NewIdempotencyTable(db *bun.DB) (ports.IdempotencyTable, error) {
 	return ports.IdempotencyTable{Name: SweepName, Records: records}, nil
 }
 
-func newModuleAPI(db *bun.DB, guard ports.Guard, clock ports.Clock, cfg *configsvc.Service, log *slog.Logger) (*API, error) {
+func newModuleService(db *bun.DB, clock ports.Clock, cfg *configsvc.Service) (*Service, error) {
 	links, err := NewRandomPayLinks()
 	if err != nil {
 		return nil, err
 	}
-	return NewAPI(APIConfig{DB: db, PayLinks: links, Guard: guard, Clock: clock, Config: cfg, Logger: log})
+	return NewService(ServiceConfig{DB: db, PayLinks: links, Clock: clock, Config: cfg})
+}
+
+func newModuleAPI(svc *Service, guard ports.Guard, log *slog.Logger) (*API, error) {
+	return NewAPI(APIConfig{Service: svc, Guard: guard, Logger: log})
 }
 
 func newModuleConsumer(db *bun.DB, clock ports.Clock, log *slog.Logger) (queue.Consumer, error) {

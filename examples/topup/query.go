@@ -5,13 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
-	"github.com/labstack/echo/v4"
 	"github.com/uptrace/bun"
-
-	"github.com/july/template/adapters/http/httpx"
 )
 
 // LedgerPageSize is how many ledger entries GET /wallets/me returns,
@@ -53,63 +49,56 @@ func orderView(o *Order) OrderView {
 	}
 }
 
-// get is GET /api/v1/topups/:id. Another agent's order answers exactly
-// like a missing one.
-func (a *API) get(c echo.Context) error {
-	ctx := c.Request().Context()
-	agent, ok := agentID(c)
-	if !ok {
-		return echo.ErrUnauthorized // the group's auth middleware runs first
-	}
-	id, err := httpx.PathUUID(c, "id")
-	if err != nil {
-		return err
+// Order returns the actor's order id. Another agent's order is
+// ErrNotFound, exactly like a missing one.
+func (s *Service) Order(ctx context.Context, actor Actor, id string) (OrderView, error) {
+	if actor.Subject == "" {
+		return OrderView{}, errNoActor
 	}
 	var o Order
-	err = a.db.NewSelect().Model(&o).
-		Where("id = ?", id).Where("agent_id = ?", agent).
+	err := s.db.NewSelect().Model(&o).
+		Where("id = ?", id).Where("agent_id = ?", actor.Subject).
 		Limit(1).Scan(ctx)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return ErrNotFound
+		return OrderView{}, ErrNotFound
 	case err != nil:
-		return fmt.Errorf("topup: read order: %w", err)
+		return OrderView{}, fmt.Errorf("topup: read order: %w", err)
 	}
-	return c.JSON(http.StatusOK, orderView(&o))
+	return orderView(&o), nil
 }
 
-// wallet is GET /api/v1/wallets/me: a zero wallet until the first credit.
-func (a *API) wallet(c echo.Context) error {
-	ctx := c.Request().Context()
-	agent, ok := agentID(c)
-	if !ok {
-		return echo.ErrUnauthorized
+// Wallet returns the actor's wallet and its newest LedgerPageSize ledger
+// entries: a zero wallet until the first credit. The balance and the
+// entries are read in one snapshot, so they agree.
+func (s *Service) Wallet(ctx context.Context, actor Actor) (WalletView, error) {
+	if actor.Subject == "" {
+		return WalletView{}, errNoActor
 	}
-	view := WalletView{AgentID: agent, LedgerEntries: []LedgerEntryView{}}
+	view := WalletView{AgentID: actor.Subject, LedgerEntries: []LedgerEntryView{}}
 	var entries []LedgerEntry
-	// One snapshot, so the balance and the entries agree.
 	opts := &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
-	err := a.db.RunInTx(ctx, opts, func(ctx context.Context, tx bun.Tx) error {
+	err := s.db.RunInTx(ctx, opts, func(ctx context.Context, tx bun.Tx) error {
 		var w Wallet
-		switch err := tx.NewSelect().Model(&w).Where("agent_id = ?", agent).Limit(1).Scan(ctx); {
+		switch err := tx.NewSelect().Model(&w).Where("agent_id = ?", actor.Subject).Limit(1).Scan(ctx); {
 		case err == nil:
 			view.BalanceCents, view.Version = w.BalanceCents, w.Version
 		case !errors.Is(err, sql.ErrNoRows):
 			return fmt.Errorf("topup: read wallet: %w", err)
 		}
-		if err := tx.NewSelect().Model(&entries).Where("agent_id = ?", agent).
+		if err := tx.NewSelect().Model(&entries).Where("agent_id = ?", actor.Subject).
 			OrderExpr("id DESC").Limit(LedgerPageSize).Scan(ctx); err != nil {
 			return fmt.Errorf("topup: read ledger: %w", err)
 		}
 		return nil
 	})
 	if err != nil {
-		return err
+		return WalletView{}, err
 	}
 	for _, e := range entries {
 		view.LedgerEntries = append(view.LedgerEntries, LedgerEntryView{
 			ID: e.ID, OrderID: e.OrderID, AmountCents: e.AmountCents, CreatedAt: e.CreatedAt.UTC(),
 		})
 	}
-	return c.JSON(http.StatusOK, view)
+	return view, nil
 }

@@ -184,7 +184,9 @@ func (l *logger) body(c echo.Context, name string, p RoutePolicy, cb captured) s
 	attrs[1] = slog.Int64("size", cb.size)
 	attrs[2] = slog.Bool("truncated", res.Truncated)
 	if res.Text != "" {
-		attrs = append(attrs, slog.String("text", res.Text))
+		// Clean: redacted under the route's policy, so the root logger's
+		// redaction.ReplaceAttr keeps it (PolicyConfig's key names).
+		attrs = append(attrs, slog.Any("text", redaction.Clean(res.Text)))
 	}
 	if res.Summary != nil {
 		attrs = append(attrs, slog.Any("summary", res.Summary))

@@ -11,8 +11,9 @@
 // ?poll=N where N is how many polls it already made for this task (0 on the
 // first read), increments it after each response, and resets it to 0 when
 // the page becomes visible again (the PRD refreshes at once, then backs off
-// anew). PollsSoFar reads it. A missing or malformed value counts as 0, the
-// shortest wait, because the value is only a hint.
+// anew). PollsSoFar reads it. Without it the step follows how long the task
+// has been unchanged; a value that is not a non-negative integer is refused
+// with 400 POLL_INVALID, as the contract declares it.
 //
 // Failure details stay in the business's own item table; ParsePage and
 // RenderPage give every listing the same ?page=&page_size= parameters and

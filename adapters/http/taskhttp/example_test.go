@@ -20,7 +20,11 @@ func ExampleRender() {
 
 	e := echo.New()
 	e.GET("/api/v1/exports/:id", func(c echo.Context) error {
-		return taskhttp.Render(c, task, taskhttp.PollsSoFar(c))
+		polls, err := taskhttp.PollsSoFar(c)
+		if err != nil {
+			return err // 400 POLL_INVALID
+		}
+		return taskhttp.Render(c, task, polls)
 	})
 	rec := httptest.NewRecorder()
 	e.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/v1/exports/exp-42?poll=1", nil))

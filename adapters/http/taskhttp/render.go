@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/july/template/adapters/http/httpx"
 	"github.com/july/template/core/tasks"
 )
 
@@ -19,15 +21,36 @@ import (
 // already made for the task (see the package doc).
 const PollParam = "poll"
 
-// PollsSoFar returns the ?poll= count of c, or -1 when it is missing,
-// malformed or negative; Render then derives the step from how long the
-// task has been unchanged.
-func PollsSoFar(c echo.Context) int {
-	n, err := strconv.Atoi(c.QueryParam(PollParam))
-	if err != nil || n < 0 {
-		return -1
+// CodePollInvalid is the stable error code of a ?poll= that is not a
+// non-negative integer.
+const CodePollInvalid = "POLL_INVALID"
+
+var errPollInvalid = httpx.BadRequest(CodePollInvalid,
+	"轮询参数无效：poll 须为不小于 0 的整数（已轮询的次数，首次为 0），或不传").
+	WithDetails(httpx.Detail{Field: PollParam, Reason: "须为不小于 0 的整数"})
+
+// PollsSoFar returns the ?poll= count of c, or -1 when it is absent (or
+// empty); Render then derives the step from how long the task has been
+// unchanged. A value that is not a non-negative integer (-1, abc, 1.5) is
+// a 400 *httpx.Error with code CodePollInvalid and a detail naming poll:
+// the contract declares a non-negative integer, and a client bug that
+// sends something else should hear about it rather than poll at the
+// wrong pace. A count too large for an int is the largest step.
+func PollsSoFar(c echo.Context) (int, error) {
+	raw := c.QueryParam(PollParam)
+	if raw == "" {
+		return -1, nil
 	}
-	return n
+	for i := 0; i < len(raw); i++ {
+		if raw[i] < '0' || raw[i] > '9' {
+			return 0, errPollInvalid
+		}
+	}
+	n, err := strconv.Atoi(raw)
+	if err != nil { // only digits: too large
+		return math.MaxInt, nil
+	}
+	return n, nil
 }
 
 // pollsSince maps how long a task has been unchanged to the poll step a

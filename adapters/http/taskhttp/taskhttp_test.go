@@ -47,7 +47,11 @@ func newFixture(t *testing.T, ts ...tasks.Task) *fixture {
 		if !ok {
 			return httpx.NotFound("TASK_NOT_FOUND", "任务不存在")
 		}
-		return taskhttp.Render(c, tk, taskhttp.PollsSoFar(c))
+		polls, err := taskhttp.PollsSoFar(c)
+		if err != nil {
+			return err
+		}
+		return taskhttp.Render(c, tk, polls)
 	})
 	e.GET("/tasks/:id/failures", func(c echo.Context) error {
 		p, err := taskhttp.ParsePage(c)
@@ -178,11 +182,36 @@ func TestTaskRenderRetryAfterBacksOff(t *testing.T) {
 	f := newFixture(t, taskIn(t, "busy", tasks.Processing))
 	for _, tc := range []struct{ poll, want string }{
 		{"", "2"}, {"0", "2"}, {"1", "3"}, {"2", "5"}, {"3", "10"}, {"4", "10"}, {"1000", "10"},
-		{"-1", "2"}, {"abc", "2"},
+		{"99999999999999999999999", "10"},
 	} {
 		res, body := f.get(t, "/tasks/busy?poll="+tc.poll, nil)
 		require.Equal(t, http.StatusOK, res.StatusCode, "poll=%s: %s", tc.poll, body)
 		require.Equal(t, tc.want, res.Header.Get("Retry-After"), "rule: poll=%q waits %s s (2, 3, 5, then 10)", tc.poll, tc.want)
+	}
+}
+
+// The contract declares ?poll= a non-negative integer: anything else is a
+// client bug, refused with 400 POLL_INVALID naming the field, not
+// silently treated as a first poll.
+func TestTaskRenderRefusesAMalformedPoll(t *testing.T) {
+	t.Parallel()
+
+	f := newFixture(t, taskIn(t, "busy", tasks.Processing))
+	for _, poll := range []string{"-1", "abc", "1.5", "+1", "1e3", "%20"} {
+		res, body := f.get(t, "/tasks/busy?poll="+poll, nil)
+		require.Equal(t, http.StatusBadRequest, res.StatusCode, "rule: poll=%s is refused: %s", poll, body)
+		var env struct {
+			Error struct {
+				Code    string           `json:"code"`
+				Message string           `json:"message"`
+				Details []map[string]any `json:"details"`
+			} `json:"error"`
+		}
+		require.NoError(t, json.Unmarshal(body, &env), "body %s", body)
+		require.Equal(t, taskhttp.CodePollInvalid, env.Error.Code, "poll=%s", poll)
+		require.Contains(t, env.Error.Message, "poll", "the message names the parameter")
+		require.Len(t, env.Error.Details, 1, "poll=%s", poll)
+		require.Equal(t, taskhttp.PollParam, env.Error.Details[0]["field"])
 	}
 }
 

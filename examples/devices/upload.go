@@ -1,0 +1,116 @@
+package devices
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"github.com/july/template/adapters/postgres/pgidem"
+	"github.com/july/template/adapters/postgres/pgoutbox"
+	"github.com/july/template/adapters/postgres/pgtasks"
+	"github.com/july/template/core/idempotency"
+	"github.com/july/template/core/outbox"
+	"github.com/july/template/core/ports"
+)
+
+// EventAssignmentRequested is the outbox event type the upload appends;
+// its payload is {"task_id": "..."} (version 1).
+const EventAssignmentRequested = "devices.assignment.requested"
+
+// requested is the payload of EventAssignmentRequested.
+type requested struct {
+	TaskID string `json:"task_id"`
+}
+
+// UploadCommand is one upload, already read (readUpload).
+type UploadCommand struct {
+	// Key is the request's idempotency key, scoped to the actor.
+	Key ports.IdempotencyKey
+	// FileName is the uploaded file's cleaned base name.
+	FileName string
+	// File is the CSV, at most MaxFileBytes; it is parsed by the worker.
+	File []byte
+	// RequestID is the entry command's id; the outbox event carries it.
+	// Empty: Key.RequestID, the caller's key.
+	RequestID string
+}
+
+// UploadResult is Upload's answer: the new task, or, for a retry of an
+// earlier upload with the same key, that upload's stored answer.
+type UploadResult struct {
+	// Replay is the first upload's stored answer (status and body, to be
+	// sent as they are); nil for a new task.
+	Replay *ports.StoredResponse
+	// TaskID is the new task and Body its Created JSON, the 202 body
+	// stored for replays; zero with Replay.
+	TaskID string
+	Body   []byte
+}
+
+// Upload stores the file as a Pending task owned by the actor, with its
+// outbox event and idempotency record, in one short transaction. The file
+// is not parsed here (PRD section 3): the worker does that.
+func (s *Service) Upload(ctx context.Context, actor Actor, cmd UploadCommand) (UploadResult, error) {
+	if actor.Subject == "" {
+		return UploadResult{}, errNoActor
+	}
+	now := s.clock.Now().UTC()
+	cols, err := pgtasks.NewColumns(0, now) // total is set by the worker once it parsed the file
+	if err != nil {
+		return UploadResult{}, err
+	}
+	rec := &taskRecord{ID: uuid.NewString(), OwnerSubject: actor.Subject, FileName: cmd.FileName, FileContent: cmd.File, Columns: cols}
+	var res UploadResult
+	err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		d, stored, err := pgidem.Insert(ctx, tx, rec, cmd.Key)
+		if err != nil {
+			return err
+		}
+		if d == idempotency.DecisionReplay {
+			res.Replay = stored
+			return nil
+		}
+		if err := appendRequested(ctx, tx, rec.ID, cmp.Or(cmd.RequestID, cmd.Key.RequestID), now); err != nil {
+			return err
+		}
+		res.TaskID = rec.ID
+		if res.Body, err = json.Marshal(Created{TaskID: rec.ID}); err != nil {
+			return err
+		}
+		return pgidem.SaveResponse(ctx, tx, rec, ports.StoredResponse{
+			ResultRef: rec.ID, Status: http.StatusAccepted, Body: res.Body,
+		})
+	})
+	if err != nil {
+		return UploadResult{}, err
+	}
+	return res, nil
+}
+
+// appendRequested appends a new EventAssignmentRequested event for task
+// id through db (the caller's transaction, or the pool for a single
+// statement), with a new event_id.
+func appendRequested(ctx context.Context, db bun.IDB, id, requestID string, now time.Time) error {
+	ev, err := outbox.New(outbox.NewParams{
+		EventID:        uuid.NewString(),
+		EventType:      EventAssignmentRequested,
+		PayloadVersion: 1,
+		AggregateType:  "device_assignment_task",
+		AggregateID:    id,
+		ResourceType:   "device_assignment_task",
+		ResourceID:     id,
+		RequestID:      requestID,
+		Payload:        requested{TaskID: id},
+		Now:            now,
+	})
+	if err != nil {
+		return fmt.Errorf("build %s event: %w", EventAssignmentRequested, err)
+	}
+	return pgoutbox.Append(ctx, db, ev)
+}
