@@ -49,3 +49,11 @@ func exec(t *testing.T, db bun.IDB, sql string) {
 	_, err := db.ExecContext(context.Background(), sql)
 	require.NoError(t, err, sql)
 }
+
+// codesOf is codes for a report that may be nil.
+func codesOf(r *release.Report) []string {
+	if r == nil {
+		return nil
+	}
+	return codes(r)
+}
