@@ -116,7 +116,7 @@ func (c *cli) down(ctx context.Context, db *bun.DB, to string, timeout time.Dura
 		code = exitUsage
 	case errors.Is(err, release.ErrLockTimeout):
 		code = exitLockTimeout
-	case errors.Is(err, release.ErrRefused):
+	case errors.Is(err, release.ErrRefused), errors.Is(err, release.ErrForwardOnly):
 		code = exitRefused
 	default:
 		code = exitApplyFailed

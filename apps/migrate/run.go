@@ -68,7 +68,7 @@ Environment:
 
 Exit codes:
   0 ok   1 usage or environment   2 check failed   3 apply failed
-  4 verify failed   5 lock timeout   6 refused (down with data)
+  4 verify failed   5 lock timeout   6 refused (down with data, or of a forward-only migration)
 `
 
 // cli carries what every command needs.
