@@ -30,8 +30,8 @@ func (c *cli) status(ctx context.Context, db *bun.DB, _ []string) int {
 	return exitOK
 }
 
-func (c *cli) check(ctx context.Context, db *bun.DB, _ []string) int {
-	r, err := release.Check(ctx, db, c.sets)
+func (c *cli) check(ctx context.Context, db *bun.DB, opts release.CheckOptions) int {
+	r, err := release.CheckWith(ctx, db, c.sets, opts)
 	if err != nil {
 		return c.fail(exitCheckFailed, "check", err)
 	}
