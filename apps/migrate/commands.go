@@ -30,8 +30,8 @@ func (c *cli) status(ctx context.Context, db *bun.DB, _ []string) int {
 	return exitOK
 }
 
-func (c *cli) check(ctx context.Context, db *bun.DB, _ []string) int {
-	r, err := release.Check(ctx, db, c.sets)
+func (c *cli) check(ctx context.Context, db *bun.DB, opts release.CheckOptions) int {
+	r, err := release.CheckWith(ctx, db, c.sets, opts)
 	if err != nil {
 		return c.fail(exitCheckFailed, "check", err)
 	}
@@ -116,7 +116,7 @@ func (c *cli) down(ctx context.Context, db *bun.DB, to string, timeout time.Dura
 		code = exitUsage
 	case errors.Is(err, release.ErrLockTimeout):
 		code = exitLockTimeout
-	case errors.Is(err, release.ErrRefused):
+	case errors.Is(err, release.ErrRefused), errors.Is(err, release.ErrForwardOnly):
 		code = exitRefused
 	default:
 		code = exitApplyFailed

@@ -37,7 +37,7 @@ func liveSet(n int) release.Set {
 	fsys := fstest.MapFS{}
 	for i := 1; i <= n; i++ {
 		fsys[fmt.Sprintf("209901020000%02d_add_live_note_%d.tx.up.sql", i, i)] = &fstest.MapFile{
-			Data: []byte(fmt.Sprintf(`ALTER TABLE tb_backfill_checkpoint ADD COLUMN live_note_%d text NULL;`, i))}
+			Data: forwardOnly(fmt.Sprintf(`ALTER TABLE tb_backfill_checkpoint ADD COLUMN live_note_%d text NULL;`, i))}
 	}
 	return release.Set{Name: "test/live", FS: fsys}
 }
@@ -141,7 +141,7 @@ func TestMigrationWritingDataIsRefused(t *testing.T) {
 			db := testinfra.NewDB(t, testinfra.DBOpts{})
 			require.Equal(t, exitOK, migrateCLI(t, db, foundation(), "up").code)
 			insertOutbox(t, db.Bun, 4, 2)
-			set := release.Set{Name: "test/dml", FS: fstest.MapFS{"20990103000001_dml.tx.up.sql": {Data: []byte(tt.sql)}}}
+			set := release.Set{Name: "test/dml", FS: fstest.MapFS{"20990103000001_dml.tx.up.sql": {Data: forwardOnly(tt.sql)}}}
 			sets := append(foundation(), set)
 			before := testinfra.Fingerprint(t, db.Bun)
 			r := migrateCLI(t, db, sets, "check")
@@ -175,7 +175,7 @@ func TestDropOfNonEmptyTableOrColumnIsRefused(t *testing.T) {
 			// A table no migration of these sets owns (created by an older tool).
 			exec(t, db.Bun, `CREATE TABLE tb_test_legacy (id int PRIMARY KEY, note text, CONSTRAINT ck_test_legacy_note CHECK (note <> ''))`)
 			exec(t, db.Bun, `INSERT INTO tb_test_legacy VALUES (1, 'kept')`)
-			set := release.Set{Name: "test/drop", FS: fstest.MapFS{"20990104000001_drop_legacy.tx.up.sql": {Data: []byte(tt.sql)}}}
+			set := release.Set{Name: "test/drop", FS: fstest.MapFS{"20990104000001_drop_legacy.tx.up.sql": {Data: forwardOnly(tt.sql)}}}
 			sets := append(foundation(), set)
 
 			r := migrateCLI(t, db, sets, "check")

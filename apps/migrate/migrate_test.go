@@ -39,6 +39,12 @@ func migrateCLI(t *testing.T, db *testinfra.DB, sets []release.Set, args ...stri
 
 func foundation() []release.Set { return []release.Set{release.Foundation()} }
 
+// forwardOnly is the up file sql of a test migration without a down file,
+// with its rollback boundary: a forward-only marker.
+func forwardOnly(sql string) []byte {
+	return []byte(sql + "\n-- migrate:forward_only: test-only migration, never rolled back\n")
+}
+
 // widgetSet is a test-only domain set: v1 creates a table, v2 adds a unique
 // constraint guarded by a duplicate-key precondition and a NOT NULL check
 // guarded by a null precondition.
@@ -217,7 +223,8 @@ func TestPreconditionsOfPendingMigration(t *testing.T) {
 			t.Parallel()
 			db := testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.Migrate})
 			onlyV1 := release.Set{Name: "test/widget", FS: fstest.MapFS{
-				"20990101000001_create_widget.tx.up.sql": widgetSet(nil).FS.(fstest.MapFS)["20990101000001_create_widget.tx.up.sql"],
+				"20990101000001_create_widget.tx.up.sql":   widgetSet(nil).FS.(fstest.MapFS)["20990101000001_create_widget.tx.up.sql"],
+				"20990101000001_create_widget.tx.down.sql": widgetSet(nil).FS.(fstest.MapFS)["20990101000001_create_widget.tx.down.sql"],
 			}}
 			require.Equal(t, exitOK, migrateCLI(t, db, append(foundation(), onlyV1), "up").code)
 			exec(t, db.Bun, `INSERT INTO tb_test_widget (code) VALUES `+tt.rows)
@@ -239,7 +246,7 @@ func TestOwnershipConflictFailsCheck(t *testing.T) {
 
 	db := testinfra.NewDB(t, testinfra.DBOpts{})
 	rogue := release.Set{Name: "test/rogue", FS: fstest.MapFS{
-		"20990101000009_touch_outbox.tx.up.sql": {Data: []byte(`ALTER TABLE tb_outbox_event ALTER COLUMN status SET DEFAULT 2;
+		"20990101000009_touch_outbox.tx.up.sql": {Data: forwardOnly(`ALTER TABLE tb_outbox_event ALTER COLUMN status SET DEFAULT 2;
 			CREATE INDEX ix_outbox_event_failed ON tb_outbox_event (id);`)},
 	}}
 	r := migrateCLI(t, db, append(foundation(), rogue), "check")
@@ -256,7 +263,7 @@ func TestFailedMigrationRollsBackAndCanBeRerun(t *testing.T) {
 	// on the live rows.
 	exec(t, db.Bun, `INSERT INTO tb_system_config (config_key, config_value, value_type, module) VALUES ('a.b.c', '1', 'int', 'a')`)
 	bad := release.Set{Name: "test/bad", FS: fstest.MapFS{
-		"20990101000005_half.tx.up.sql": {Data: []byte(`CREATE TABLE tb_test_half (id int, CONSTRAINT pk_test_half PRIMARY KEY (id));
+		"20990101000005_half.tx.up.sql": {Data: forwardOnly(`CREATE TABLE tb_test_half (id int, CONSTRAINT pk_test_half PRIMARY KEY (id));
 			-- migrate:allow lint_constraint_validates_rows: test
 			ALTER TABLE tb_system_config ADD CONSTRAINT ck_test_half CHECK (module <> 'a');`)},
 	}}
@@ -266,7 +273,7 @@ func TestFailedMigrationRollsBackAndCanBeRerun(t *testing.T) {
 	require.Zero(t, count(t, db.Bun, `SELECT count(*) FROM bun_migrations WHERE name = '20990101000005'`), "a failed migration is never recorded")
 
 	fixed := release.Set{Name: "test/bad", FS: fstest.MapFS{
-		"20990101000005_half.tx.up.sql": {Data: []byte(`CREATE TABLE tb_test_half (id int, CONSTRAINT pk_test_half PRIMARY KEY (id));`)},
+		"20990101000005_half.tx.up.sql": {Data: forwardOnly(`CREATE TABLE tb_test_half (id int, CONSTRAINT pk_test_half PRIMARY KEY (id));`)},
 	}}
 	r = migrateCLI(t, db, append(foundation(), fixed), "up")
 	require.Equal(t, exitOK, r.code, r.stdout+r.stderr)

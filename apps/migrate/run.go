@@ -61,6 +61,8 @@ Environment:
                  settings for the whole run, so they refuse (exit 1) a connection that
                  goes through a pooler
   LOG_LEVEL      debug, info (default), warn or error; logs go to stderr
+  MIGRATE_STRICT true or false (default false): the default of check's and up's --strict,
+                 which turns undelivered outbox rows and unfinished tasks into violations
   OTEL_EXPORTER_OTLP_ENDPOINT  OpenTelemetry collector, OTLP over HTTP; when set, each
                  command is one trace ("migrate up") with its statements as spans
   OTEL_SERVICE_NAME  service.name of the spans (default migrate); the other standard
@@ -68,7 +70,7 @@ Environment:
 
 Exit codes:
   0 ok   1 usage or environment   2 check failed   3 apply failed
-  4 verify failed   5 lock timeout   6 refused (down with data)
+  4 verify failed   5 lock timeout   6 refused (down with data, or of a forward-only migration)
 `
 
 // cli carries what every command needs.
@@ -97,6 +99,7 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 	}
 	env := envconf.New(getenv)
 	level := env.LogLevel("LOG_LEVEL")
+	strict := env.Bool("MIGRATE_STRICT", false)
 	if err := env.Err(); err != nil {
 		fmt.Fprintf(stderr, "migrate: configuration: %v\n", err)
 		return exitUsage
@@ -114,7 +117,10 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 	case "status":
 		return c.cmd(ctx, "status", args[1:], "list applied and pending migrations", nil, c.status)
 	case "check":
-		return c.cmd(ctx, "check", args[1:], "pre-flight check; exits 2 on any violation and writes nothing", nil, c.check)
+		opts := release.CheckOptions{}
+		return c.cmd(ctx, "check", args[1:], "pre-flight check; exits 2 on any violation and writes nothing",
+			func(fs *flag.FlagSet) { fs.BoolVar(&opts.Strict, "strict", strict, strictHelp) },
+			func(ctx context.Context, db *bun.DB, _ []string) int { return c.check(ctx, db, opts) })
 	case "verify":
 		return c.cmd(ctx, "verify", args[1:], "post-flight verification; exits 4 on any violation", nil, c.verify)
 	case "up":
@@ -128,6 +134,7 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 				fs.IntVar(&opts.LockTries, "lock-tries", release.DefaultLockTries, "tries of a migration whose lock_timeout expired before it fails (exit 3, code lock_timeout)")
 				fs.DurationVar(&opts.LockBackoff, "lock-backoff", release.DefaultLockBackoff,
 					"pause after a migration's first lock timeout, doubled after each further one (at most "+release.MaxLockBackoff.String()+")")
+				fs.BoolVar(&opts.Strict, "strict", strict, strictHelp)
 			}, func(ctx context.Context, db *bun.DB, _ []string) int { return c.up(ctx, db, opts) })
 	case "down":
 		var to string
@@ -151,6 +158,10 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 		return exitUsage
 	}
 }
+
+// strictHelp documents --strict of check and up.
+const strictHelp = "strict pre-check: undelivered outbox rows (pending, delivering, expired or long leases) and unfinished tasks are violations (exit 2), " +
+	"not warnings; for a release with producers stopped and the relay and workers drained (default: MIGRATE_STRICT, else false)"
 
 // sessionCommands need a session of their own (a session advisory lock,
 // session settings on a held connection): they run on DATABASE_DIRECT_URL

@@ -47,7 +47,8 @@ func blockTable(t *testing.T, db *bun.DB, table string) *sql.Tx {
 
 func busySet() release.Set {
 	return release.Set{Name: "test/busy", FS: fstest.MapFS{
-		"20990105000001_add_busy_note.tx.up.sql": {Data: []byte("-- migrate:lock_timeout=100ms\nALTER TABLE tb_test_busy ADD COLUMN note text NULL;\n")},
+		"20990105000001_add_busy_note.tx.up.sql":   {Data: []byte("-- migrate:lock_timeout=100ms\nALTER TABLE tb_test_busy ADD COLUMN note text NULL;\n")},
+		"20990105000001_add_busy_note.tx.down.sql": {Data: []byte("-- migrate:lock_timeout=100ms\nALTER TABLE tb_test_busy DROP COLUMN note;\n")},
 	}}
 }
 
@@ -103,7 +104,7 @@ func TestMigrationStatementTimeoutAndDirectives(t *testing.T) {
 
 	db := testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.Migrate})
 	slow := release.Set{Name: "test/slow", FS: fstest.MapFS{
-		"20990106000001_slow.tx.up.sql": {Data: []byte("-- migrate:statement_timeout=200ms\nCREATE TABLE tb_test_slow (id int PRIMARY KEY);\nSELECT pg_sleep(5);\n")},
+		"20990106000001_slow.tx.up.sql": {Data: forwardOnly("-- migrate:statement_timeout=200ms\nCREATE TABLE tb_test_slow (id int PRIMARY KEY);\nSELECT pg_sleep(5);\n")},
 	}}
 	r := migrateCLIWith(t, db, append(foundation(), slow), backfills(), "up", "--json")
 	require.Equal(t, exitApplyFailed, r.code, r.stdout+r.stderr)
@@ -144,7 +145,7 @@ func TestFailuresPrintNoRowValues(t *testing.T) {
 	exec(t, db.Bun, `CREATE TABLE tb_test_card_num (id bigint PRIMARY KEY, card bigint NOT NULL)`)
 	exec(t, db.Bun, `INSERT INTO tb_test_card VALUES (1, '4111'), (2, '`+plantedCard+`')`)
 	set := release.Set{Name: "test/card", FS: fstest.MapFS{
-		"20990107000001_card_bigint.tx.up.sql": {Data: []byte("-- migrate:allow lint_column_type_change: test table\nALTER TABLE tb_test_card ALTER COLUMN card TYPE bigint USING card::bigint;")},
+		"20990107000001_card_bigint.tx.up.sql": {Data: forwardOnly("-- migrate:allow lint_column_type_change: test table\nALTER TABLE tb_test_card ALTER COLUMN card TYPE bigint USING card::bigint;")},
 	}}
 	sets := append(foundation(), set)
 	bfs := []release.Backfill{cardBackfill()}
@@ -170,10 +171,7 @@ func TestDownHonoursLockTimeout(t *testing.T) {
 
 	db := testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.Migrate})
 	exec(t, db.Bun, `CREATE TABLE tb_test_busy (id int PRIMARY KEY)`)
-	set := busySet()
-	set.FS.(fstest.MapFS)["20990105000001_add_busy_note.tx.down.sql"] = &fstest.MapFile{
-		Data: []byte("-- migrate:lock_timeout=100ms\nALTER TABLE tb_test_busy DROP COLUMN note;\n")}
-	sets := append(foundation(), set)
+	sets := append(foundation(), busySet())
 	require.Equal(t, exitOK, migrateCLIWith(t, db, sets, backfills(), "up").code)
 	blockTable(t, db.Bun, "tb_test_busy")
 

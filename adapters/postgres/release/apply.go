@@ -53,6 +53,8 @@ type UpOptions struct {
 	LockBackoff time.Duration
 	// OnRetry, when set, is told before each pause (for logs).
 	OnRetry func(version string, try int, pause time.Duration)
+	// Strict runs the pre-flight check in strict mode (CheckOptions.Strict).
+	Strict bool
 }
 
 func (o UpOptions) withDefaults() UpOptions {

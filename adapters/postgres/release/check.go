@@ -21,18 +21,35 @@ const MinServerVersion = 130000
 // of a pending migration exists already, that pending migrations pass the
 // lint, and that every invariant and every precondition of a pending
 // migration counts zero offending rows. Undelivered outbox work and
-// unfinished tasks are reported as warnings. It writes nothing. The error
-// is for infrastructure failures only; violations are in the report.
+// unfinished tasks are reported as warnings (see CheckWith for the strict
+// mode). It writes nothing. The error is for infrastructure failures only;
+// violations are in the report.
 func Check(ctx context.Context, db *bun.DB, sets []Set) (*Report, error) {
+	return CheckWith(ctx, db, sets, CheckOptions{})
+}
+
+// CheckOptions tune Check.
+type CheckOptions struct {
+	// Strict turns the findings of Rules marked Strict (outbox_undelivered,
+	// outbox_expired_leases, outbox_long_lease, task_unfinished,
+	// task_lease_expired) from warnings into violations, for a release
+	// with producers stopped and the relay and workers drained (PRD Testing
+	// Decision 2). The default (false) suits a release under live traffic,
+	// where such work is normal and resumes after the release.
+	Strict bool
+}
+
+// CheckWith is Check with options.
+func CheckWith(ctx context.Context, db *bun.DB, sets []Set, opts CheckOptions) (*Report, error) {
 	reh, err := Rehearse(ctx, db, sets)
 	if err != nil {
 		return nil, fmt.Errorf("pre-flight check: %w", err)
 	}
-	return check(ctx, db, sets, reh)
+	return check(ctx, db, sets, reh, opts)
 }
 
 // check is Check on a rehearsal already taken.
-func check(ctx context.Context, db *bun.DB, sets []Set, reh *Rehearsal) (*Report, error) {
+func check(ctx context.Context, db *bun.DB, sets []Set, reh *Rehearsal, opts CheckOptions) (*Report, error) {
 	r := &Report{Phase: "check", Findings: []Finding{}}
 	err := db.RunInTx(ctx, &sql.TxOptions{ReadOnly: true}, func(ctx context.Context, tx bun.Tx) error {
 		st, err := inspect(ctx, tx, sets, reh, r)
@@ -60,7 +77,7 @@ func check(ctx context.Context, db *bun.DB, sets []Set, reh *Rehearsal) (*Report
 		if err := checkPending(ctx, tx, sets, r.Pending, r); err != nil {
 			return err
 		}
-		return runRules(ctx, tx, sets, r, st, false)
+		return runRules(ctx, tx, sets, r, st, false, opts.Strict)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("pre-flight check: %w", err)
@@ -186,8 +203,9 @@ func drift(expected, live Catalog, r *Report) {
 // runRules counts offending rows for invariants and, unless postFlight, for
 // the preconditions of pending migrations. An invariant runs only once the
 // migration creating its table is applied (a stray table of the same name
-// is reported by Check as object_exists instead).
-func runRules(ctx context.Context, db bun.IDB, sets []Set, r *Report, st state, postFlight bool) error {
+// is reported by Check as object_exists instead). In strict mode a Strict
+// rule's finding is a violation.
+func runRules(ctx context.Context, db bun.IDB, sets []Set, r *Report, st state, postFlight, strict bool) error {
 	for _, s := range sets {
 		for _, rule := range append(append([]Rule(nil), s.Rules...), taskRules(s.TaskTables)...) {
 			if rule.Before != "" && (postFlight || st.applied[rule.Before]) {
@@ -211,7 +229,10 @@ func runRules(ctx context.Context, db bun.IDB, sets []Set, r *Report, st state, 
 				continue
 			}
 			sev, msg := SeverityViolation, rule.Message
-			if rule.Warn {
+			switch {
+			case rule.Warn && rule.Strict && strict:
+				msg = "strict pre-check: " + msg + "; stop the producers and let the relay and workers drain, then rerun (or release under live traffic without --strict / MIGRATE_STRICT)"
+			case rule.Warn:
 				sev = SeverityWarning
 			}
 			if rule.Before != "" {
@@ -229,10 +250,10 @@ func taskRules(tables []string) []Rule {
 	for _, t := range tables {
 		q := pgIdent(t)
 		out = append(out,
-			Rule{Name: "task_unfinished", Table: t, Warn: true,
+			Rule{Name: "task_unfinished", Table: t, Warn: true, Strict: true,
 				SQL:     `SELECT count(*) FROM ` + q + ` WHERE status IN (1, 2)`,
 				Message: "tasks pending or processing; keep the workers running across the release, they resume from their leases"},
-			Rule{Name: "task_lease_expired", Table: t, Warn: true,
+			Rule{Name: "task_lease_expired", Table: t, Warn: true, Strict: true,
 				SQL:     `SELECT count(*) FROM ` + q + ` WHERE status = 2 AND lease_expires_at < now()`,
 				Message: "processing tasks whose lease expired (a worker died); the recovery sweep or a redelivery resumes them"},
 		)

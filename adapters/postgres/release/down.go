@@ -65,7 +65,7 @@ func down(ctx context.Context, db *bun.DB, sets []Set, migs []migration, to stri
 	tables := map[string]bool{}
 	for _, m := range targets {
 		if m.Down == "" {
-			return fmt.Errorf("migration %s_%s has no down file: it cannot be rolled back, fix forward", m.Version, m.Name)
+			return forwardOnly(m)
 		}
 		sql, err := readSQL(m, m.Down)
 		if err != nil {
@@ -150,4 +150,17 @@ func rollBack(ctx context.Context, db *bun.DB, m migration) error {
 		return run(conn, "SESSION")
 	}
 	return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error { return run(tx, "LOCAL") })
+}
+
+// forwardOnly is the refusal to roll back m, which has no down file, with
+// the reason its up file gives.
+func forwardOnly(m migration) error {
+	f, err := readMigration(m)
+	if err != nil {
+		return err
+	}
+	if f.ForwardOnly == "" {
+		return fmt.Errorf("%w: migration %s_%s has no down file", ErrForwardOnly, m.Version, m.Name)
+	}
+	return fmt.Errorf("%w: migration %s_%s is forward-only: %s", ErrForwardOnly, m.Version, m.Name, f.ForwardOnly)
 }

@@ -20,6 +20,10 @@ var (
 	// ErrRefused is returned by Down when rolling back would drop or rewrite
 	// a table that holds rows; nothing was changed.
 	ErrRefused = errors.New("down refused: a table it would drop or rewrite holds rows; data is never deleted, fix forward instead")
+	// ErrForwardOnly is returned by Down when a migration it would roll
+	// back has no down file (it is marked forward-only, with a reason, or
+	// predates the rule); nothing was changed.
+	ErrForwardOnly = errors.New("down refused: a migration it would roll back is forward-only; nothing changed, fix forward instead")
 	// ErrUnknownVersion is returned by Down for a target version that no set
 	// defines (use 0 to roll back everything).
 	ErrUnknownVersion = errors.New("unknown migration version: use 0 or a version listed by `migrate status`")

@@ -21,7 +21,9 @@ func migrated(t *testing.T) *testinfra.DB {
 }
 
 // testSet builds a test-only migration set from version -> up SQL (and
-// optional down SQL under version+".down").
+// optional down SQL under version+".down"). An up file without a down file
+// ends with a forward-only marker, its rollback boundary (rawSet builds a
+// set of exactly the files given).
 func testSet(name string, files map[string]string, rules ...release.Rule) release.Set {
 	fsys := fstest.MapFS{}
 	for k, v := range files {
@@ -29,10 +31,17 @@ func testSet(name string, files map[string]string, rules ...release.Rule) releas
 			fsys[base+".tx.down.sql"] = &fstest.MapFile{Data: []byte(v)}
 			continue
 		}
+		if _, ok := files[k+".down"]; !ok {
+			v += "\n" + forwardOnlyTest
+		}
 		fsys[k+".tx.up.sql"] = &fstest.MapFile{Data: []byte(v)}
 	}
 	return release.Set{Name: name, FS: fsys, Rules: rules}
 }
+
+// forwardOnlyTest is the rollback boundary of a test migration without a
+// down file.
+const forwardOnlyTest = "-- migrate:forward_only: test-only migration, never rolled back\n"
 
 // fingerprint hashes the schema catalog and every row of every table in
 // the current schema, so a test can prove a command wrote nothing.
@@ -48,4 +57,12 @@ func exec(t *testing.T, db bun.IDB, sql string) {
 	t.Helper()
 	_, err := db.ExecContext(context.Background(), sql)
 	require.NoError(t, err, sql)
+}
+
+// codesOf is codes for a report that may be nil.
+func codesOf(r *release.Report) []string {
+	if r == nil {
+		return nil
+	}
+	return codes(r)
 }

@@ -87,9 +87,13 @@ func (m Manifest) Tables() []string {
 
 // conflicts lists objects that more than one migration creates, alters
 // or drops (PRD: 同一表、字段、索引或约束只能在一个迁移中创建或修改).
-// One exception: a later migration of the set that created an object may
-// drop it, retiring it (a replaced index, say); its down file recreates
-// it. Altering it, or dropping another set's object, stays a conflict.
+// A set may evolve its own objects in two documented ways (evolves): a
+// later migration of the set that created an object may drop it, retiring
+// it (a replaced index, say; its down file recreates it), and may redefine
+// its own view or function (CREATE OR REPLACE, or DROP + CREATE), e.g.
+// recreate vw_outbox_event after adding a column to tb_outbox_event.
+// Altering a table, column, index or constraint later, or touching another
+// set's object in any way, stays a conflict.
 func (m Manifest) conflicts(r *Report) {
 	byObject := map[string][]Claim{}
 	for _, c := range m.Claims {
@@ -97,7 +101,7 @@ func (m Manifest) conflicts(r *Report) {
 	}
 	keys := make([]string, 0, len(byObject))
 	for k, cs := range byObject {
-		if !retired(cs) && len(claimants(cs)) > 1 {
+		if !evolves(cs) && len(claimants(cs)) > 1 {
 			keys = append(keys, k)
 		}
 	}
@@ -105,18 +109,25 @@ func (m Manifest) conflicts(r *Report) {
 	for _, k := range keys {
 		ms := claimants(byObject[k])
 		r.add(SeverityViolation, "ownership_conflict", k, int64(len(ms)),
-			fmt.Sprintf("created or altered by migrations %s; one migration must own it, others may only depend on it", strings.Join(ms, ", ")))
+			fmt.Sprintf("created or altered by migrations %s; one migration must own it, others may only depend on it "+
+				"(its own set may later drop it, or redefine it if it is a view or function)", strings.Join(ms, ", ")))
 	}
 }
 
-// retired reports claims that are one creation followed only by drops
-// from later migrations of the same set.
-func retired(cs []Claim) bool {
+// replaceable are the kinds whose definition a later migration of the
+// owning set may replace: nothing else depends on their storage.
+var replaceable = map[string]bool{KindView: true, KindFunction: true}
+
+// evolves reports claims that are one creation followed only by changes
+// the creating set may make to its own object: drops, and for a
+// replaceable kind, redefinitions by later migrations of that set.
+func evolves(cs []Claim) bool {
 	if len(cs) < 2 || !cs[0].Create {
 		return false
 	}
+	kind, _, _ := strings.Cut(cs[0].Object, ":")
 	for _, c := range cs[1:] {
-		if !c.Drop || c.Set != cs[0].Set || c.Migration <= cs[0].Migration {
+		if c.Set != cs[0].Set || c.Migration <= cs[0].Migration || !c.Drop && !replaceable[kind] {
 			return false
 		}
 	}

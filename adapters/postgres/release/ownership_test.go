@@ -1,9 +1,12 @@
 package release_test
 
 import (
+	"io/fs"
 	"slices"
 	"strings"
 	"testing"
+	"testing/fstest"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -88,4 +91,64 @@ func TestObjectOfPendingMigrationExistsAlready(t *testing.T) {
 	r, err := release.Check(t.Context(), db.Bun, []release.Set{release.Foundation()})
 	require.NoError(t, err)
 	require.Contains(t, codes(r), "violation:object_exists:table:tb_system_config", "IF NOT EXISTS must not hide a stray object")
+}
+
+// foundationPlus is the foundation set with extra migrations (version ->
+// up SQL, version+".down" -> down SQL) and without its schema.json.
+func foundationPlus(t *testing.T, extra map[string]string) release.Set {
+	t.Helper()
+	f := release.Foundation()
+	fsys := testSet(release.FoundationName, extra).FS.(fstest.MapFS)
+	entries, err := fs.ReadDir(f.FS, ".")
+	require.NoError(t, err)
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".sql") {
+			continue
+		}
+		b, err := fs.ReadFile(f.FS, e.Name())
+		require.NoError(t, err)
+		fsys[e.Name()] = &fstest.MapFile{Data: b}
+	}
+	f.FS = fsys
+	return f
+}
+
+// The documented way to add a column to tb_outbox_event (migration
+// 20261201000009): a later foundation migration adds it and recreates
+// vw_outbox_event, with CREATE OR REPLACE VIEW or DROP VIEW + CREATE VIEW.
+// Another set may still not touch the foundation's view.
+func TestLaterMigrationOfTheSameSetMayRecreateItsView(t *testing.T) {
+	t.Parallel()
+
+	const view = `vw_outbox_event AS
+    SELECT * FROM tb_outbox_event WHERE status <> 2
+    UNION ALL
+    SELECT * FROM tb_outbox_event WHERE status = 2;`
+	const down = `DROP VIEW vw_outbox_event;
+ALTER TABLE tb_outbox_event DROP COLUMN note;
+CREATE VIEW ` + view
+	for _, tt := range []struct{ name, sql string }{
+		{"create or replace", "ALTER TABLE tb_outbox_event ADD COLUMN note text NULL;\nCREATE OR REPLACE VIEW " + view},
+		{"drop and create", "ALTER TABLE tb_outbox_event ADD COLUMN note text NULL;\nDROP VIEW vw_outbox_event;\nCREATE VIEW " + view},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			db := emptyDB(t)
+			set := foundationPlus(t, map[string]string{"20990101000001_add_outbox_note": tt.sql, "20990101000001_add_outbox_note.down": down})
+			res, err := release.Up(t.Context(), db.Bun, []release.Set{set}, time.Minute)
+			require.NoError(t, err, "check: %v verify: %v", codesOf(res.Check), codesOf(res.Verify))
+			var n int
+			require.NoError(t, db.Bun.QueryRowContext(t.Context(),
+				`SELECT count(*) FROM pg_attribute WHERE attrelid = 'vw_outbox_event'::regclass AND attname = 'note'`).Scan(&n))
+			require.Equal(t, 1, n, "the view shows the new column")
+			r, err := release.Check(t.Context(), db.Bun, []release.Set{set})
+			require.NoError(t, err)
+			require.True(t, r.OK(), "check after up: %v", codes(r))
+
+			rogue := testSet("test/rogue", map[string]string{"20990101000002_rogue_view": strings.ReplaceAll(tt.sql, "ADD COLUMN note", "ADD COLUMN rogue_note")})
+			r, err = release.Check(t.Context(), emptyDB(t).Bun, []release.Set{release.Foundation(), rogue})
+			require.NoError(t, err)
+			require.Contains(t, codes(r), "violation:ownership_conflict:view:vw_outbox_event", "another set may not recreate the foundation's view")
+		})
+	}
 }

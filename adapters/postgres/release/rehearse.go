@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io/fs"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -282,9 +283,16 @@ func rehearseStatement(ctx context.Context, tx bun.Tx, st Statement) (Catalog, m
 }
 
 // merge folds the change of one statement into the step: an object
-// created and then altered in the same migration is simply created.
+// created and then altered in the same migration is simply created, and
+// one dropped and created again (DROP VIEW + CREATE VIEW) is altered, as
+// CREATE OR REPLACE would have.
 func (s *Step) merge(d Change) {
 	for k, o := range d.Created {
+		if i := slices.Index(s.Dropped, k); i >= 0 {
+			s.Dropped = slices.Delete(s.Dropped, i, i+1)
+			s.Altered[k] = o
+			continue
+		}
 		s.Created[k] = o
 	}
 	for k, o := range d.Altered {

@@ -234,7 +234,7 @@ func TestLintFlagsLockingOperationsOnExistingTables(t *testing.T) {
 		t.Parallel()
 		db := emptyDB(t)
 		set := testSet("test/hot", base)
-		set.FS.(fstest.MapFS)["20990401000002_index_hot.up.sql"] = &fstest.MapFile{Data: []byte(`CREATE INDEX CONCURRENTLY ix_hot_code ON tb_hot (code)`)}
+		set.FS.(fstest.MapFS)["20990401000002_index_hot.up.sql"] = &fstest.MapFile{Data: []byte("CREATE INDEX CONCURRENTLY ix_hot_code ON tb_hot (code);\n" + forwardOnlyTest)}
 		sets := []release.Set{release.Foundation(), set}
 		r, err := release.Check(t.Context(), db.Bun, sets)
 		require.NoError(t, err)

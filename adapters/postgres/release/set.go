@@ -26,7 +26,8 @@ type Set struct {
 	// Verify always rolls back.
 	Smoke func(ctx context.Context, tx bun.Tx) error
 	// TaskTables are the set's five-state task tables (pgtasks columns:
-	// status, lease_expires_at); Check warns about unfinished tasks in them.
+	// status, lease_expires_at); Check warns about unfinished tasks in them
+	// (violations in strict mode).
 	TaskTables []string
 }
 
@@ -42,6 +43,11 @@ type Rule struct {
 	Before string
 	// Warn reports a non-zero count as a warning instead of a violation.
 	Warn bool
+	// Strict, with Warn, makes the finding a violation when Check runs in
+	// strict mode (CheckOptions.Strict): work in flight (undelivered
+	// outbox rows, unfinished tasks) that a release with producers stopped
+	// and queues drained must not leave behind.
+	Strict bool
 	// SQL is a SELECT returning one count of offending rows. It must not
 	// rely on the constraints it guards (they may be missing or NOT VALID).
 	SQL string

@@ -41,7 +41,16 @@ type sqlFile struct {
 	Drops []dropTarget
 	// LockTimeout and StatementTimeout are the -- migrate: directives, zero when absent.
 	LockTimeout, StatementTimeout time.Duration
+	// ForwardOnly is the reason of a ForwardOnlyDirective, "" when absent.
+	ForwardOnly string
 }
+
+// ForwardOnlyDirective marks a migration that has no down file on purpose:
+// "-- migrate:forward_only: the rows it holds are business facts from the
+// first write". The reason is required; check reports a pending migration
+// with neither a down file nor this line (rollback_boundary_missing), and
+// down refuses it with the reason (PRD: 每个增量迁移包含正向和回滚边界).
+const ForwardOnlyDirective = "migrate:forward_only"
 
 var reDirective = regexp.MustCompile(`^\s*--\s*migrate:\s*([a-z_]+)\s*=\s*(\S+)\s*$`)
 
@@ -63,13 +72,21 @@ func parseSQLFile(src string) (sqlFile, error) {
 		if !strings.Contains(line, "migrate:") {
 			continue
 		}
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "--")), ForwardOnlyDirective); ok {
+			reason, ok := strings.CutPrefix(strings.TrimSpace(rest), ":")
+			if reason = strings.TrimSpace(reason); !ok || reason == "" {
+				return f, fmt.Errorf("directive %s needs a reason: write -- %s: <why this migration cannot be rolled back>", ForwardOnlyDirective, ForwardOnlyDirective)
+			}
+			f.ForwardOnly = reason
+			continue
+		}
 		m := reDirective.FindStringSubmatch(line)
 		if _, _, ok := parseAllow(strings.TrimPrefix(strings.TrimSpace(line), "--")); m == nil && ok {
 			continue // a lint suppression (see AllowDirective), checked by the rehearsal
 		}
 		if m == nil {
 			if strings.HasPrefix(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "--")), "migrate:") {
-				return f, fmt.Errorf("malformed directive %q: want -- migrate:lock_timeout=5s or -- migrate:statement_timeout=15m", strings.TrimSpace(line))
+				return f, fmt.Errorf("malformed directive %q: want -- migrate:lock_timeout=5s, -- migrate:statement_timeout=15m or -- migrate:forward_only: reason", strings.TrimSpace(line))
 			}
 			continue
 		}
@@ -83,7 +100,7 @@ func parseSQLFile(src string) (sqlFile, error) {
 		case "statement_timeout":
 			f.StatementTimeout = d
 		default:
-			return f, fmt.Errorf("unknown directive migrate:%s: known are lock_timeout and statement_timeout", m[1])
+			return f, fmt.Errorf("unknown directive migrate:%s: known are lock_timeout, statement_timeout and forward_only", m[1])
 		}
 	}
 	if strings.TrimSpace(query.String()) != "" {

@@ -37,6 +37,15 @@ func checkPending(ctx context.Context, db bun.IDB, sets []Set, pending []string,
 			}
 			return err
 		}
+		switch {
+		case m.Down == "" && f.ForwardOnly == "":
+			r.add(SeverityViolation, "rollback_boundary_missing", m.Version, 1,
+				fmt.Sprintf("pending migration has no rollback boundary: add %s_%s%s.down.sql that undoes its structure, or a line \"-- %s: <reason>\" in its up file saying why it cannot be rolled back / 迁移缺少回滚边界：请添加 down 文件，或在 up 文件中用 forward_only 注释写明不可回滚的原因",
+					m.Version, m.Name, txInfix(m), ForwardOnlyDirective))
+		case m.Down != "" && f.ForwardOnly != "":
+			r.add(SeverityViolation, "rollback_boundary_ambiguous", m.Version, 1,
+				fmt.Sprintf("pending migration has a down file (%s) and says it is forward-only; keep one of the two", m.Down))
+		}
 		if len(f.Writes) > 0 {
 			kinds := slices.Compact(slices.Sorted(slices.Values(f.Writes)))
 			r.add(SeverityViolation, "migration_writes_data", m.Version, int64(len(f.Writes)),
@@ -103,4 +112,12 @@ func holdsRows(ctx context.Context, db bun.IDB, d dropTarget) (bool, error) {
 		return false, fmt.Errorf("look for rows in %s: %w", d.Table, err)
 	}
 	return has, nil
+}
+
+// txInfix is ".tx" when m's up file runs in a transaction.
+func txInfix(m migration) string {
+	if strings.HasSuffix(m.Up, ".tx.up.sql") {
+		return ".tx"
+	}
+	return ""
 }

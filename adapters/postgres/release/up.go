@@ -50,7 +50,7 @@ func up(ctx context.Context, db *bun.DB, sets []Set, opts UpOptions, res *UpResu
 	if err != nil {
 		return fmt.Errorf("pre-flight check: %w", err)
 	}
-	if res.Check, err = check(ctx, db, sets, reh); err != nil {
+	if res.Check, err = check(ctx, db, sets, reh, CheckOptions{Strict: opts.Strict}); err != nil {
 		return err
 	}
 	if !res.Check.OK() {

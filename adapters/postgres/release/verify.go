@@ -34,7 +34,7 @@ func verify(ctx context.Context, db *bun.DB, sets []Set, reh *Rehearsal) (*Repor
 	for _, v := range r.Pending {
 		r.add(SeverityViolation, "migration_pending", v, 1, "not applied; run `migrate up`")
 	}
-	if err := runRules(ctx, db, sets, r, st, true); err != nil {
+	if err := runRules(ctx, db, sets, r, st, true, false); err != nil {
 		return nil, fmt.Errorf("post-flight verify: %w", err)
 	}
 	for _, s := range sets {
