@@ -112,6 +112,8 @@ func TestInVersionRecomputesWithTheStoredVersion(t *testing.T) {
 		"rule: recomputed with the record's version, a byte-identical retry replays")
 	require.Equal(t, incoming, idempotency.InVersion(stored.Version, incoming, nil), "no recompute: incoming as it is")
 	require.Equal(t, incoming, idempotency.InVersion(stored.Version, incoming,
-		func(idempotency.FingerprintVersion) (idempotency.Fingerprint, error) { return idempotency.Fingerprint{}, idempotency.ErrUnsupportedVersion }),
+		func(idempotency.FingerprintVersion) (idempotency.Fingerprint, error) {
+			return idempotency.Fingerprint{}, idempotency.ErrUnsupportedVersion
+		}),
 		"a version the request cannot be computed by: incoming as it is")
 }
