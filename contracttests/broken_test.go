@@ -534,6 +534,13 @@ func (g *wrongOutageGuard) Acquire(ctx context.Context, key, owner string, ttl t
 	return g.Guard.Acquire(ctx, key, owner, ttl)
 }
 
+func (g *wrongOutageGuard) Owner(ctx context.Context, key string) (string, error) {
+	if g.down.Load() {
+		return "", fmt.Errorf("guard owner %q: %w", key, ports.ErrUnavailable)
+	}
+	return g.Guard.Owner(ctx, key)
+}
+
 func (g *wrongOutageGuard) Release(ctx context.Context, key, owner string) (bool, error) {
 	if g.down.Load() {
 		<-ctx.Done()

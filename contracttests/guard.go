@@ -57,6 +57,18 @@ func RunGuard(t *testing.T, newGuard func(t *testing.T) GuardFixture) {
 		requireAcquire(t, g, "job-a", "owner-2", ttl, true, "rule: a released key is free again")
 	})
 
+	t.Run("Owner/ReportsHolderAndChangesNothing", func(t *testing.T) {
+		t.Parallel()
+		g := newGuard(t).Guard
+
+		requireOwner(t, g, "job-a", "", "rule: a key never taken has no owner")
+		requireAcquire(t, g, "job-a", "v3:abc owner-1", ttl, true, "rule: a free key is acquired")
+		requireOwner(t, g, "job-a", "v3:abc owner-1", "rule: Owner returns the holder byte for byte")
+		requireOwner(t, g, "job-a", "v3:abc owner-1", "rule: Owner changes nothing")
+		requireRelease(t, g, "job-a", "v3:abc owner-1", true, "rule: Owner leaves the hold to its owner")
+		requireOwner(t, g, "job-a", "", "rule: a released key has no owner")
+	})
+
 	t.Run("Acquire/AfterExpiry", func(t *testing.T) {
 		t.Parallel()
 		fx := newGuard(t)
@@ -173,6 +185,7 @@ func RunGuard(t *testing.T, newGuard func(t *testing.T) GuardFixture) {
 		requireUnavailable(t, map[string]outageCall{
 			"Acquire": func(ctx context.Context) error { _, err := down.Acquire(ctx, "job-free", "owner-2", ttl); return err },
 			"Release": func(ctx context.Context) error { _, err := down.Release(ctx, "job-held", "owner-1"); return err },
+			"Owner":   func(ctx context.Context) error { _, err := down.Owner(ctx, "job-held"); return err },
 		})
 
 		restore()
@@ -187,6 +200,13 @@ func requireAcquire(t *testing.T, g ports.Guard, key, owner string, ttl time.Dur
 	got, err := g.Acquire(t.Context(), key, owner, ttl)
 	require.NoError(t, err, "acquire %s as %s", key, owner)
 	require.Equal(t, want, got, "acquire %s as %s: %s", key, owner, rule)
+}
+
+func requireOwner(t *testing.T, g ports.Guard, key, want, rule string) {
+	t.Helper()
+	got, err := g.Owner(t.Context(), key)
+	require.NoError(t, err, "owner of %s", key)
+	require.Equal(t, want, got, "owner of %s: %s", key, rule)
 }
 
 func requireRelease(t *testing.T, g ports.Guard, key, owner string, want bool, rule string) {

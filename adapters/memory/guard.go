@@ -50,6 +50,19 @@ func (g *Guard) Acquire(_ context.Context, key, owner string, ttl time.Duration)
 	return true, nil
 }
 
+// Owner implements ports.Guard.
+func (g *Guard) Owner(_ context.Context, key string) (string, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if err := g.down("guard owner %q", key); err != nil {
+		return "", err
+	}
+	if h, ok := g.holds[key]; ok && g.now().Before(h.expiresAt) {
+		return h.owner, nil
+	}
+	return "", nil
+}
+
 // Release implements ports.Guard.
 func (g *Guard) Release(_ context.Context, key, owner string) (bool, error) {
 	g.mu.Lock()

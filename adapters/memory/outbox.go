@@ -308,7 +308,7 @@ func (s *OutboxStore) MarkConsumerFailed(_ context.Context, f ports.ConsumerFail
 		return false, err
 	}
 	id, ok := s.byUUID[f.EventID]
-	if !ok || s.rows[id].Status != outbox.Delivered {
+	if !ok {
 		return false, nil
 	}
 	rec, err := outbox.NewConsumerFailure(*s.rows[id], f.Code, f.Message, f.At)

@@ -71,6 +71,20 @@ func (g *Guard) Acquire(ctx context.Context, key, owner string, ttl time.Duratio
 	return false, fmt.Errorf("acquire guard %q: %w", key, err)
 }
 
+// Owner implements ports.Guard: GET key.
+func (g *Guard) Owner(ctx context.Context, key string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, g.cfg.Timeout)
+	defer cancel()
+	owner, err := g.client.Do(ctx, g.client.B().Get().Key(g.cfg.Prefix+key).Build()).ToString()
+	switch err = translate(err); {
+	case err == nil:
+		return owner, nil
+	case errors.Is(err, ports.ErrNotFound):
+		return "", nil
+	}
+	return "", fmt.Errorf("guard owner %q: %w", key, err)
+}
+
 // releaseScript deletes KEYS[1] only while it still holds ARGV[1].
 var releaseScript = rueidis.NewLuaScript(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then

@@ -97,7 +97,7 @@ func (d Decision) Err() error {
 // while the first request runs, so a reused key never waits and never
 // replays someone else's answer. Fingerprints of different versions never
 // match, so compute incoming with the stored record's version (see
-// Fingerprinter.Version). A record in an unknown state is treated as in
+// InVersion and Fingerprinter.Version). A record in an unknown state is treated as in
 // progress: nothing is replayed or rerun until someone looks at it.
 func Decide(existing *Record, incoming Fingerprint, now time.Time) Decision {
 	switch {

@@ -86,3 +86,34 @@ func sumOf(c byte) string {
 	}
 	return string(b)
 }
+
+// Issue 29 item 12: a record stored by another version is compared with the
+// request recomputed by that version.
+func TestInVersionRecomputesWithTheStoredVersion(t *testing.T) {
+	t.Parallel()
+	body := []byte(`{"amount_cents":100,"time":"x"}`)
+	v1, err := idempotency.NewFingerprinter(idempotency.FingerprinterConfig{Version: idempotency.FingerprintV1})
+	require.NoError(t, err)
+	v3, err := idempotency.NewFingerprinter(idempotency.FingerprinterConfig{})
+	require.NoError(t, err)
+	stored, err := v1.FromJSON(body)
+	require.NoError(t, err)
+	incoming, err := v3.FromJSON(body)
+	require.NoError(t, err)
+	rec := &idempotency.Record{Fingerprint: stored, State: idempotency.StateCompleted}
+	refp := func(v idempotency.FingerprintVersion) (idempotency.Fingerprint, error) {
+		require.Equal(t, idempotency.FingerprintV1, v)
+		return v1.FromJSON(body)
+	}
+
+	require.Equal(t, idempotency.DecisionReused, idempotency.Decide(rec, incoming, time.Time{}), "versions never match by themselves")
+	require.Equal(t, idempotency.DecisionReplay,
+		idempotency.Decide(rec, idempotency.InVersion(stored.Version, incoming, refp), time.Time{}),
+		"rule: recomputed with the record's version, a byte-identical retry replays")
+	require.Equal(t, incoming, idempotency.InVersion(stored.Version, incoming, nil), "no recompute: incoming as it is")
+	require.Equal(t, incoming, idempotency.InVersion(stored.Version, incoming,
+		func(idempotency.FingerprintVersion) (idempotency.Fingerprint, error) {
+			return idempotency.Fingerprint{}, idempotency.ErrUnsupportedVersion
+		}),
+		"a version the request cannot be computed by: incoming as it is")
+}

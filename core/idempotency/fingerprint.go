@@ -53,6 +53,28 @@ func (f Fingerprint) Equal(other Fingerprint) bool {
 	return !f.IsZero() && f == other
 }
 
+// RefingerprintFunc recomputes the incoming request's fingerprint with
+// version v, to compare it with a record (or a concurrent holder) whose
+// fingerprint v produced. It returns an error when it cannot compute v for
+// this request (e.g. FingerprintV2 on a route that declares no command).
+type RefingerprintFunc func(v FingerprintVersion) (Fingerprint, error)
+
+// InVersion returns incoming as version v computes it: incoming itself when
+// it is of version v; else refp(v) when refp is set and succeeds; else
+// incoming, which then equals no fingerprint of version v. Compare a stored
+// fingerprint with InVersion(stored.Version, incoming, refp), so a
+// byte-identical retry of a record stored before a version change (an
+// upgrade, a route that starts declaring its command) still replays.
+func InVersion(v FingerprintVersion, incoming Fingerprint, refp RefingerprintFunc) Fingerprint {
+	if incoming.Version == v || v == 0 || refp == nil {
+		return incoming
+	}
+	if fp, err := refp(v); err == nil && fp.Version == v {
+		return fp
+	}
+	return incoming
+}
+
 // ParseFingerprint parses the String form. It returns an error wrapping
 // ErrFingerprintMalformed for bad syntax and ErrUnsupportedVersion for a
 // version this build cannot recompute (e.g. a v2 row read after a rollback).

@@ -1,6 +1,9 @@
 package outbox
 
-import "time"
+import (
+	"errors"
+	"time"
+)
 
 // ConsumerFailedCode is the error code ConsumerFailure records when the
 // caller gives no valid code of its own.
@@ -8,8 +11,8 @@ const ConsumerFailedCode = "CONSUMER_FAILED"
 
 // ConsumerFailure is the durable record that a delivered event's consumer
 // gave up on it for good (its queue retries ran out, or it returned a
-// permanent error). It is kept apart from the event: the event stays
-// Delivered (a delivered row never changes again), and the open failure is
+// permanent error). It is kept apart from the event, keyed by its event id:
+// the event row never changes for it (whatever its status), and the open failure is
 // what an operator finds and replays from after the queue's trimmed
 // archive is gone.
 type ConsumerFailure struct {
@@ -28,12 +31,14 @@ type ConsumerFailure struct {
 // NewConsumerFailure records that ev's consumer failed with code and
 // message. code must be UPPER_SNAKE_CASE of at most 64 bytes; anything else
 // records ConsumerFailedCode. message goes through SafeMessage; the caller
-// must redact it first. It returns a *TransitionError when ev is not
-// Delivered: a relay-side failure is Fail's business, and an event the
-// relay has not marked delivered yet has no consumer failure.
+// must redact it first. ev may be in any status: the queue ran its task,
+// so the relay published it, whether or not the relay has recorded that
+// yet (a slow batch's Complete, or a lost one after which the recovery put
+// the row back to Pending or Failed). The failure is keyed by the event id
+// and never changes the row. It returns an error for no event id.
 func NewConsumerFailure(ev Event, code, message string, now time.Time) (ConsumerFailure, error) {
-	if ev.Status != Delivered {
-		return ConsumerFailure{}, &TransitionError{From: ev.Status, To: Failed}
+	if ev.EventID == "" {
+		return ConsumerFailure{}, errors.New("new consumer failure: the event has no event id")
 	}
 	if !validCode(code) {
 		code = ConsumerFailedCode

@@ -52,22 +52,26 @@ func TestNewConsumerFailure(t *testing.T) {
 	}
 }
 
-func TestNewConsumerFailureRefusesUndelivered(t *testing.T) {
+// Issue 29 item 8: a consumer's final failure is recorded whatever the
+// row's status (the relay's Complete may come late, or be lost and the row
+// recovered to pending or failed); only an event without an id is refused.
+func TestNewConsumerFailureWhateverTheStatus(t *testing.T) {
 	t.Parallel()
 
-	for _, s := range []outbox.Status{outbox.Pending, outbox.Delivering, outbox.Failed, 0} {
+	for _, s := range []outbox.Status{outbox.Pending, outbox.Delivering, outbox.Delivered, outbox.Failed} {
 		t.Run(s.String(), func(t *testing.T) {
 			t.Parallel()
 
 			ev := delivered(t)
 			ev.Status = s
 			got, err := outbox.NewConsumerFailure(ev, "X", "boom", t0)
-			var te *outbox.TransitionError
-			require.ErrorAs(t, err, &te, "status %s", s)
-			require.Equal(t, outbox.TransitionError{From: s, To: outbox.Failed}, *te)
-			require.Zero(t, got, "a refused call records nothing")
+			require.NoError(t, err, "status %s", s)
+			require.Equal(t, ev.EventID, got.EventID)
+			require.True(t, got.Open())
 		})
 	}
+	_, err := outbox.NewConsumerFailure(outbox.Event{}, "X", "boom", t0)
+	require.Error(t, err, "an event without an id has no failure")
 }
 
 // The relay can never take the consumer's edge: Transition and Fail refuse

@@ -84,11 +84,12 @@ func ExampleNewConsumerFailure() {
 	f, err := outbox.NewConsumerFailure(ev, "", "order 42 does not exist", now)
 	fmt.Println(f.Code, f.Open(), ev.Status, err)
 
-	// An event the relay has not marked delivered has no consumer failure.
+	// An event the relay has not marked delivered yet (a slow batch) has
+	// a consumer failure all the same.
 	ev.Status = outbox.Delivering
-	_, err = outbox.NewConsumerFailure(ev, "", "again", now)
-	fmt.Println(err)
+	f, err = outbox.NewConsumerFailure(ev, "", "again", now)
+	fmt.Println(f.Code, f.Open(), ev.Status, err)
 	// Output:
 	// CONSUMER_FAILED true delivered <nil>
-	// outbox status delivering -> failed not allowed: reload the event and check its current status
+	// CONSUMER_FAILED true delivering <nil>
 }

@@ -74,4 +74,10 @@ type Guard interface {
 
 	// Release frees key only if owner still holds it, and reports whether it did.
 	Release(ctx context.Context, key, owner string) (bool, error)
+
+	// Owner returns the owner holding key, or "" when nobody does (never
+	// taken, released or expired). It changes nothing. A caller that
+	// encodes what it holds the key for in owner (e.g. the request's
+	// fingerprint) learns it here after Acquire reports false.
+	Owner(ctx context.Context, key string) (string, error)
 }

@@ -39,14 +39,15 @@ type ConsumerReplayParams struct {
 // When the database cannot be reached every method returns promptly an
 // error wrapping ErrUnavailable and changes nothing.
 type ConsumerFailureStore interface {
-	// MarkConsumerFailed records f as an open failure of its event when the
-	// event is Delivered (outbox.NewConsumerFailure decides the stored code
+	// MarkConsumerFailed records f as an open failure of its event, keyed by
+	// the event id whatever the event's status (the relay may not have
+	// marked it delivered yet, or lost its lease and put it back to pending):
+	// a consumer's final failure is never lost (outbox.NewConsumerFailure decides the stored code
 	// and message). The event row does not change. An open failure that a
 	// replay has stamped is failed again: it takes f and loses the stamp, so
 	// that replay cannot resolve it. It reports whether a failure was
 	// recorded: false, with a nil error, when no event has that id (a plain
-	// task, a purged row, not a uuid), the event is not Delivered (not yet
-	// marked by the relay), or it has an open, unstamped failure.
+	// task, a purged row, not a uuid) or it has an open, unstamped failure.
 	MarkConsumerFailed(ctx context.Context, f ConsumerFailure) (bool, error)
 
 	// Get returns the event with eventID or ErrNotFound.

@@ -19,6 +19,11 @@ type IdempotencyKey struct {
 	RequestID string
 	// Fingerprint is the versioned digest of the request's content.
 	Fingerprint idempotency.Fingerprint
+	// Refingerprint, when set, recomputes the request's fingerprint with
+	// another version; stores compare a record with
+	// idempotency.InVersion(record's version, Fingerprint, Refingerprint).
+	// Nil: Fingerprint equals no record of another version.
+	Refingerprint idempotency.RefingerprintFunc
 }
 
 // StoredResponse is the outcome of a completed idempotent command, stored in

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -13,22 +12,15 @@ import (
 	"github.com/july/template/core/redaction"
 )
 
-// Dead-letter defaults. The recorder runs on a queue worker goroutine, so
-// it gives up quickly; an unrecorded failure is still logged at ERROR.
-const (
-	DefaultDeadLetterTimeout = 5 * time.Second
-	// DefaultDeadLetterPoll is how often it re-checks an event the relay
-	// has enqueued but not yet marked delivered.
-	DefaultDeadLetterPoll = 100 * time.Millisecond
-)
+// DefaultDeadLetterTimeout bounds one Record's write. The recorder runs on
+// a queue worker goroutine; a failure it could not write (the database is
+// down) is logged at ERROR.
+const DefaultDeadLetterTimeout = 5 * time.Second
 
 // DeadLetterConfig tunes a DeadLetter. The zero value is valid.
 type DeadLetterConfig struct {
 	// Timeout bounds one Record. Default: DefaultDeadLetterTimeout.
 	Timeout time.Duration
-	// Poll is the wait between checks while the event is still
-	// Delivering. Default: DefaultDeadLetterPoll.
-	Poll time.Duration
 	// MarkedFunc is told the event type of every event it marked (a
 	// metric); default: nothing.
 	MarkedFunc func(eventType string)
@@ -51,7 +43,6 @@ func NewDeadLetter(store ports.ConsumerFailureStore, clock ports.Clock, cfg Dead
 		return nil, errors.New("relay: NewDeadLetter needs a consumer-failure store and a clock")
 	}
 	cfg.Timeout = cmp.Or(cfg.Timeout, DefaultDeadLetterTimeout)
-	cfg.Poll = cmp.Or(cfg.Poll, DefaultDeadLetterPoll)
 	if cfg.MarkedFunc == nil {
 		cfg.MarkedFunc = func(string) {}
 	}
@@ -61,7 +52,8 @@ func NewDeadLetter(store ports.ConsumerFailureStore, clock ports.Clock, cfg Dead
 	return &DeadLetter{store: store, clock: clock, cfg: cfg, log: log}, nil
 }
 
-// Record marks the delivered event eventID (the queue's task id) failed
+// Record marks the event eventID (the queue's task id), whatever its row's
+// status, failed
 // with code CONSUMER_FAILED and the redacted cause. Tasks that are not
 // outbox events change nothing. It never returns an error: the outcome is
 // logged, since the queue archives the task whatever happens here. ctx may
@@ -70,7 +62,9 @@ func (d *DeadLetter) Record(ctx context.Context, eventID, eventType string, caus
 	msg := outbox.SafeMessage(d.red.RedactText(cause.Error()))
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.cfg.Timeout)
 	defer cancel()
-	marked, err := d.mark(ctx, eventID, msg)
+	marked, err := d.store.MarkConsumerFailed(ctx, ports.ConsumerFailure{
+		EventID: eventID, Code: outbox.ConsumerFailedCode, Message: msg, At: d.clock.Now(),
+	})
 	attrs := []any{slog.String("event_id", eventID), slog.String("event_type", eventType), slog.String("error", msg)}
 	switch {
 	case err != nil:
@@ -81,34 +75,6 @@ func (d *DeadLetter) Record(ctx context.Context, eventID, eventType string, caus
 		d.log.ErrorContext(ctx, "outbox event failed in its consumer; replay after fixing the cause",
 			append(attrs, slog.String("error_code", outbox.ConsumerFailedCode))...)
 	default:
-		d.log.WarnContext(ctx, "task failed for good; no delivered outbox event has its id (a plain task, or a purged, failed or replayed event)", attrs...)
-	}
-}
-
-// mark waits while the relay has enqueued the event but not yet recorded
-// the delivery: a consumer can fail before the relay's Complete commits,
-// and that failure must not be lost.
-func (d *DeadLetter) mark(ctx context.Context, eventID, msg string) (bool, error) {
-	for {
-		ok, err := d.store.MarkConsumerFailed(ctx, ports.ConsumerFailure{
-			EventID: eventID, Code: outbox.ConsumerFailedCode, Message: msg, At: d.clock.Now(),
-		})
-		if ok || err != nil {
-			return ok, err
-		}
-		ev, err := d.store.Get(ctx, eventID)
-		switch {
-		case errors.Is(err, ports.ErrNotFound):
-			return false, nil
-		case err != nil:
-			return false, err
-		case ev.Status != outbox.Delivering:
-			return false, nil
-		}
-		select {
-		case <-ctx.Done():
-			return false, fmt.Errorf("event still delivering after %s: the relay has not marked it delivered", d.cfg.Timeout)
-		case <-d.clock.After(d.cfg.Poll):
-		}
+		d.log.WarnContext(ctx, "task failed for good; no outbox event has its id (a plain task or a purged event), or its failure is already recorded", attrs...)
 	}
 }

@@ -53,6 +53,58 @@ func fingerprintBody(fp *idempotency.Fingerprinter, contentType string, body []b
 	return idempotency.Fingerprint{Version: fp.Version(), Sum: hex.EncodeToString(h.Sum(nil))}, nil
 }
 
+// refingerprint recomputes the request's fingerprint with another version:
+// v2 by the route's Command, v1 and v3 by cfg.Fingerprinter or the
+// Previous one of that version, so a record stored before a version change
+// is compared with what that version makes of this request.
+func (cfg *Config) refingerprint(contentType string, body []byte) idempotency.RefingerprintFunc {
+	return func(v idempotency.FingerprintVersion) (idempotency.Fingerprint, error) {
+		if v == idempotency.FingerprintV2 {
+			if cfg.Command == nil {
+				return idempotency.Fingerprint{}, fmt.Errorf("refingerprint: %w: the route declares no command", idempotency.ErrUnsupportedVersion)
+			}
+			cmd, err := cfg.Command(body)
+			if err != nil {
+				return idempotency.Fingerprint{}, fmt.Errorf("refingerprint: %w", err)
+			}
+			return idempotency.FromCommand(cmd)
+		}
+		for _, fp := range append([]*idempotency.Fingerprinter{cfg.Fingerprinter}, cfg.Previous...) {
+			if fp.Version() == v {
+				return fingerprintBody(fp, contentType, body)
+			}
+		}
+		return idempotency.Fingerprint{}, fmt.Errorf("refingerprint: %w: %s", idempotency.ErrUnsupportedVersion, v)
+	}
+}
+
+// previousFingerprinters validates Config.Previous and adds the default
+// Fingerprinter of every version neither it nor current covers.
+func previousFingerprinters(current *idempotency.Fingerprinter, previous []*idempotency.Fingerprinter) ([]*idempotency.Fingerprinter, error) {
+	seen := map[idempotency.FingerprintVersion]bool{current.Version(): true}
+	out := make([]*idempotency.Fingerprinter, 0, len(previous)+1)
+	for i, fp := range previous {
+		switch {
+		case fp == nil:
+			return nil, fmt.Errorf("idemhttp: Config.Previous[%d] is nil", i)
+		case seen[fp.Version()]:
+			return nil, fmt.Errorf("idemhttp: Config.Previous[%d] repeats version %s (of Fingerprinter or an earlier entry)", i, fp.Version())
+		}
+		seen[fp.Version()] = true
+		out = append(out, fp)
+	}
+	for _, v := range []idempotency.FingerprintVersion{idempotency.FingerprintV1, idempotency.FingerprintV3} {
+		if !seen[v] {
+			fp, err := idempotency.NewFingerprinter(idempotency.FingerprinterConfig{Version: v})
+			if err != nil {
+				return nil, fmt.Errorf("idemhttp: default fingerprinter %s: %w", v, err)
+			}
+			out = append(out, fp)
+		}
+	}
+	return out, nil
+}
+
 const (
 	mimeJSON          = "application/json"
 	mimeMultipartForm = "multipart/form-data"

@@ -58,33 +58,52 @@ type app struct {
 	gate     chan struct{} // when set, the first handler entry waits on it
 	entered  chan struct{} // closed when the gated handler entered
 	gateOnce atomic.Bool
+	// gateAfterInsert moves the gate after pgidem.Insert: the first
+	// request's row exists, uncommitted, while it waits.
+	gateAfterInsert bool
 }
 
 type appOpts struct {
 	guard   ports.Guard
 	capture bool // the apiserver stack; false: a bare server without CaptureKey
 	gated   bool
+	// gateAfterInsert gates the first request after its row is inserted
+	// (uncommitted) rather than at the handler's entry.
+	gateAfterInsert bool
+	// db, when set, is another app's database (the same orders table):
+	// a new release of the route on the data of the old one.
+	db *bun.DB
+	// fingerprinter replaces the route's v3 Fingerprinter; command sets
+	// Config.Command.
+	fingerprinter *idempotency.Fingerprinter
+	command       func(body []byte) (any, error)
 }
 
 func newApp(t *testing.T, o appOpts) *app {
 	t.Helper()
-	db := testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.Migrate}).Bun
-	_, err := db.ExecContext(t.Context(), `CREATE TABLE orders (
-		id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-		amount_cents bigint NOT NULL,
-		`+pgidem.ColumnsSQL+`,
-		CONSTRAINT uq_orders_idem UNIQUE (`+pgidem.UniqueColumns+`))`)
-	require.NoError(t, err)
+	db := o.db
+	if db == nil {
+		db = testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.Migrate}).Bun
+		_, err := db.ExecContext(t.Context(), `CREATE TABLE orders (
+			id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+			amount_cents bigint NOT NULL,
+			`+pgidem.ColumnsSQL+`,
+			CONSTRAINT uq_orders_idem UNIQUE (`+pgidem.UniqueColumns+`))`)
+		require.NoError(t, err)
+	}
 
-	a := &app{db: db}
+	a := &app{db: db, gateAfterInsert: o.gateAfterInsert}
 	if o.gated {
 		a.gate, a.entered = make(chan struct{}), make(chan struct{})
 	}
 	// The route's one top-level transport field; v3 skips nothing else.
 	fp, err := idempotency.NewFingerprinter(idempotency.FingerprinterConfig{Volatile: []string{"timestamp"}})
 	require.NoError(t, err)
+	if o.fingerprinter != nil {
+		fp = o.fingerprinter
+	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	idem, err := idemhttp.Middleware(idemhttp.Config{Operation: "order.create", Fingerprinter: fp, Guard: o.guard, Logger: log})
+	idem, err := idemhttp.Middleware(idemhttp.Config{Operation: "order.create", Fingerprinter: fp, Command: o.command, Guard: o.guard, Logger: log})
 	require.NoError(t, err)
 
 	var (
@@ -112,9 +131,8 @@ func newApp(t *testing.T, o appOpts) *app {
 // create is the reference create handler.
 func (a *app) create(c echo.Context) error {
 	a.handled.Add(1)
-	if a.gate != nil && a.gateOnce.CompareAndSwap(false, true) {
-		close(a.entered)
-		<-a.gate
+	if !a.gateAfterInsert {
+		a.wait()
 	}
 	key, ok := idemhttp.KeyFrom(c.Request().Context())
 	if !ok {
@@ -138,6 +156,9 @@ func (a *app) create(c echo.Context) error {
 			replay = stored
 			return nil
 		}
+		if a.gateAfterInsert {
+			a.wait()
+		}
 		if body, err = json.Marshal(map[string]any{"id": o.ID, "amount_cents": o.AmountCents}); err != nil {
 			return err
 		}
@@ -152,6 +173,37 @@ func (a *app) create(c echo.Context) error {
 		return idemhttp.Replay(c, *replay)
 	}
 	return c.JSONBlob(http.StatusCreated, body)
+}
+
+// wait holds the first request that reaches it until the test closes the gate.
+func (a *app) wait() {
+	if a.gate != nil && a.gateOnce.CompareAndSwap(false, true) {
+		close(a.entered)
+		<-a.gate
+	}
+}
+
+// lockWaiter returns a channel closed once a session of the test's
+// database waits on a lock (a second INSERT blocked on the unique index
+// behind the first request's open transaction). It polls until then or
+// until the test ends.
+func (a *app) lockWaiter(t *testing.T) <-chan struct{} {
+	t.Helper()
+	ch := make(chan struct{})
+	ctx := t.Context()
+	go func() {
+		for ctx.Err() == nil {
+			var n int
+			err := a.db.NewRaw(`SELECT count(*) FROM pg_stat_activity
+				WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(ctx, &n)
+			if err == nil && n > 0 {
+				close(ch)
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	return ch
 }
 
 // post sends a create request as user-1; headers are name, value pairs.

@@ -2,6 +2,7 @@ package idemhttp_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"github.com/july/template/adapters/http/apitest"
 	"github.com/july/template/adapters/http/idemhttp"
 	"github.com/july/template/core/idempotency"
+	"github.com/july/template/core/ports"
 )
 
 const createBody = `{"amount_cents":100}`
@@ -173,6 +175,99 @@ func TestIdemGuardHeldAnswersInProgress(t *testing.T) {
 
 	after := a.post(t, createBody, "X-Request-ID", "order-req-0008")
 	require.Equal(t, "true", after.Header.Get(idemhttp.HeaderReplayed), "rule: the guard is released after the handler")
+}
+
+// Issue 29 item 11: the same key with another body while the first request
+// still runs is 422 IDEMPOTENCY_KEY_REUSED (a reused key never waits), not
+// 409 IDEMPOTENCY_IN_PROGRESS, and the answer does not depend on Redis: the
+// guard compares fingerprints before answering, and without it Postgres
+// holds the second INSERT until the first commits, then compares.
+func TestIdemReusedKeyWhileFirstRunsIsReused(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name  string
+		guard func(t *testing.T) ports.Guard
+	}{{"redis guard", redisGuard}, {"redis down", downGuard}} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			a := newApp(t, appOpts{guard: tt.guard(t), capture: true, gated: true, gateAfterInsert: true})
+
+			first := make(chan apitest.Response, 1)
+			go func() { first <- a.post(t, createBody, "X-Request-ID", "order-req-0031") }()
+			<-a.entered // the first request's row is inserted, its transaction open
+
+			reused := make(chan apitest.Response, 1)
+			go func() { reused <- a.post(t, `{"amount_cents":1}`, "X-Request-ID", "order-req-0031") }()
+			var r apitest.Response
+			select {
+			case r = <-reused: // answered while the first still runs
+				close(a.gate)
+			case <-a.lockWaiter(t): // Postgres holds it behind the first request
+				close(a.gate)
+				r = <-reused
+			}
+			require.Equal(t, http.StatusUnprocessableEntity, r.Status, "rule: a reused key never waits (body %s)", r.Body)
+			require.Equal(t, idemhttp.CodeKeyReused, r.Error.Code)
+			require.False(t, r.Error.Retryable, "rule: a reused key is not retryable")
+
+			require.Equal(t, http.StatusCreated, (<-first).Status)
+			require.EqualValues(t, 1, a.rows(t), "rule: a reused key changes nothing")
+			again := a.post(t, `{"amount_cents":1}`, "X-Request-ID", "order-req-0031")
+			require.Equal(t, http.StatusUnprocessableEntity, again.Status, "body %s", again.Body)
+		})
+	}
+}
+
+// Issue 29 item 12: a record stored before a fingerprint version change (an
+// upgrade from v1, or a route that starts declaring its command) replays a
+// byte-identical retry: the request is recomputed with the record's
+// version. Another body is still 422.
+func TestIdemRetryAcrossFingerprintVersionChangeReplays(t *testing.T) {
+	t.Parallel()
+	v1, err := idempotency.NewFingerprinter(idempotency.FingerprinterConfig{Version: idempotency.FingerprintV1})
+	require.NoError(t, err)
+	command := func(body []byte) (any, error) {
+		var req orderRequest
+		err := json.Unmarshal(body, &req)
+		return req, err
+	}
+	old := newApp(t, appOpts{guard: redisGuard(t), capture: true, fingerprinter: v1})
+	first := old.post(t, createBody, "X-Request-ID", "order-req-0041")
+	require.Equal(t, http.StatusCreated, first.Status, "body %s", first.Body)
+	v3 := newApp(t, appOpts{db: old.db, guard: redisGuard(t), capture: true})
+	viaV3 := v3.post(t, `{"amount_cents":100,"note":"a"}`, "X-Request-ID", "order-req-0042")
+	require.Equal(t, http.StatusCreated, viaV3.Status, "body %s", viaV3.Body)
+
+	for _, tt := range []struct {
+		name string
+		o    appOpts
+		key  string
+		body string
+		want apitest.Response
+	}{
+		{"v1 record, v3 route", appOpts{fingerprinter: nil}, "order-req-0041", createBody, first},
+		{"v1 record, route declares its command (v2)", appOpts{command: command}, "order-req-0041", createBody, first},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			o := tt.o
+			o.db, o.guard, o.capture = old.db, redisGuard(t), true
+			upgraded := newApp(t, o)
+			r := upgraded.post(t, tt.body, "X-Request-ID", tt.key)
+			require.Equal(t, http.StatusCreated, r.Status, "rule: a byte-identical retry replays after a version change (body %s)", r.Body)
+			require.Equal(t, "true", r.Header.Get(idemhttp.HeaderReplayed))
+			require.Equal(t, tt.want.Body, r.Body, "rule: the replay is the original body")
+			other := upgraded.post(t, `{"amount_cents":7}`, "X-Request-ID", tt.key)
+			require.Equal(t, http.StatusUnprocessableEntity, other.Status, "rule: another body is still reused (body %s)", other.Body)
+			require.EqualValues(t, 2, upgraded.handled.Load(), "both requests reached the handler")
+		})
+	}
+
+	// A v3 record (before the route declared its command) replays under v2.
+	upgraded := newApp(t, appOpts{db: old.db, guard: redisGuard(t), capture: true, command: command})
+	r := upgraded.post(t, `{"amount_cents":100,"note":"a"}`, "X-Request-ID", "order-req-0042")
+	require.Equal(t, http.StatusCreated, r.Status, "rule: a byte-identical retry replays after the route declared its command (body %s)", r.Body)
+	require.Equal(t, viaV3.Body, r.Body)
+	require.EqualValues(t, 2, old.rows(t), "rule: replays create nothing")
 }
 
 // With Redis down the guard is skipped and Postgres alone decides.

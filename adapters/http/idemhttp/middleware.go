@@ -44,9 +44,17 @@ type Config struct {
 	// falls back to the Fingerprinter's fingerprint; the handler then
 	// answers the error itself.
 	Command func(body []byte) (any, error)
+	// Previous lists Fingerprinters of other versions the route
+	// used before (another Version or Volatile list): a record stored by
+	// one of them is compared with the request recomputed by it, so a
+	// byte-identical retry replays across the change. Default: every other
+	// version this build computes, with its default FingerprinterConfig.
+	Previous []*idempotency.Fingerprinter
 	// Guard, when set, is taken per scope and key while the handler runs,
-	// so a concurrent duplicate gets 409 without touching the database.
-	// Its failures are logged and ignored.
+	// holding the request's fingerprint: a concurrent duplicate (same
+	// fingerprint) gets 409 and a reused key (another fingerprint) 422,
+	// both without touching the database. Its failures are logged and
+	// ignored: Postgres then gives the same answers.
 	Guard ports.Guard
 	// GuardTTL bounds a guard. Default: DefaultGuardTTL.
 	GuardTTL time.Duration
@@ -63,8 +71,9 @@ type Config struct {
 // lookup); resolves the principal (401); reads and fingerprints the body
 // (400 REQUEST_INVALID for invalid JSON or malformed multipart; see
 // fingerprintBody) and restores it; stores the Key for
-// KeyFrom; takes the optional guard (409 IDEMPOTENCY_IN_PROGRESS,
-// "Retry-After: 1", when another request holds it); runs the handler; and
+// KeyFrom; takes the optional guard (when another request holds it: 422
+// IDEMPOTENCY_KEY_REUSED when that request's fingerprint differs, else 409
+// IDEMPOTENCY_IN_PROGRESS with "Retry-After: 1"); runs the handler; and
 // releases the guard. An idempotency.ErrInProgress from the handler also
 // gets "Retry-After: 1".
 //
@@ -82,6 +91,11 @@ func Middleware(cfg Config) (echo.MiddlewareFunc, error) {
 		return nil, fmt.Errorf("idemhttp: Config.GuardTTL %s is below 1ms; use 0 for DefaultGuardTTL", cfg.GuardTTL)
 	}
 	cfg.GuardTTL = cmp.Or(cfg.GuardTTL, DefaultGuardTTL)
+	previous, err := previousFingerprinters(cfg.Fingerprinter, cfg.Previous)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Previous = previous
 	if cfg.PrincipalFunc == nil {
 		cfg.PrincipalFunc = subject
 	}
@@ -97,9 +111,12 @@ func Middleware(cfg Config) (echo.MiddlewareFunc, error) {
 			ctx := WithKey(c.Request().Context(), key)
 			c.SetRequest(c.Request().WithContext(ctx))
 			if cfg.Guard != nil {
-				release, held := cfg.acquire(ctx, key)
-				if held {
-					return inProgress(c, errors.New("idemhttp: guard held by another request"))
+				release, err := cfg.acquire(ctx, key)
+				if err != nil {
+					if errors.Is(err, idempotency.ErrInProgress) {
+						return inProgress(c, err)
+					}
+					return errKeyReused.WithCause(err)
 				}
 				defer release()
 			}
@@ -141,29 +158,54 @@ func (cfg *Config) key(c echo.Context) (ports.IdempotencyKey, error) {
 	if err != nil {
 		return ports.IdempotencyKey{}, fmt.Errorf("idemhttp: read body: %w", err)
 	}
-	fp, err := fingerprint(*cfg, r.Header.Get(echo.HeaderContentType), body)
+	ct := r.Header.Get(echo.HeaderContentType)
+	fp, err := fingerprint(*cfg, ct, body)
 	switch {
 	case errors.Is(err, errMultipartMalformed):
 		return ports.IdempotencyKey{}, errMultipartInvalid.WithCause(err)
 	case err != nil:
 		return ports.IdempotencyKey{}, errBodyInvalid.WithCause(err)
 	}
-	return ports.IdempotencyKey{Scope: scope, RequestID: id, Fingerprint: fp}, nil
+	return ports.IdempotencyKey{Scope: scope, RequestID: id, Fingerprint: fp, Refingerprint: cfg.refingerprint(ct, body)}, nil
 }
 
-// acquire takes the guard for key. It reports held when another request
-// holds it; on a guard failure it logs and lets the request through, since
-// the database decides anyway.
-func (cfg *Config) acquire(ctx context.Context, key ports.IdempotencyKey) (release func(), held bool) {
-	name, owner := GuardName(key), rand.Text()
-	ok, err := cfg.Guard.Acquire(ctx, name, owner, cfg.GuardTTL)
-	if err != nil {
+// acquire takes the guard for key, its owner being the request's
+// fingerprint and a random suffix. When another request holds it, the
+// holder's fingerprint decides, as idempotency.Decide does for a stored
+// record: another fingerprint is idempotency.ErrKeyReused (a reused key
+// never waits), the same one (or a holder that names none) ErrInProgress.
+// On a guard failure it logs and lets the request through, since the
+// database gives the same answers.
+func (cfg *Config) acquire(ctx context.Context, key ports.IdempotencyKey) (release func(), err error) {
+	name, owner := GuardName(key), key.Fingerprint.String()+" "+rand.Text()
+	unavailable := func(err error) (func(), error) {
 		httpx.Logger(ctx, cfg.Logger).WarnContext(ctx, "idempotency guard unavailable; the database decides",
 			slog.String("operation", key.Scope.Operation), slog.Any("err", err))
-		return func() {}, false
+		return func() {}, nil
+	}
+	var ok bool
+	for range 2 { // a holder that leaves between Acquire and Owner: try once more
+		if ok, err = cfg.Guard.Acquire(ctx, name, owner, cfg.GuardTTL); err != nil {
+			return unavailable(err)
+		}
+		if ok {
+			break
+		}
+		holder, err := cfg.Guard.Owner(ctx, name)
+		if err != nil {
+			return unavailable(err)
+		}
+		if holder == "" {
+			continue
+		}
+		if held, _ := idempotency.ParseFingerprint(strings.SplitN(holder, " ", 2)[0]); !held.IsZero() &&
+			!held.Equal(idempotency.InVersion(held.Version, key.Fingerprint, key.Refingerprint)) {
+			return nil, fmt.Errorf("idemhttp: guard held by a request with another fingerprint: %w", idempotency.ErrKeyReused)
+		}
+		return nil, fmt.Errorf("idemhttp: guard held by another request: %w", idempotency.ErrInProgress)
 	}
 	if !ok {
-		return nil, true
+		return unavailable(errors.New("guard changed hands twice between Acquire and Owner"))
 	}
 	return func() {
 		// The request context may be cancelled already; the guard has its
@@ -173,7 +215,7 @@ func (cfg *Config) acquire(ctx context.Context, key ports.IdempotencyKey) (relea
 			httpx.Logger(ctx, cfg.Logger).WarnContext(ctx, "idempotency guard not released; it expires by itself",
 				slog.String("operation", key.Scope.Operation), slog.Any("err", err))
 		}
-	}, false
+	}, nil
 }
 
 // GuardName is the Redis guard key the middleware takes for k:

@@ -134,7 +134,11 @@ func decideExisting(ctx context.Context, db bun.IDB, table bun.Ident, key ports.
 	if status.Valid {
 		rec.State, rec.ResponseStatus, rec.ResultRef = idempotency.StateCompleted, int(status.Int64), ref.String
 	}
-	d := idempotency.Decide(rec, key.Fingerprint, time.Time{})
+	// A record stored by another fingerprint version (before an upgrade, or
+	// before the route declared its command) is compared with the request
+	// recomputed by that version, so a byte-identical retry replays.
+	incoming := idempotency.InVersion(rec.Fingerprint.Version, key.Fingerprint, key.Refingerprint)
+	d := idempotency.Decide(rec, incoming, time.Time{})
 	switch d {
 	case idempotency.DecisionReplay:
 		return d, &ports.StoredResponse{ResultRef: ref.String, Status: int(status.Int64), Body: body, ContentType: ctype.String}, nil

@@ -16,11 +16,11 @@ import (
 	"github.com/july/template/core/ports"
 )
 
-// consumerFailedSQL records an open failure of a Delivered event; the
+// consumerFailedSQL records an open failure of an event in any status; the
 // partial unique index on open failures makes a second mark a no-op. The
 // event row is not touched.
 const consumerFailedSQL = `INSERT INTO tb_outbox_consumer_failure (event_id, event_type, error_code, error_message, failed_at)
-SELECT e.event_id, e.event_type, ?, ?, ? FROM tb_outbox_event e WHERE e.event_id = ?::uuid AND e.status = 3
+SELECT e.event_id, e.event_type, ?, ?, ? FROM tb_outbox_event e WHERE e.event_id = ?::uuid
 ON CONFLICT (event_id) WHERE resolved_at IS NULL DO UPDATE
 SET error_code = EXCLUDED.error_code, error_message = EXCLUDED.error_message, failed_at = EXCLUDED.failed_at,
 	replay_batch_id = NULL, replay_requested_at = NULL
@@ -29,16 +29,16 @@ WHERE tb_outbox_consumer_failure.replay_requested_at IS NOT NULL`
 const consumerFailureColumns = `event_id, event_type, error_code, error_message, failed_at, coalesce(replay_batch_id, ''), replay_requested_at, resolved_at`
 
 // MarkConsumerFailed implements ports.ConsumerFailureStore: an open failure
-// of the Delivered event f.EventID with f's code (ConsumerFailedCode unless
+// of the event f.EventID, whatever its status, with f's code (ConsumerFailedCode unless
 // a valid UPPER_SNAKE_CASE code) and message (made safe and cut to the
 // column).
 func (s *Store) MarkConsumerFailed(ctx context.Context, f ports.ConsumerFailure) (bool, error) {
 	if _, err := uuid.Parse(f.EventID); err != nil {
 		return false, nil // no row can have this id
 	}
-	// Run the core rule on the precondition the WHERE clause enforces, so
-	// the stored code and message are exactly what the rule decides.
-	rec, err := outbox.NewConsumerFailure(outbox.Event{EventID: f.EventID, Status: outbox.Delivered}, f.Code, f.Message, f.At)
+	// Run the core rule, so the stored code and message are exactly what it
+	// decides.
+	rec, err := outbox.NewConsumerFailure(outbox.Event{EventID: f.EventID}, f.Code, f.Message, f.At)
 	if err != nil {
 		return false, err
 	}

@@ -39,12 +39,16 @@ func TestMarkConsumerFailed(t *testing.T) {
 	}{
 		{"Unknown", uuid.NewString()},
 		{"NotUUID", "task-42"},
-		{"Pending", pendingEv.EventID},
 	} {
 		ok, err := store.MarkConsumerFailed(ctx, ports.ConsumerFailure{EventID: tc.id, Code: "X", Message: "boom", At: now})
 		require.NoError(t, err, "%s: %s", tc.name, tc.id)
 		require.False(t, ok, "%s: %s must not be marked", tc.name, tc.id)
 	}
+	// Issue 29 item 8: a failure is recorded whatever the row's status
+	// (the relay's Complete was lost and the row recovered to pending).
+	ok, err := store.MarkConsumerFailed(ctx, ports.ConsumerFailure{EventID: pendingEv.EventID, Code: "X", Message: "boom", At: now})
+	require.NoError(t, err)
+	require.True(t, ok, "a pending event's consumer failure is recorded")
 	got, err := store.Get(ctx, pendingEv.EventID)
 	require.NoError(t, err)
 	require.Equal(t, outbox.Pending, got.Status, "a pending row is untouched")
@@ -52,7 +56,7 @@ func TestMarkConsumerFailed(t *testing.T) {
 	long := strings.Repeat("é", outbox.MaxErrorMessageBytes) // 1024 bytes, 512 runes
 	before, err := store.Get(ctx, deliveredEv.EventID)
 	require.NoError(t, err)
-	ok, err := store.MarkConsumerFailed(ctx, ports.ConsumerFailure{EventID: deliveredEv.EventID, Code: "", Message: "line1\n" + long, At: now})
+	ok, err = store.MarkConsumerFailed(ctx, ports.ConsumerFailure{EventID: deliveredEv.EventID, Code: "", Message: "line1\n" + long, At: now})
 	require.NoError(t, err)
 	require.True(t, ok, "a delivered event's failure is recorded")
 	// REGRESSION (issue 13): the consumer's failure turned the Delivered row
