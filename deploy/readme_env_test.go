@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -44,6 +45,39 @@ func TestReadmeConfigurationTableMatchesApps(t *testing.T) {
 		}
 		for name := range want {
 			require.True(t, got[name], "the README lists %s for %s but `%s -h` does not document it", name, app, app)
+		}
+	}
+}
+
+// envName is an application variable as alert texts cite it.
+var envName = regexp.MustCompile(`\b(?:RELAY|WORKER|DATABASE|REDIS|OUTBOX|ASYNQ|TASK|IDEMPOTENCY|HTTP|SHUTDOWN|MIGRATE)_[A-Z0-9_]+\b`)
+
+// TestAlertsCiteRealVariables: an alert's advice to "raise RELAY_X" must
+// name a variable the README's configuration table lists (an invented one
+// sends the on-call engineer nowhere).
+func TestAlertsCiteRealVariables(t *testing.T) {
+	t.Parallel()
+
+	readme, err := os.ReadFile("../README.md")
+	require.NoError(t, err)
+	known := map[string]bool{}
+	for _, line := range strings.Split(string(readme), "\n") {
+		if m := readmeRow.FindStringSubmatch(line); m != nil {
+			known[m[1]] = true
+		}
+	}
+	require.NotEmpty(t, known)
+	files, err := filepath.Glob("prometheus/*.yml")
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		for _, name := range envName.FindAllString(string(b), -1) {
+			if strings.HasPrefix(name, "OUTBOX_") && !known[name] {
+				continue // error codes (OUTBOX_LEASES_LOST) share the prefix
+			}
+			require.True(t, known[name], "%s cites %s, which the README's configuration table does not list", f, name)
 		}
 	}
 }
