@@ -280,10 +280,14 @@ func (tp *Topology) ClusterFailover(t testing.TB) []string {
 			continue
 		}
 		// One at a time, re-asked when it stalls: a manual failover the
-		// master does not acknowledge in time (a busy machine) is dropped
-		// by Redis, and the replica stays a replica.
+		// master does not acknowledge within Redis' own 5 s (a busy machine:
+		// seen failing four times in a row at a load average of 22 on two
+		// cores) is dropped by Redis, and the replica stays a replica. Each
+		// attempt is cheap; the test is about what the failover does, not
+		// how soon a starved machine manages one.
+		const attempts = 12
 		ok := false
-		for attempt := 0; attempt < 4 && !ok; attempt++ {
+		for attempt := 0; attempt < attempts && !ok; attempt++ {
 			if out := info(t, n, "CLUSTER", "FAILOVER"); !strings.Contains(out, "OK") {
 				t.Fatalf("CLUSTER FAILOVER on %s: %s", n, out)
 			}
@@ -297,18 +301,18 @@ func (tp *Topology) ClusterFailover(t testing.TB) []string {
 			}
 		}
 		if !ok {
-			t.Fatalf("cluster replica %s was not promoted after 4 CLUSTER FAILOVER attempts", n)
+			t.Fatalf("cluster replica %s was not promoted after %d CLUSTER FAILOVER attempts", n, attempts)
 		}
 		promoted = append(promoted, n)
 	}
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(90 * time.Second)
 	for _, n := range tp.Nodes {
 		for {
 			if out, err := probe(n, "CLUSTER", "INFO"); err == nil && strings.Contains(out, "cluster_state:ok") {
 				break
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("cluster node %s not ok 30s after the failover", n)
+				t.Fatalf("cluster node %s not ok 90s after the failover", n)
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
