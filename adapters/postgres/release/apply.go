@@ -227,13 +227,9 @@ func applyOnce(ctx context.Context, db *bun.DB, m migration, f sqlFile, group in
 				return errors.Join(err, dropErr(has, d))
 			}
 		}
-		// One statement at a time: a multi-statement string is an implicit
-		// transaction, where CREATE INDEX CONCURRENTLY is refused.
-		for _, q := range f.Queries {
-			for _, st := range SplitStatements(q) {
-				if _, err := conn.ExecContext(ctx, st.SQL); err != nil {
-					return err
-				}
+		for _, st := range oneByOne(f.Queries) {
+			if _, err := conn.ExecContext(ctx, st); err != nil {
+				return err
 			}
 		}
 		return record(conn)
@@ -270,6 +266,20 @@ func applyOnce(ctx context.Context, db *bun.DB, m migration, f sqlFile, group in
 		}
 		return record(tx)
 	})
+}
+
+// oneByOne splits the parts of a file without .tx into the statements to
+// send one at a time, for up and down alike: a multi-statement string is an
+// implicit transaction, where CREATE INDEX CONCURRENTLY and DROP INDEX
+// CONCURRENTLY are refused (SQLSTATE 25001).
+func oneByOne(queries []string) []string {
+	var out []string
+	for _, q := range queries {
+		for _, st := range SplitStatements(q) {
+			out = append(out, st.SQL)
+		}
+	}
+	return out
 }
 
 func dropErr(has bool, d dropTarget) error {
