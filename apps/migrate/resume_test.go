@@ -102,11 +102,8 @@ func crashedFoundation(t *testing.T, n int, last string) []release.Set {
 		b, err := fs.ReadFile(migrations.FS, e.Name())
 		require.NoError(t, err)
 		if strings.HasPrefix(e.Name(), partialLookups) && strings.HasSuffix(e.Name(), ".up.sql") {
-			var parts []string
-			for _, st := range partialLookupsStatements(t)[:n] {
-				parts = append(parts, st)
-			}
-			b = []byte(strings.Join(append(parts, last), ";\n") + ";\n")
+			parts := append(partialLookupsStatements(t)[:n:n], last)
+			b = []byte(strings.Join(parts, ";\n") + ";\n")
 		}
 		fsys[e.Name()] = &fstest.MapFile{Data: b}
 	}
