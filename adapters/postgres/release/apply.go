@@ -109,8 +109,9 @@ type errDropNonEmpty struct{ target dropTarget }
 func (e *errDropNonEmpty) Error() string { return e.target.Object() + " holds rows" }
 
 // apply runs the pending migrations in version order, stopping at the first
-// failure, and returns the versions applied.
-func apply(ctx context.Context, db *bun.DB, sets []Set, pending []string, opts UpOptions) ([]string, error) {
+// failure, and returns the versions applied. reh is check's rehearsal: what
+// each migration touches.
+func apply(ctx context.Context, db *bun.DB, sets []Set, reh *Rehearsal, pending []string, opts UpOptions) ([]string, error) {
 	applied := []string{}
 	if len(pending) == 0 {
 		return applied, nil
@@ -134,7 +135,7 @@ func apply(ctx context.Context, db *bun.DB, sets []Set, pending []string, opts U
 		if err != nil {
 			return applied, fmt.Errorf("%w: %w", ErrApplyFailed, err)
 		}
-		if err := applyWithRetry(ctx, db, m, f, group, opts); err != nil {
+		if err := applyWithRetry(ctx, db, m, reh.Step(m.Version), f, group, opts); err != nil {
 			return applied, fmt.Errorf("%w: %w", ErrApplyFailed, err)
 		}
 		applied = append(applied, m.Version)
@@ -149,12 +150,15 @@ func initMigrationTable(ctx context.Context, db *bun.DB) error {
 	if err != nil {
 		return err
 	}
-	return postgres.NewMigrator(db, ms).Init(ctx)
+	if err := postgres.NewMigrator(db, ms).Init(ctx); err != nil {
+		return err
+	}
+	return initUnfinished(ctx, db)
 }
 
 // applyWithRetry runs m, trying again with a doubling pause while it fails
 // on its lock_timeout, at most opts.LockTries times.
-func applyWithRetry(ctx context.Context, db *bun.DB, m migration, f sqlFile, group int64, opts UpOptions) error {
+func applyWithRetry(ctx context.Context, db *bun.DB, m migration, step *Step, f sqlFile, group int64, opts UpOptions) error {
 	lockT, stmtT := f.LockTimeout, f.StatementTimeout
 	if lockT == 0 {
 		lockT = DefaultMigrationLockTimeout
@@ -164,7 +168,7 @@ func applyWithRetry(ctx context.Context, db *bun.DB, m migration, f sqlFile, gro
 	}
 	pause := opts.LockBackoff
 	for try := 1; ; try++ {
-		err := applyOnce(ctx, db, m, f, group, lockT, stmtT)
+		err := applyOnce(ctx, db, m, step, f, group, lockT, stmtT)
 		if err == nil {
 			return nil
 		}
@@ -205,7 +209,11 @@ func applyWithRetry(ctx context.Context, db *bun.DB, m migration, f sqlFile, gro
 // and is recorded in that same transaction, so it is either applied and
 // recorded or neither. A file without .tx runs statement by statement on
 // one connection (for CREATE INDEX CONCURRENTLY); it must be safe to rerun.
-func applyOnce(ctx context.Context, db *bun.DB, m migration, f sqlFile, group int64, lockT, stmtT time.Duration) error {
+// It is recorded as started (UnfinishedTable) before its first statement;
+// when it was already, the INVALID indexes it left are dropped first (see
+// resume.go). Recording it as applied removes that record in one
+// transaction.
+func applyOnce(ctx context.Context, db *bun.DB, m migration, step *Step, f sqlFile, group int64, lockT, stmtT time.Duration) error {
 	settings := fmt.Sprintf("SET %%s lock_timeout = '%dms'; SET %%s statement_timeout = '%dms'", lockT.Milliseconds(), stmtT.Milliseconds())
 	record := func(db bun.IConn) error {
 		_, err := db.ExecContext(ctx, `INSERT INTO bun_migrations (name, group_id, migrated_at) VALUES (?, ?, current_timestamp)`, m.Version, group)
@@ -229,16 +237,29 @@ func applyOnce(ctx context.Context, db *bun.DB, m migration, f sqlFile, group in
 				return errors.Join(err, dropErr(has, d))
 			}
 		}
-		// One statement at a time: a multi-statement string is an implicit
-		// transaction, where CREATE INDEX CONCURRENTLY is refused.
-		for _, q := range f.Queries {
-			for _, st := range SplitStatements(q) {
-				if _, err := conn.ExecContext(ctx, st.SQL); err != nil {
-					return err
-				}
+		unfinished, err := unfinishedVersions(ctx, conn)
+		if err != nil {
+			return err
+		}
+		if unfinished[m.Version] {
+			if err := dropInvalidLeftovers(ctx, conn, step); err != nil {
+				return err
+			}
+		} else if err := markUnfinished(ctx, conn, m.Version); err != nil {
+			return err
+		}
+		for _, st := range oneByOne(f.Queries) {
+			if _, err := conn.ExecContext(ctx, st); err != nil {
+				return err
 			}
 		}
-		return record(conn)
+		return conn.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			if err := record(tx); err != nil {
+				return err
+			}
+			_, err := tx.ExecContext(ctx, `DELETE FROM `+UnfinishedTable+` WHERE name = ?`, m.Version)
+			return err
+		})
 	}
 	return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		if _, err := tx.ExecContext(ctx, fmt.Sprintf(settings, "LOCAL", "LOCAL")); err != nil {
@@ -272,6 +293,20 @@ func applyOnce(ctx context.Context, db *bun.DB, m migration, f sqlFile, group in
 		}
 		return record(tx)
 	})
+}
+
+// oneByOne splits the parts of a file without .tx into the statements to
+// send one at a time, for up and down alike: a multi-statement string is an
+// implicit transaction, where CREATE INDEX CONCURRENTLY and DROP INDEX
+// CONCURRENTLY are refused (SQLSTATE 25001).
+func oneByOne(queries []string) []string {
+	var out []string
+	for _, q := range queries {
+		for _, st := range SplitStatements(q) {
+			out = append(out, st.SQL)
+		}
+	}
+	return out
 }
 
 func dropErr(has bool, d dropTarget) error {

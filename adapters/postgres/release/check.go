@@ -63,7 +63,7 @@ func check(ctx context.Context, db *bun.DB, sets []Set, reh *Rehearsal, opts Che
 				continue
 			}
 			for _, obj := range sortedKeys(step.Created) {
-				if _, stray := st.live[obj]; stray {
+				if _, stray := st.live[obj]; stray && !st.unfinished[v] {
 					if _, ok := expected[obj]; !ok {
 						r.add(SeverityViolation, "object_exists", obj, 1,
 							fmt.Sprintf("pending migration %s creates it but it exists already; drop the stray object or record the migration", v))
@@ -90,6 +90,9 @@ type state struct {
 	man     Manifest
 	applied map[string]bool
 	live    Catalog
+	// unfinished are the migrations without .tx that started and did not
+	// finish (see resume.go).
+	unfinished map[string]bool
 }
 
 // inspect fills the version, applied/pending lists, ownership conflicts,
@@ -141,7 +144,11 @@ func inspect(ctx context.Context, db bun.IDB, sets []Set, reh *Rehearsal, r *Rep
 	if st.live, err = ReadCatalog(ctx, db); err != nil {
 		return st, err
 	}
-	drift(reh.Expected(st.applied), st.live, r)
+	if st.unfinished, err = unfinishedVersions(ctx, db); err != nil {
+		return st, err
+	}
+	leftovers := drift(reh.Expected(st.applied), st.live, resumable(reh, st.unfinished, st.applied), r)
+	reportUnfinished(r, leftovers, st.unfinished, st.applied)
 	for _, s := range sets {
 		if err := staleSnapshot(s, reh, r); err != nil {
 			return st, err
@@ -160,8 +167,16 @@ func checkServerVersion(r *Report) {
 
 // drift compares the live catalog with what the applied migrations
 // produce. An owned table is one an applied migration created; every
-// object on it must be expected, with the same definition.
-func drift(expected, live Catalog, r *Report) {
+// object on it must be expected, with the same definition. An object an
+// unfinished migration touches (resumable: key -> version) is its leftover,
+// not a finding; drift returns their number per version.
+func drift(expected, live Catalog, resumable map[string]string, r *Report) map[string]int64 {
+	left := map[string]bool{}
+	leftover := func(k string) bool {
+		_, ok := resumable[k]
+		left[k] = left[k] || ok
+		return ok
+	}
 	owned := map[string]bool{}
 	for k := range expected {
 		if t, ok := strings.CutPrefix(k, KindTable+":"); ok {
@@ -171,6 +186,7 @@ func drift(expected, live Catalog, r *Report) {
 	for _, k := range expected.Keys() {
 		got, ok := live[k]
 		switch {
+		case (!ok || got.Def != expected[k].Def) && leftover(k):
 		case !ok:
 			r.add(SeverityViolation, "schema_missing", k, 1, "created by an applied migration but missing; restore it with the migration's definition")
 		case got.Def != expected[k].Def:
@@ -179,7 +195,7 @@ func drift(expected, live Catalog, r *Report) {
 	}
 	for _, k := range live.Keys() {
 		got := live[k]
-		if _, ok := expected[k]; ok || !owned[tableOf(k, got)] {
+		if _, ok := expected[k]; ok || !owned[tableOf(k, got)] || leftover(k) {
 			continue
 		}
 		r.add(SeverityViolation, "schema_extra", k, 1,
@@ -187,7 +203,7 @@ func drift(expected, live Catalog, r *Report) {
 	}
 	for _, k := range live.Keys() {
 		got := live[k]
-		if !got.Invalid || !owned[tableOf(k, got)] {
+		if !got.Invalid || !owned[tableOf(k, got)] || leftover(k) {
 			continue
 		}
 		if strings.HasPrefix(k, KindIndex+":") {
@@ -198,6 +214,13 @@ func drift(expected, live Catalog, r *Report) {
 				"constraint is NOT VALID; validate it (ALTER TABLE ... VALIDATE CONSTRAINT) in a migration")
 		}
 	}
+	leftovers := map[string]int64{}
+	for k, ok := range left {
+		if ok {
+			leftovers[resumable[k]]++
+		}
+	}
+	return leftovers
 }
 
 // runRules counts offending rows for invariants and, unless postFlight, for

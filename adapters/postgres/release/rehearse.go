@@ -38,6 +38,9 @@ type Step struct {
 	existed map[string]bool
 	// findings are the lint, unsupported-object and failure findings.
 	findings []Finding
+	// touched are the objects any of its statements created, altered or
+	// dropped (see resume.go).
+	touched map[string]bool
 }
 
 // Rehearsal is every migration of the sets applied, statement by
@@ -156,6 +159,7 @@ func Rehearse(ctx context.Context, db *bun.DB, sets []Set) (*Rehearsal, error) {
 				break
 			}
 			d := diff(cat, next)
+			step.touch(d)
 			if kinds := changedKinds(counts, nextCounts); len(kinds) > 0 {
 				step.findings = append(step.findings, Finding{Severity: SeverityViolation, Code: "unsupported_object", Object: m.Version, Count: int64(len(kinds)),
 					Message: fmt.Sprintf("line %d changes %s, which the release step does not track; use tables, columns, constraints, indexes, triggers, policies, sequences, functions, types or views, or extend release/catalog.go / 第 %d 行修改了发布步骤无法跟踪的对象（%s）",

@@ -16,7 +16,8 @@ import (
 // may not drop a table or column that holds any.
 
 // checkPending adds, for every pending migration, a violation for a
-// malformed -- migrate: directive (migration_directive_invalid), for
+// malformed -- migrate: directive (migration_directive_invalid), for a
+// .tx down file that down could not run (concurrently_in_tx), for
 // data-changing statements (migration_writes_data) and for each table or
 // column it drops that holds rows (drop_nonempty). Row presence is one
 // EXISTS probe per target, never a count.
@@ -45,6 +46,9 @@ func checkPending(ctx context.Context, db bun.IDB, sets []Set, pending []string,
 		case m.Down != "" && f.ForwardOnly != "":
 			r.add(SeverityViolation, "rollback_boundary_ambiguous", m.Version, 1,
 				fmt.Sprintf("pending migration has a down file (%s) and says it is forward-only; keep one of the two", m.Down))
+		}
+		if bad, ok := downRefused(m); ok {
+			r.Findings = append(r.Findings, bad)
 		}
 		if len(f.Writes) > 0 {
 			kinds := slices.Compact(slices.Sorted(slices.Values(f.Writes)))

@@ -56,7 +56,7 @@ func up(ctx context.Context, db *bun.DB, sets []Set, opts UpOptions, res *UpResu
 	if !res.Check.OK() {
 		return fmt.Errorf("%w (%d violations)", ErrCheckFailed, res.Check.Violations())
 	}
-	res.Applied, err = apply(ctx, db, sets, res.Check.Pending, opts)
+	res.Applied, err = apply(ctx, db, sets, reh, res.Check.Pending, opts)
 	if err != nil {
 		errors.As(err, &res.Failed)
 		return err
