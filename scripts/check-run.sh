@@ -53,6 +53,11 @@ curl -fsS -H "Authorization: Bearer $token" "http://$HTTP_ADDR/api/v1/system-con
   || fail "config read with the printed token"
 # The reference domains' steps, while examples/ exists (make remove-examples).
 if [ -d examples ]; then
+  agent_token=$(grep -o '^  agent     [^ ]*' "$out" | awk '{print $2}')
+  [ -n "$agent_token" ] || fail "no agent token printed"
+  # The examples' routes need a role: the admin-only token has no wallet.
+  code=$(curl -sS -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $token" "http://$HTTP_ADDR/api/v1/wallets/me")
+  [ "$code" = 403 ] || fail "GET /wallets/me with the admin token answered $code, want 403 (only agents have wallets)"
   # The printed top-up example, pasted twice: created, then replayed.
   topup_cmd=$(sed -n '/curl -i -X POST/,/api\/v1\/topups/p' "$out")
   [ -n "$topup_cmd" ] || fail "no top-up example printed"
@@ -63,7 +68,7 @@ if [ -d examples ]; then
   grep -qi '^Idempotent-Replayed: true' <<<"$second" || fail "pasting the top-up example again is not a replay: $second"
   credited=""
   for _ in $(seq 1 60); do
-    if curl -fsS -H "Authorization: Bearer $token" "http://$HTTP_ADDR/api/v1/wallets/me" | grep -q '"balance_cents":1000,'; then
+    if curl -fsS -H "Authorization: Bearer $agent_token" "http://$HTTP_ADDR/api/v1/wallets/me" | grep -q '"balance_cents":1000,'; then
       credited=1; break
     fi
     sleep 0.5
@@ -81,7 +86,7 @@ if [ -d examples ]; then
   [ -n "$task_id" ] || fail "the devices upload answered no task_id: $task"
   done_task=""
   for _ in $(seq 1 60); do
-    view=$(curl -fsS -H "Authorization: Bearer $token" "http://$HTTP_ADDR/api/v1/device-assignments/$task_id")
+    view=$(curl -fsS -H "Authorization: Bearer $agent_token" "http://$HTTP_ADDR/api/v1/device-assignments/$task_id")
     if grep -q '"status":3' <<<"$view"; then done_task=1; break; fi
     sleep 0.5
   done

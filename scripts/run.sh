@@ -238,13 +238,16 @@ for target in "api $api_pid $RUN/api.log http://$HTTP_ADDR/readyz" "relay $relay
   [ -n "$ok" ] || { say "$url did not become ready within 30s; see $log"; exit 1; }
 done
 
-TOKEN=$(bin/api token --sub dev-admin --roles super_admin --ttl 12h)
+TOKEN=$(bin/api token --sub dev-admin --roles super_admin,admin --ttl 12h)
+# The reference domains' caller: an agent (README: Security).
+AGENT_TOKEN=$(bin/api token --sub dev-agent --roles agent --ttl 12h)
 cat <<MSG
 
   API       http://$HTTP_ADDR   (logs: .run/api.log)
   relay     http://$ADMIN_ADDR/metrics   (logs: .run/relay.log)
   token     $TOKEN
-            (development only: subject dev-admin, role super_admin, 12h)
+            (development only: subject dev-admin, roles super_admin (system
+            config) and admin (the examples' admin: any order, any device), 12h)
 
   # read the relay's system config
   curl -H "Authorization: Bearer $TOKEN" 'http://$HTTP_ADDR/api/v1/system-configs?module=relay'
@@ -256,25 +259,31 @@ MSG
 # The reference domains' examples, while examples/ exists (make remove-examples).
 if [ -d examples ]; then
   cat <<MSG
+  agent     $AGENT_TOKEN
+            (development only: subject dev-agent, role agent, 12h: tops up
+            its own wallet, assigns devices to itself; other roles get 403)
+
   # create a top-up (idempotent: paste it again and the same X-Request-ID
   # replays the first answer, header Idempotent-Replayed: true; change the id
   # for a new top-up)
-  curl -i -X POST -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \\
+  curl -i -X POST -H "Authorization: Bearer $AGENT_TOKEN" -H 'Content-Type: application/json' \\
        -H 'X-Request-ID: dev-topup-0001' -d '{"amount_cents":1000,"channel":"wechat"}' \\
        'http://$HTTP_ADDR/api/v1/topups'
 
   # a moment later the relay has delivered topup.created: the wallet is credited
-  curl -H "Authorization: Bearer $TOKEN" 'http://$HTTP_ADDR/api/v1/wallets/me'
+  curl -H "Authorization: Bearer $AGENT_TOKEN" 'http://$HTTP_ADDR/api/v1/wallets/me'
 
   # upload a device-assignment CSV (a five-state task). device_sn must be
   # 8-32 upper-case letters or digits; target_agent_id 1-64 letters, digits,
-  # _ or -. The third row is rejected (lower case) and listed as a failure.
-  printf 'device_sn,target_agent_id\\nSN00000001,agent-1\\nSN00000002,agent-2\\nsn-bad,agent-3\\n' >devices.csv
-  curl -H "Authorization: Bearer $TOKEN" -H 'X-Request-ID: dev-devices-0001' \\
+  # _ or -. An agent assigns only to itself (dev-agent) and only devices
+  # nobody else holds; the admin token may assign any device to anyone.
+  # The third row is rejected (lower case) and listed as a failure.
+  printf 'device_sn,target_agent_id\\nSN00000001,dev-agent\\nSN00000002,dev-agent\\nsn-bad,dev-agent\\n' >devices.csv
+  curl -H "Authorization: Bearer $AGENT_TOKEN" -H 'X-Request-ID: dev-devices-0001' \\
        -F file=@devices.csv 'http://$HTTP_ADDR/api/v1/device-assignments'
   # poll the task_id it answered (Retry-After says when), then its failures
-  curl -H "Authorization: Bearer $TOKEN" 'http://$HTTP_ADDR/api/v1/device-assignments/TASK_ID'
-  curl -H "Authorization: Bearer $TOKEN" 'http://$HTTP_ADDR/api/v1/device-assignments/TASK_ID/failures'
+  curl -H "Authorization: Bearer $AGENT_TOKEN" 'http://$HTTP_ADDR/api/v1/device-assignments/TASK_ID'
+  curl -H "Authorization: Bearer $AGENT_TOKEN" 'http://$HTTP_ADDR/api/v1/device-assignments/TASK_ID/failures'
 
 MSG
 fi

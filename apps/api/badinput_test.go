@@ -177,7 +177,7 @@ func TestJWTPolicy(t *testing.T) {
 		return s
 	}
 	base := func() jwt.MapClaims {
-		return jwt.MapClaims{"sub": "jwt-user", "iss": "https://id.example.com", "aud": "july-api",
+		return jwt.MapClaims{"sub": "jwt-user", "roles": []string{"agent"}, "iss": "https://id.example.com", "aud": "july-api",
 			"iat": now.Unix(), "exp": now.Add(time.Hour).Unix()}
 	}
 	with := func(k string, v any) jwt.MapClaims {

@@ -29,7 +29,8 @@ import (
 // here; the rest are returned for TestOpenAPIContract to send.
 func exampleCalls(t *testing.T, a *apiApp, record func(*apiApp, apitest.Request) response) []call {
 	t.Helper()
-	agent, other := token(t, "contract-agent", "agent"), token(t, "contract-other", "agent")
+	agent, other := token(t, "contract-agent", topup.RoleAgent), token(t, "contract-other", topup.RoleAgent)
+	noRole := token(t, "contract-agent") // authenticated, without a role: 403 on every route
 	idem := func(key string) map[string]string { return map[string]string{"Idempotency-Key": key} }
 	// The busy keys are new each run: Redis outlives the test's database.
 	topupBusy, devicesBusy := "contract-topup-busy-"+rand.Text(), "contract-devices-busy-"+rand.Text()
@@ -110,6 +111,14 @@ func exampleCalls(t *testing.T, a *apiApp, record func(*apiApp, apitest.Request)
 		{a, apitest.Request{Method: "POST", Path: task + pending + "/cancel"}},
 		{a, apitest.Request{Method: "POST", Path: task + finished + "/cancel", Token: agent}},
 		{a, apitest.Request{Method: "POST", Path: task + completed + "/cancel", Token: agent}},
+
+		{a, apitest.Request{Method: "POST", Path: topups, Token: noRole, Body: order, Header: idem("contract-topup-6")}},
+		{a, apitest.Request{Method: "GET", Path: topups + "/" + o.TopupID, Token: noRole}},
+		{a, apitest.Request{Method: "GET", Path: "/api/v1/wallets/me", Token: noRole}},
+		{a, apitest.Request{Method: "POST", Path: assign, Token: noRole, Body: upload, Header: uploadHdr("contract-devices-7")}},
+		{a, apitest.Request{Method: "GET", Path: task + pending, Token: noRole}},
+		{a, apitest.Request{Method: "GET", Path: task + pending + "/failures", Token: noRole}},
+		{a, apitest.Request{Method: "POST", Path: task + pending + "/cancel", Token: noRole}},
 	}
 }
 

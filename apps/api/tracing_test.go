@@ -27,7 +27,7 @@ func (a *apiApp) traceParentOf(t *testing.T, requestID string) string {
 
 func (a *apiApp) createTopup(t *testing.T, key string) {
 	t.Helper()
-	res := a.do(t, apitest.Request{Method: http.MethodPost, Path: "/api/v1/topups", Token: token(t, "agent-trace"),
+	res := a.do(t, apitest.Request{Method: http.MethodPost, Path: "/api/v1/topups", Token: token(t, "agent-trace", "agent"),
 		Body: `{"amount_cents":1500,"channel":"wechat"}`, Header: map[string]string{"X-Request-ID": key, "traceparent": clientTraceparent}})
 	require.Equal(t, http.StatusCreated, res.Status, res.Body)
 }

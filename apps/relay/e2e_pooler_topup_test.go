@@ -54,7 +54,7 @@ func TestE2EPoolerTopups(t *testing.T) {
 
 	tokens := make([]string, agents)
 	for a := range tokens {
-		tokens[a] = apitest.Token(t, secret, fmt.Sprintf("agent-%d", a))
+		tokens[a] = apitest.Token(t, secret, fmt.Sprintf("agent-%d", a), topup.RoleAgent)
 	}
 	send := func(i int) (apitest.Response, error) {
 		return apitest.Send(t.Context(), api, apitest.Request{

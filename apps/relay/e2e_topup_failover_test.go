@@ -81,7 +81,7 @@ func createTopups(t *testing.T, w *world, n, agents int, env ...string) []topup.
 	url := startAPIBin(t, w, secret, env...)
 	tokens := make([]string, agents)
 	for a := range tokens {
-		tokens[a] = apitest.Token(t, []byte(secret), fmt.Sprintf("agent-%d", a))
+		tokens[a] = apitest.Token(t, []byte(secret), fmt.Sprintf("agent-%d", a), topup.RoleAgent)
 	}
 	start := time.Now()
 	orders := make([]topup.OrderView, n)

@@ -258,21 +258,22 @@ func TestForeignOrMissingTaskIsNotFound(t *testing.T) {
 	t.Parallel()
 	v := newEnv(t, false)
 	_, id := v.upload(t, "owner", "upload-foreign-01", "device_sn,target_agent_id\nFF00000001,agent-1\n")
+	stranger := agentCaller("stranger") // an agent: an admin sees every task
 
 	var bodies []string
 	for _, suffix := range []string{"", "/failures"} {
-		r := v.do(t, http.MethodGet, "/api/v1/device-assignments/not-a-uuid"+suffix, "stranger", nil)
+		r := v.doAs(t, http.MethodGet, "/api/v1/device-assignments/not-a-uuid"+suffix, stranger, nil)
 		require.Equal(t, http.StatusBadRequest, r.Status, "rule: a malformed id is the caller's mistake, named, with no lookup")
 		require.Equal(t, "task_id", r.Error.Details[0].Field)
 	}
 	for _, target := range []string{id, uuid.NewString()} {
 		for _, suffix := range []string{"", "/failures"} {
-			r := v.do(t, http.MethodGet, "/api/v1/device-assignments/"+target+suffix, "stranger", nil)
+			r := v.doAs(t, http.MethodGet, "/api/v1/device-assignments/"+target+suffix, stranger, nil)
 			require.Equal(t, http.StatusNotFound, r.Status, "GET %s%s", target, suffix)
 			require.Equal(t, devices.CodeTaskNotFound, r.Error.Code)
 			bodies = append(bodies, stripRequestID(string(r.Body)))
 		}
-		r := v.do(t, http.MethodPost, "/api/v1/device-assignments/"+target+"/cancel", "stranger", nil)
+		r := v.doAs(t, http.MethodPost, "/api/v1/device-assignments/"+target+"/cancel", stranger, nil)
 		require.Equal(t, http.StatusNotFound, r.Status, "cancel %s", target)
 	}
 	for _, b := range bodies[1:] {

@@ -25,16 +25,24 @@ const (
 	CodeTargetMissing = "DEVICE_TARGET_MISSING"
 	CodeTargetInvalid = "DEVICE_TARGET_INVALID"
 	CodeRowColumns    = "DEVICE_ROW_COLUMNS"
+	// CodeTargetForbidden is a row of an agent's upload (RoleAgent
+	// without RoleAdmin) naming another agent as target_agent_id.
+	CodeTargetForbidden = "DEVICE_TARGET_FORBIDDEN"
+	// CodeOwnedByOther is a row of an agent's upload for a device that
+	// another agent holds; only RoleAdmin reassigns.
+	CodeOwnedByOther = "DEVICE_OWNED_BY_OTHER"
 )
 
 // rowMessages are the user-visible Chinese explanations of the row codes.
 var rowMessages = map[string]string{
-	CodeSNEmpty:       "设备序列号为空：请填写 device_sn。",
-	CodeSNMalformed:   "设备序列号格式不正确：须为 8-32 位大写字母或数字。",
-	CodeSNDuplicate:   "设备序列号在文件中重复出现：只处理第一次出现的行，请删除重复行。",
-	CodeTargetMissing: "未填写目标代理商：请填写 target_agent_id。",
-	CodeTargetInvalid: "目标代理商 ID 格式不正确：须为 1-64 位字母、数字、下划线或连字符。",
-	CodeRowColumns:    "该行列数不正确：每行须恰好两列 device_sn,target_agent_id。",
+	CodeSNEmpty:         "设备序列号为空：请填写 device_sn。",
+	CodeSNMalformed:     "设备序列号格式不正确：须为 8-32 位大写字母或数字。",
+	CodeSNDuplicate:     "设备序列号在文件中重复出现：只处理第一次出现的行，请删除重复行。",
+	CodeTargetMissing:   "未填写目标代理商：请填写 target_agent_id。",
+	CodeTargetInvalid:   "目标代理商 ID 格式不正确：须为 1-64 位字母、数字、下划线或连字符。",
+	CodeRowColumns:      "该行列数不正确：每行须恰好两列 device_sn,target_agent_id。",
+	CodeTargetForbidden: "只能把设备分配给自己：target_agent_id 须为当前账号；分配给其他代理商需要管理员（admin）角色。",
+	CodeOwnedByOther:    "设备已分配给其他代理商：代理商不能改派他人的设备，请联系管理员（admin）处理。",
 }
 
 var (

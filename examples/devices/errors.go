@@ -34,12 +34,17 @@ var (
 		"分配任务不存在：请检查 task_id 是否正确")
 	errNotCancellable = httpx.Conflict(CodeNotCancellable,
 		"任务已结束，无法取消：请刷新任务状态")
+	errForbidden = httpx.Forbidden(httpx.CodeForbidden,
+		"当前账号无权使用设备分配：需要代理商（agent）或管理员（admin）角色，请联系管理员授权")
 )
 
-// MapError is the httpx.ErrorMapper of this domain: ErrTaskNotFound is 404
+// MapError is the httpx.ErrorMapper of this domain: ErrForbidden is 403
+// FORBIDDEN (the code auth.RequireRole answers), ErrTaskNotFound 404
 // DEVICE_TASK_NOT_FOUND and ErrNotCancellable 409 TASK_NOT_CANCELLABLE.
 func MapError(err error) (*httpx.Error, bool) {
 	switch {
+	case errors.Is(err, ErrForbidden):
+		return errForbidden.WithCause(err), true
 	case errors.Is(err, ErrTaskNotFound):
 		return errTaskNotFound.WithCause(err), true
 	case errors.Is(err, ErrNotCancellable):

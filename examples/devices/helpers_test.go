@@ -122,20 +122,13 @@ func taskOf(t *testing.T, r apitest.Response) tasks.View {
 	return v
 }
 
-// do sends a request as subject sub ("" sends no token) and checks the
-// answer against docs/openapi.yaml; headers are name, value pairs.
+// do sends a request as subject sub holding devices.RoleAdmin ("" sends
+// no token), so the task mechanics tests may name any target agent;
+// authz_test.go sends other roles with doAs. It checks the answer against
+// docs/openapi.yaml; headers are name, value pairs.
 func (v *env) do(t *testing.T, method, path, sub string, body []byte, headers ...string) apitest.Response {
 	t.Helper()
-	r := apitest.Request{Method: method, Path: path, Body: string(body), Header: map[string]string{}}
-	if sub != "" {
-		r.Token = apitest.Token(t, secret, sub)
-	}
-	for i := 0; i+1 < len(headers); i += 2 {
-		r.Header[headers[i]] = headers[i+1]
-	}
-	res := apitest.Do(t, v.srv.URL, r)
-	apitest.OpenAPI(t).Check(t, res)
-	return res
+	return v.doAs(t, method, path, adminCaller(sub), body, headers...)
 }
 
 // multipartCSV is an upload body with a fresh random boundary, as curl -F
@@ -254,4 +247,60 @@ func (c *fakeClock) Advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.now = c.now.Add(d)
+}
+
+// caller is who a request is sent as: a token's subject and roles.
+type caller struct {
+	sub   string
+	roles []string
+}
+
+func agentCaller(sub string) caller { return caller{sub: sub, roles: []string{devices.RoleAgent}} }
+func adminCaller(sub string) caller { return caller{sub: sub, roles: []string{devices.RoleAdmin}} }
+
+// doAs is do as c.
+func (v *env) doAs(t *testing.T, method, path string, c caller, body []byte, headers ...string) apitest.Response {
+	t.Helper()
+	r := apitest.Request{Method: method, Path: path, Body: string(body), Header: map[string]string{}}
+	if c.sub != "" {
+		r.Token = apitest.Token(t, secret, c.sub, c.roles...)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		r.Header[headers[i]] = headers[i+1]
+	}
+	res := apitest.Do(t, v.srv.URL, r)
+	apitest.OpenAPI(t).Check(t, res)
+	return res
+}
+
+// uploadAs is upload as c.
+func (v *env) uploadAs(t *testing.T, c caller, key, csv string) (apitest.Response, string) {
+	t.Helper()
+	body, ct := multipartCSV(t, devices.FormField, csv)
+	r := v.doAs(t, http.MethodPost, "/api/v1/device-assignments", c, body, "Content-Type", ct, "X-Request-ID", key)
+	if r.Status != http.StatusAccepted {
+		return r, ""
+	}
+	var created devices.Created
+	r.Decode(t, &created)
+	require.NotEmpty(t, created.TaskID)
+	return r, created.TaskID
+}
+
+func (v *env) getTaskAs(t *testing.T, c caller, id string) tasks.View {
+	t.Helper()
+	r := v.doAs(t, http.MethodGet, "/api/v1/device-assignments/"+id, c, nil)
+	require.Equal(t, http.StatusOK, r.Status, "get task %s: %s", id, r.Body)
+	view := taskOf(t, r)
+	requireValidDTO(t, view)
+	return view
+}
+
+func (v *env) failuresAs(t *testing.T, c caller, id string, page, size int) failurePage {
+	t.Helper()
+	r := v.doAs(t, http.MethodGet, "/api/v1/device-assignments/"+id+"/failures?page="+strconv.Itoa(page)+"&page_size="+strconv.Itoa(size), c, nil)
+	require.Equal(t, http.StatusOK, r.Status, "failures of %s: %s", id, r.Body)
+	var p failurePage
+	r.Decode(t, &p)
+	return p
 }

@@ -20,7 +20,11 @@ type taskRecord struct {
 
 	ID           string `bun:"id,pk"`
 	OwnerSubject string `bun:"owner_subject,notnull"`
-	FileName     string `bun:"file_name,notnull"`
+	// AssignAny records that the uploader held RoleAdmin: the worker
+	// applies its rows to any agent and over other agents' devices.
+	// False: the RoleAgent rules.
+	AssignAny bool   `bun:"assign_any,notnull"`
+	FileName  string `bun:"file_name,notnull"`
 	// FileContent is the uploaded CSV. A real service would upload it to
 	// object storage after the request and keep the object key here.
 	FileContent []byte `bun:"file_content,type:bytea,notnull"`

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/uptrace/bun"
 
@@ -22,6 +23,41 @@ type Actor struct {
 	Subject string
 	// Roles are the caller's role names.
 	Roles []string
+}
+
+// Roles this domain reads from Actor.Roles (the token's "roles" claim).
+// A caller holding neither gets 403 FORBIDDEN from every use case,
+// decided before any lookup.
+const (
+	// RoleAgent may upload assignments of devices to itself: a row may
+	// name only the uploader as target_agent_id, and only a device that is
+	// unassigned or already the uploader's; other rows become failure rows
+	// (CodeTargetForbidden, CodeOwnedByOther). An agent reads and cancels
+	// its own tasks; another caller's task is ErrTaskNotFound.
+	RoleAgent = "agent"
+	// RoleAdmin may assign any device to any agent, reassigning devices
+	// other agents hold, and reads and cancels every task.
+	RoleAdmin = "admin"
+)
+
+// ErrForbidden is returned when the actor holds none of the roles a use
+// case needs (403 FORBIDDEN). It is decided from the roles alone, before
+// any lookup, so it says nothing about whether a task exists.
+var ErrForbidden = errors.New("devices: actor holds neither the agent nor the admin role")
+
+// HasRole reports whether the actor holds role.
+func (a Actor) HasRole(role string) bool { return slices.Contains(a.Roles, role) }
+
+// authorize is every use case's first step: the actor must be known and
+// hold RoleAgent or RoleAdmin.
+func (a Actor) authorize() error {
+	switch {
+	case a.Subject == "":
+		return errNoActor
+	case a.HasRole(RoleAdmin), a.HasRole(RoleAgent):
+		return nil
+	}
+	return ErrForbidden
 }
 
 // errNoActor is a wiring bug: an adapter called a use case without the
@@ -52,8 +88,10 @@ func NewService(db *bun.DB, clock ports.Clock) (*Service, error) {
 	return &Service{db: db, store: store, clock: clock}, nil
 }
 
-// Task returns the actor's task id. A missing task and another caller's
-// task are both ErrTaskNotFound, so ids cannot be probed.
+// Task returns task id: any task for RoleAdmin, the actor's own for
+// RoleAgent. A missing task and, for an agent, another caller's task are
+// both ErrTaskNotFound (a task id names a task in the caller's own list;
+// see load), so ids cannot be probed. Without either role: ErrForbidden.
 func (s *Service) Task(ctx context.Context, actor Actor, id string) (tasks.Task, error) {
 	h, err := s.load(ctx, actor, id)
 	if err != nil {
@@ -105,13 +143,21 @@ func (s *Service) Cancel(ctx context.Context, actor Actor, id string) (tasks.Tas
 	return t, err
 }
 
-// load returns the actor's task head (without the file).
+// load returns the task head (without the file) the actor may see: after
+// authorize, any task for RoleAdmin, else only the actor's own. For an
+// agent, another caller's task is ErrTaskNotFound like a missing one:
+// the agent is allowed to read tasks, a task id addresses the agent's own
+// tasks, and a 403 there would confirm that the id exists.
 func (s *Service) load(ctx context.Context, actor Actor, id string) (taskHead, error) {
-	if actor.Subject == "" {
-		return taskHead{}, errNoActor
+	if err := actor.authorize(); err != nil {
+		return taskHead{}, err
 	}
 	var h taskHead
-	err := s.db.NewSelect().Model(&h).Where("id = ? AND owner_subject = ?", id, actor.Subject).Scan(ctx)
+	q := s.db.NewSelect().Model(&h).Where("id = ?", id)
+	if !actor.HasRole(RoleAdmin) {
+		q = q.Where("owner_subject = ?", actor.Subject)
+	}
+	err := q.Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
 		return taskHead{}, ErrTaskNotFound
 	}

@@ -27,7 +27,8 @@ func TestServiceRunsWithoutHTTP(t *testing.T) {
 	svc, err := devices.NewService(db, clock)
 	require.NoError(t, err)
 
-	owner, stranger := devices.Actor{Subject: "ops-cli"}, devices.Actor{Subject: "someone-else"}
+	owner := devices.Actor{Subject: "ops-cli", Roles: []string{devices.RoleAdmin}}         // may name any target
+	stranger := devices.Actor{Subject: "someone-else", Roles: []string{devices.RoleAgent}} // sees its own tasks only
 	csv := []byte("device_sn,target_agent_id\nSV00000001,agent-1\nbad,agent-2\n")
 	cmd := devices.UploadCommand{Key: uploadKey(t, owner.Subject, "cli-upload-0001", csv), FileName: "devices.csv", File: csv, RequestID: "cli-upload-0001"}
 
@@ -75,6 +76,10 @@ func TestServiceRunsWithoutHTTP(t *testing.T) {
 
 	_, err = svc.Upload(t.Context(), devices.Actor{}, cmd)
 	require.Error(t, err, "a use case needs its actor")
+	_, err = svc.Upload(t.Context(), devices.Actor{Subject: "no-role"}, cmd)
+	require.ErrorIs(t, err, devices.ErrForbidden, "rule: an upload needs the agent or the admin role")
+	_, err = svc.Task(t.Context(), devices.Actor{Subject: owner.Subject}, first.TaskID)
+	require.ErrorIs(t, err, devices.ErrForbidden, "rule: without a role, not even the own task")
 }
 
 // uploadKey is an idempotency key for an upload of file by principal.

@@ -55,17 +55,23 @@ type UploadResult struct {
 
 // Upload stores the file as a Pending task owned by the actor, with its
 // outbox event and idempotency record, in one short transaction. The file
-// is not parsed here (PRD section 3): the worker does that.
+// is not parsed here (PRD section 3): the worker does that. The actor
+// needs RoleAgent or RoleAdmin (else ErrForbidden, before anything is
+// stored); the task records whether the uploader held RoleAdmin, which
+// decides what its rows may do (see RoleAgent) when the worker runs it.
 func (s *Service) Upload(ctx context.Context, actor Actor, cmd UploadCommand) (UploadResult, error) {
-	if actor.Subject == "" {
-		return UploadResult{}, errNoActor
+	if err := actor.authorize(); err != nil {
+		return UploadResult{}, err
 	}
 	now := s.clock.Now().UTC()
 	cols, err := pgtasks.NewColumns(0, now) // total is set by the worker once it parsed the file
 	if err != nil {
 		return UploadResult{}, err
 	}
-	rec := &taskRecord{ID: uuid.NewString(), OwnerSubject: actor.Subject, FileName: cmd.FileName, FileContent: cmd.File, Columns: cols}
+	rec := &taskRecord{
+		ID: uuid.NewString(), OwnerSubject: actor.Subject, AssignAny: actor.HasRole(RoleAdmin),
+		FileName: cmd.FileName, FileContent: cmd.File, Columns: cols,
+	}
 	var res UploadResult
 	err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		d, stored, err := pgidem.Insert(ctx, tx, rec, cmd.Key)

@@ -121,14 +121,19 @@ func (w *Worker) Process(ctx context.Context, id string) error {
 type run struct {
 	w     *Worker
 	id    string
-	owner string
+	owner string // the lease owner
 	token int64
 	task  tasks.Task
+	// uploader is the task's owner_subject and assignAny its assign_any:
+	// who uploaded it and whether they held RoleAdmin (see applyChunk).
+	uploader  string
+	assignAny bool
 }
 
 func (r *run) execute(ctx context.Context) error {
 	var data []byte
-	err := r.w.db.NewSelect().Table(TaskTable).Column("file_content").Where("id = ?", r.id).Scan(ctx, &data)
+	err := r.w.db.NewSelect().Table(TaskTable).Column("file_content", "owner_subject", "assign_any").
+		Where("id = ?", r.id).Scan(ctx, &data, &r.uploader, &r.assignAny)
 	if err != nil {
 		return fmt.Errorf("load device assignment file of %s: %w", r.id, err)
 	}
@@ -221,26 +226,31 @@ func (r *run) applyChunk(ctx context.Context, rows []row) error {
 			assigned []assignmentRecord
 			failed   []failureRecord
 		)
+		fail := func(rw row, code string) {
+			failed = append(failed, failureRecord{
+				TaskID: r.id, RowNo: rw.No, DeviceSN: storedSN(rw.DeviceSN),
+				Code: code, Message: rowMessages[code], CreatedAt: now,
+			})
+		}
 		for _, rw := range rows {
-			if rw.Code == "" {
+			switch {
+			case rw.Code != "":
+				fail(rw, rw.Code)
+			case !r.assignAny && rw.TargetID != r.uploader:
+				fail(rw, CodeTargetForbidden)
+			default:
 				assigned = append(assigned, assignmentRecord{
 					DeviceSN: rw.DeviceSN, AgentID: rw.TargetID, TaskID: r.id, RowNo: rw.No, UpdatedAt: now,
 				})
-				continue
 			}
-			failed = append(failed, failureRecord{
-				TaskID: r.id, RowNo: rw.No, DeviceSN: storedSN(rw.DeviceSN),
-				Code: rw.Code, Message: rowMessages[rw.Code], CreatedAt: now,
-			})
 		}
-		if len(assigned) > 0 {
-			// The upsert makes applying a row twice a no-op.
-			_, err := tx.NewInsert().Model(&assigned).
-				On("CONFLICT (device_sn) DO UPDATE").
-				Set("agent_id = EXCLUDED.agent_id, task_id = EXCLUDED.task_id, row_no = EXCLUDED.row_no, updated_at = EXCLUDED.updated_at").
-				Exec(ctx)
-			if err != nil {
-				return fmt.Errorf("apply device assignments: %w", err)
+		applied, err := r.assign(ctx, tx, assigned)
+		if err != nil {
+			return err
+		}
+		for _, a := range assigned {
+			if !applied[a.DeviceSN] {
+				fail(row{No: a.RowNo, DeviceSN: a.DeviceSN}, CodeOwnedByOther)
 			}
 		}
 		if len(failed) > 0 {
@@ -248,7 +258,36 @@ func (r *run) applyChunk(ctx context.Context, rows []row) error {
 				return fmt.Errorf("record device assignment failures: %w", err)
 			}
 		}
-		_, err = ts.RecordProgress(ctx, r.id, r.owner, r.token, int64(len(assigned)), int64(len(failed)), now)
+		_, err = ts.RecordProgress(ctx, r.id, r.owner, r.token, int64(len(applied)), int64(len(failed)), now)
 		return err
 	})
+}
+
+// assign upserts rows (valid rows whose target the uploader may name) and
+// returns the serials it applied. An admin's upload (assignAny) applies
+// every row, reassigning devices other agents hold. An agent's upload
+// applies a row only to an unassigned device or one the agent already
+// holds: the ownership check is the upsert's own WHERE, so it is decided
+// under the row lock, and a concurrent upload cannot slip between a read
+// and the write. Applying a row twice (a resumed chunk) changes nothing.
+func (r *run) assign(ctx context.Context, tx bun.Tx, rows []assignmentRecord) (map[string]bool, error) {
+	applied := make(map[string]bool, len(rows))
+	if len(rows) == 0 {
+		return applied, nil
+	}
+	q := tx.NewInsert().Model(&rows).
+		On("CONFLICT (device_sn) DO UPDATE").
+		Set("agent_id = EXCLUDED.agent_id, task_id = EXCLUDED.task_id, row_no = EXCLUDED.row_no, updated_at = EXCLUDED.updated_at")
+	if !r.assignAny {
+		// Only the target agent's own device; targets are the uploader.
+		q = q.Where("?TableAlias.agent_id = EXCLUDED.agent_id")
+	}
+	var sns []string
+	if _, err := q.Returning("device_sn").Exec(ctx, &sns); err != nil {
+		return nil, fmt.Errorf("apply device assignments: %w", err)
+	}
+	for _, sn := range sns {
+		applied[sn] = true
+	}
+	return applied, nil
 }

@@ -40,14 +40,15 @@ type CreateResult struct {
 	Body  []byte
 }
 
-// Create tops up the actor's wallet: everything that is written, the
+// Create tops up the actor's wallet; the actor needs RoleAgent (else
+// ErrForbidden, before anything is read or written). Everything that is written, the
 // idempotency key, the order, the topup.created event and the stored
 // answer, commits in one transaction or not at all. The transaction runs
 // statements on its own connection only: no Redis call and no second
 // pooled connection (the configured limit is read before it).
 func (s *Service) Create(ctx context.Context, actor Actor, cmd CreateCommand) (CreateResult, error) {
-	if actor.Subject == "" {
-		return CreateResult{}, errNoActor
+	if err := actor.require(RoleAgent); err != nil {
+		return CreateResult{}, err // nothing stored, no key reserved
 	}
 	now := s.clock.Now().UTC().Truncate(time.Microsecond) // Postgres precision
 	order := &Order{

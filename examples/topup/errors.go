@@ -16,8 +16,9 @@ const (
 	CodePayloadInvalid = "TOPUP_PAYLOAD_INVALID"
 )
 
-// ErrNotFound is returned when an order does not exist or belongs to
-// another agent; both answer the same 404, so ids of others are not probed.
+// ErrNotFound is returned when an order does not exist or, for an agent,
+// belongs to another agent; both answer the same 404, so ids of others
+// are not probed.
 var ErrNotFound = errors.New("topup order not found")
 
 // ValidationError reports a request field the caller must fix.
@@ -34,10 +35,15 @@ type ValidationError struct {
 // Error implements error.
 func (e *ValidationError) Error() string { return "topup: invalid " + e.Field + ": " + e.Code }
 
-var errNotFoundHTTP = httpx.NotFound(CodeNotFound, "充值订单不存在：请检查订单号；只能查询自己创建的订单")
+var (
+	errNotFoundHTTP  = httpx.NotFound(CodeNotFound, "充值订单不存在：请检查订单号；只能查询自己创建的订单")
+	errForbiddenHTTP = httpx.Forbidden(httpx.CodeForbidden,
+		"当前账号无权执行此操作：充值和钱包需要代理商（agent）角色，查询他人的订单需要管理员（admin）角色，请联系管理员授权")
+)
 
 // MapError is the httpx.ErrorMapper of this domain: *ValidationError is 422
-// with its code, message and field, ErrNotFound 404 TOPUP_NOT_FOUND.
+// with its code, message and field, ErrForbidden 403 FORBIDDEN (the code
+// auth.RequireRole answers), ErrNotFound 404 TOPUP_NOT_FOUND.
 func MapError(err error) (*httpx.Error, bool) {
 	var ve *ValidationError
 	switch {
@@ -52,6 +58,8 @@ func MapError(err error) (*httpx.Error, bool) {
 		}
 		return httpx.Unprocessable(ve.Code, msg).WithCause(err).
 			WithDetails(httpx.Detail{Field: ve.Field, Reason: ve.Reason}), true
+	case errors.Is(err, ErrForbidden):
+		return errForbiddenHTTP.WithCause(err), true
 	case errors.Is(err, ErrNotFound):
 		return errNotFoundHTTP.WithCause(err), true
 	}

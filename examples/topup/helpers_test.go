@@ -97,15 +97,19 @@ func newEnv(t *testing.T, o envOpts) *env {
 // req is one request as an agent; do turns it into an apitest.Request.
 type req struct {
 	method, path, body string
-	agent              string // "" sends no token
-	key                string // X-Request-ID; "" sends none
+	agent              string   // the token's subject; "" sends no token
+	roles              []string // the token's roles; nil: topup.RoleAgent, empty: none
+	key                string   // X-Request-ID; "" sends none
 }
 
 func (e *env) do(t *testing.T, r req) apitest.Response {
 	t.Helper()
 	ar := apitest.Request{Method: r.method, Path: r.path, Body: r.body}
 	if r.agent != "" {
-		ar.Token = apitest.Token(t, testSecret, r.agent)
+		if r.roles == nil {
+			r.roles = []string{topup.RoleAgent}
+		}
+		ar.Token = apitest.Token(t, testSecret, r.agent, r.roles...)
 	}
 	if r.key != "" {
 		ar.Header = map[string]string{"X-Request-ID": r.key}

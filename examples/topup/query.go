@@ -49,16 +49,21 @@ func orderView(o *Order) OrderView {
 	}
 }
 
-// Order returns the actor's order id. Another agent's order is
-// ErrNotFound, exactly like a missing one.
+// Order returns order id: any order for RoleAdmin, the actor's own for
+// RoleAgent; without either role ErrForbidden, before the lookup. For an
+// agent, another agent's order is ErrNotFound exactly like a missing one:
+// the agent may read orders, an order id addresses the agent's own
+// orders, and a 403 there would confirm that the id exists.
 func (s *Service) Order(ctx context.Context, actor Actor, id string) (OrderView, error) {
-	if actor.Subject == "" {
-		return OrderView{}, errNoActor
+	if err := actor.require(RoleAgent, RoleAdmin); err != nil {
+		return OrderView{}, err
 	}
 	var o Order
-	err := s.db.NewSelect().Model(&o).
-		Where("id = ?", id).Where("agent_id = ?", actor.Subject).
-		Limit(1).Scan(ctx)
+	q := s.db.NewSelect().Model(&o).Where("id = ?", id)
+	if !actor.HasRole(RoleAdmin) {
+		q = q.Where("agent_id = ?", actor.Subject)
+	}
+	err := q.Limit(1).Scan(ctx)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return OrderView{}, ErrNotFound
@@ -70,10 +75,11 @@ func (s *Service) Order(ctx context.Context, actor Actor, id string) (OrderView,
 
 // Wallet returns the actor's wallet and its newest LedgerPageSize ledger
 // entries: a zero wallet until the first credit. The balance and the
-// entries are read in one snapshot, so they agree.
+// entries are read in one snapshot, so they agree. Only RoleAgent has a
+// wallet: anyone else is ErrForbidden, never a fake zero wallet.
 func (s *Service) Wallet(ctx context.Context, actor Actor) (WalletView, error) {
-	if actor.Subject == "" {
-		return WalletView{}, errNoActor
+	if err := actor.require(RoleAgent); err != nil {
+		return WalletView{}, err
 	}
 	view := WalletView{AgentID: actor.Subject, LedgerEntries: []LedgerEntryView{}}
 	var entries []LedgerEntry

@@ -2,6 +2,8 @@ package topup
 
 import (
 	"errors"
+	"fmt"
+	"slices"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -19,6 +21,39 @@ type Actor struct {
 	Subject string
 	// Roles are the caller's role names.
 	Roles []string
+}
+
+// Roles this domain reads from Actor.Roles (the token's "roles" claim).
+// Each use case checks them first, before any lookup, so a refusal
+// (ErrForbidden, 403) says nothing about whether an order exists.
+const (
+	// RoleAgent may top up its own wallet (Create), read its own orders
+	// (another agent's order is ErrNotFound, like a missing one) and read
+	// its own wallet.
+	RoleAgent = "agent"
+	// RoleAdmin may read any agent's order. It has no wallet and creates
+	// no top-ups: a caller that needs both holds both roles.
+	RoleAdmin = "admin"
+)
+
+// ErrForbidden is returned when the actor lacks the role a use case
+// needs (403 FORBIDDEN). It is decided from the roles alone, before any
+// lookup.
+var ErrForbidden = errors.New("topup: actor lacks the role this use case needs")
+
+// HasRole reports whether the actor holds role.
+func (a Actor) HasRole(role string) bool { return slices.Contains(a.Roles, role) }
+
+// require is every use case's first step: the actor must be known and
+// hold one of roles.
+func (a Actor) require(roles ...string) error {
+	if a.Subject == "" {
+		return errNoActor
+	}
+	if slices.ContainsFunc(roles, a.HasRole) {
+		return nil
+	}
+	return fmt.Errorf("%w (needs one of %v)", ErrForbidden, roles)
 }
 
 // errNoActor is a wiring bug: an adapter called a use case without the

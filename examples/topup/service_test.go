@@ -27,7 +27,7 @@ func TestServiceRunsWithoutHTTP(t *testing.T) {
 	svc, err := topup.NewService(topup.ServiceConfig{DB: db, PayLinks: links})
 	require.NoError(t, err)
 
-	agent := topup.Actor{Subject: "agent-cli"}
+	agent := topup.Actor{Subject: "agent-cli", Roles: []string{topup.RoleAgent}}
 	req := topup.CreateRequest{AmountCents: 2500, Channel: topup.ChannelAlipay}
 	cmd := topup.CreateCommand{Key: createKey(t, agent.Subject, "cli-req-0001", req), Request: req, RequestID: "cli-req-0001"}
 
@@ -66,8 +66,18 @@ func TestServiceRunsWithoutHTTP(t *testing.T) {
 	got, err := svc.Order(t.Context(), agent, o.TopupID)
 	require.NoError(t, err)
 	require.Equal(t, o, got)
-	_, err = svc.Order(t.Context(), topup.Actor{Subject: "agent-other"}, o.TopupID)
+	_, err = svc.Order(t.Context(), topup.Actor{Subject: "agent-other", Roles: []string{topup.RoleAgent}}, o.TopupID)
 	require.ErrorIs(t, err, topup.ErrNotFound, "rule: another agent's order is not found")
+	got, err = svc.Order(t.Context(), topup.Actor{Subject: "ops-cli", Roles: []string{topup.RoleAdmin}}, o.TopupID)
+	require.NoError(t, err, "rule: an admin reads any order")
+	require.Equal(t, o, got)
+	noRole := topup.Actor{Subject: agent.Subject}
+	_, err = svc.Order(t.Context(), noRole, o.TopupID)
+	require.ErrorIs(t, err, topup.ErrForbidden, "rule: without a role, not even the own order")
+	_, err = svc.Wallet(t.Context(), noRole)
+	require.ErrorIs(t, err, topup.ErrForbidden)
+	_, err = svc.Create(t.Context(), noRole, topup.CreateCommand{Key: createKey(t, agent.Subject, "cli-req-0002", req), Request: req})
+	require.ErrorIs(t, err, topup.ErrForbidden)
 
 	w, err := svc.Wallet(t.Context(), agent)
 	require.NoError(t, err)

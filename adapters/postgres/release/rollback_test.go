@@ -63,7 +63,9 @@ func TestEveryPendingMigrationHasARollbackBoundary(t *testing.T) {
 func TestShippedMigrationsHaveRollbackBoundaries(t *testing.T) {
 	t.Parallel()
 
-	r, err := release.Check(t.Context(), emptyDB(t).Bun, append([]release.Set{release.Foundation()}, examples.MigrationSets()...))
+	sets := []release.Set{release.Foundation()}
+	sets = append(sets, examples.MigrationSets()...) // examples: delete this line
+	r, err := release.Check(t.Context(), emptyDB(t).Bun, sets)
 	require.NoError(t, err)
 	require.NotEmpty(t, r.Pending)
 	for _, c := range codes(r) {
