@@ -1,6 +1,7 @@
 package httpx
 
 import (
+	"errors"
 	"io"
 	"net/http"
 
@@ -44,6 +45,8 @@ type limitedBody struct {
 	declared int64
 	n        int64
 	err      error
+	// guard, when set, is the request's BodyBudget reservation and rate.
+	guard *bodyGuard
 }
 
 func (b *limitedBody) Read(p []byte) (int, error) {
@@ -54,10 +57,24 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 		b.err = &http.MaxBytesError{Limit: b.limit}
 		return 0, b.err
 	}
+	if b.guard != nil {
+		if err := b.guard.before(b.limit, b.declared); err != nil {
+			b.err = err
+			return 0, err
+		}
+	}
 	if room := b.limit - b.n + 1; int64(len(p)) > room {
 		p = p[:room] // one byte beyond the limit tells "too large" from "exactly full"
 	}
 	n, err := b.rc.Read(p)
+	if b.guard != nil {
+		if err = b.guard.after(n, err); err != nil && !errors.Is(err, io.EOF) {
+			var e *Error
+			if errors.As(err, &e) {
+				b.err = err
+			}
+		}
+	}
 	b.n += int64(n)
 	if b.n > b.limit {
 		n -= int(b.n - b.limit)
