@@ -29,7 +29,8 @@ func SharedBody(c echo.Context) ([]byte, bool) {
 // held in memory once. A declared Content-Length sizes the buffer exactly
 // (no doubling growth). After the read, the request's Body replays the same
 // bytes without copying them. An oversized body returns the
-// *http.MaxBytesError of BodyLimit (413).
+// *http.MaxBytesError of BodyLimit (413); a body BodyBudget refuses, its
+// *Error, before any buffer is allocated.
 func ReadBody(c echo.Context) ([]byte, error) {
 	if b, ok := c.Get(bodyKey).([]byte); ok {
 		return b, nil
@@ -37,6 +38,11 @@ func ReadBody(c echo.Context) ([]byte, error) {
 	r := c.Request()
 	if r.Body == nil || r.Body == http.NoBody {
 		return nil, nil
+	}
+	if lb, ok := r.Body.(*limitedBody); ok {
+		if err := lb.admit(); err != nil { // reserve before allocating
+			return nil, err
+		}
 	}
 	var buf bytes.Buffer
 	if n := r.ContentLength; n > 0 && n <= DefaultBodyLimit*64 {

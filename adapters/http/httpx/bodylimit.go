@@ -49,19 +49,30 @@ type limitedBody struct {
 	guard *bodyGuard
 }
 
-func (b *limitedBody) Read(p []byte) (int, error) {
+// admit runs the checks of a read without reading: a declared length
+// over the limit (413), the body budget's reservation and its rate. A
+// reader calls it before sizing a buffer by Content-Length, so nothing is
+// allocated for a body the server will not take.
+func (b *limitedBody) admit() error {
 	if b.err != nil {
-		return 0, b.err
+		return b.err
 	}
 	if b.declared > b.limit {
 		b.err = &http.MaxBytesError{Limit: b.limit}
-		return 0, b.err
+		return b.err
 	}
 	if b.guard != nil {
 		if err := b.guard.before(b.limit, b.declared); err != nil {
 			b.err = err
-			return 0, err
+			return err
 		}
+	}
+	return nil
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	if err := b.admit(); err != nil {
+		return 0, err
 	}
 	if room := b.limit - b.n + 1; int64(len(p)) > room {
 		p = p[:room] // one byte beyond the limit tells "too large" from "exactly full"
