@@ -3,8 +3,11 @@
 package main
 
 import (
+	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -20,9 +23,9 @@ import (
 // the budget frees when the holder finishes.
 func TestBodyBudget(t *testing.T) {
 	t.Parallel()
-	a := startAPI(t, appOpts{tune: func(c *config) { c.BodyBudget = 1536 << 10 }})
+	a := startAPI(t, appOpts{tune: func(c *config) { c.BodyBudget, c.BodyMinRate = 1536<<10, -1 }})
 	agent := token(t, "budget-agent", "agent")
-	body := `{"amount_cents":1000,"channel":"wechat","pad":"` + strings.Repeat("x", 900<<10) + `"}`
+	body := topupBody(900 << 10)
 
 	// A slow upload holds its declared 900 KB for as long as it lasts.
 	pr, pw := io.Pipe()
@@ -44,7 +47,7 @@ func TestBodyBudget(t *testing.T) {
 	}()
 	_, err = pw.Write([]byte(body[:100]))
 	require.NoError(t, err)
-	time.Sleep(200 * time.Millisecond)
+	a.waitBudget(t, int64(len(body)))
 
 	busy := apitest.Do(t, a.url, apitest.Request{Method: "POST", Path: "/api/v1/topups", Token: agent, Body: body, Header: map[string]string{"Idempotency-Key": "budget-fast-1"}})
 	require.Equal(t, http.StatusServiceUnavailable, busy.Status, busy.Body)
@@ -58,6 +61,185 @@ func TestBodyBudget(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, pw.Close())
 	require.Equal(t, http.StatusCreated, <-done)
+	a.waitBudget(t, 0)
 	ok := a.do(t, apitest.Request{Method: "POST", Path: "/api/v1/topups", Token: agent, Body: body, Header: map[string]string{"Idempotency-Key": "budget-fast-1"}})
 	require.Equal(t, http.StatusCreated, ok.Status, "the budget frees when the holder ends: %s", fmt.Sprint(ok.Body[:min(len(ok.Body), 200)]))
+}
+
+// Issue 30 item 3: one principal holding many slow bodies gets 429
+// BODY_SHARE_EXCEEDED past its share, and another principal's request
+// still fits in the budget.
+func TestBodyBudgetSharesPerPrincipal(t *testing.T) {
+	t.Parallel()
+	a := startAPI(t, appOpts{tune: func(c *config) {
+		c.BodyBudget, c.BodyShare, c.BodyMinRate = 3<<20, 1<<20, -1 // no rate: the bodies stay
+	}})
+	attacker := token(t, "share-attacker", "agent")
+	const size = 700_000
+	var conns []*slowBody
+	for i := range 5 {
+		conns = append(conns, a.startSlowBody(t, attacker, fmt.Sprintf("share-slow-%d", i), size))
+	}
+	// One body fits the attacker's share; the four others are refused.
+	var refused int
+	answers := slowAnswers(conns)
+	for range 4 {
+		r := <-answers
+		require.Equal(t, http.StatusTooManyRequests, r.status, r.body)
+		require.Equal(t, "BODY_SHARE_EXCEEDED", r.code, r.body)
+		require.Equal(t, "1", r.retryAfter)
+		requireChinese(t, r.body)
+		refused++
+	}
+	require.Equal(t, 4, refused)
+	a.waitBudget(t, size)
+
+	other := token(t, "share-other", "agent")
+	ok := a.do(t, apitest.Request{Method: "POST", Path: "/api/v1/topups", Token: other, Body: topupBody(size), Header: map[string]string{"Idempotency-Key": "share-other-1"}})
+	require.Equal(t, http.StatusCreated, ok.Status, ok.Body[:min(len(ok.Body), 300)])
+
+	for _, c := range conns {
+		c.conn.Close()
+	}
+	a.waitBudget(t, 0)
+}
+
+// Issue 30 item 3: a body that stalls, or trickles a byte at a time, is
+// cut off with 408 BODY_TOO_SLOW below the minimum rate, and its
+// reservation is released for everyone else.
+func TestBodyBudgetCutsSlowBodies(t *testing.T) {
+	t.Parallel()
+	a := startAPI(t, appOpts{tune: func(c *config) {
+		c.BodyBudget, c.BodyMinRate, c.BodyRateGrace = 1<<20, 64<<10, 50*time.Millisecond
+	}})
+	attacker := token(t, "slow-attacker", "agent")
+	const size = 900_000
+
+	stalled := a.startSlowBody(t, attacker, "slow-stalled-1", size)
+	r := <-stalled.answer // waits for the server's cut, however long the machine takes
+	require.Equal(t, http.StatusRequestTimeout, r.status, r.body)
+	require.Equal(t, "BODY_TOO_SLOW", r.code, r.body)
+	requireChinese(t, r.body)
+	a.waitBudget(t, 0)
+
+	trickle := a.startSlowBody(t, attacker, "slow-trickle-1", size)
+	go func() { // a byte at a time, until the server stops listening
+		for {
+			select {
+			case <-trickle.answered:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+			if _, err := trickle.conn.Write([]byte(" ")); err != nil {
+				return
+			}
+		}
+	}()
+	r = <-trickle.answer
+	require.Equal(t, http.StatusRequestTimeout, r.status, r.body)
+	require.Equal(t, "BODY_TOO_SLOW", r.code, r.body)
+	a.waitBudget(t, 0)
+
+	other := token(t, "slow-other", "agent")
+	ok := a.do(t, apitest.Request{Method: "POST", Path: "/api/v1/topups", Token: other, Body: topupBody(size), Header: map[string]string{"Idempotency-Key": "slow-other-1"}})
+	require.Equal(t, http.StatusCreated, ok.Status, ok.Body[:min(len(ok.Body), 300)])
+}
+
+// topupBody is a valid top-up of about n bytes.
+func topupBody(n int) string {
+	head := `{"amount_cents":1000,"channel":"wechat","pad":"`
+	return head + strings.Repeat("x", n-len(head)-2) + `"}`
+}
+
+// slowBody is a raw connection that sent its headers and the start of a
+// body of the declared size, then nothing more unless the test writes.
+type slowBody struct {
+	conn     net.Conn
+	answer   chan slowAnswer
+	answered chan struct{}
+}
+
+type slowAnswer struct {
+	status           int
+	code, retryAfter string
+	body             string
+}
+
+func (a *apiApp) startSlowBody(t *testing.T, tok, key string, size int) *slowBody {
+	t.Helper()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(a.url, "http://"))
+	require.NoError(t, err)
+	t.Cleanup(func() { conn.Close() })
+	_, err = fmt.Fprintf(conn, "POST /api/v1/topups HTTP/1.1\r\nHost: api\r\nAuthorization: Bearer %s\r\n"+
+		"Content-Type: application/json\r\nIdempotency-Key: %s\r\nContent-Length: %d\r\n\r\n%s",
+		tok, key, size, topupBody(size)[:20])
+	require.NoError(t, err)
+	s := &slowBody{conn: conn, answer: make(chan slowAnswer, 1), answered: make(chan struct{})}
+	go func() {
+		defer close(s.answered)
+		res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			s.answer <- slowAnswer{body: "no answer: " + err.Error()}
+			return
+		}
+		b, _ := io.ReadAll(res.Body)
+		var env struct {
+			Error struct{ Code string } `json:"error"`
+		}
+		_ = json.Unmarshal(b, &env)
+		s.answer <- slowAnswer{status: res.StatusCode, code: env.Error.Code, retryAfter: res.Header.Get("Retry-After"), body: string(b)}
+	}()
+	return s
+}
+
+// slowAnswers merges the answers of conns.
+func slowAnswers(conns []*slowBody) <-chan slowAnswer {
+	out := make(chan slowAnswer, len(conns))
+	for _, c := range conns {
+		go func() {
+			if r, ok := <-c.answer; ok {
+				out <- r
+			}
+		}()
+	}
+	return out
+}
+
+// waitBudget waits until the bytes reserved by in-flight bodies are want,
+// polling the gauge: bounded by progress, not by a deadline.
+func (a *apiApp) waitBudget(t *testing.T, want int64) {
+	t.Helper()
+	for {
+		got := a.plainGauge(t, "http_body_budget_in_use_bytes")
+		if int64(got) == want {
+			return
+		}
+		select {
+		case <-t.Context().Done():
+			t.Fatalf("body budget in use: %v, want %d", got, want)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// plainGauge returns the value of an unlabelled gauge, -1 when absent.
+func (a *apiApp) plainGauge(t *testing.T, name string) float64 {
+	t.Helper()
+	mfs, err := a.metrics.Gather()
+	require.NoError(t, err)
+	for _, mf := range mfs {
+		if mf.GetName() == name && len(mf.GetMetric()) == 1 {
+			return mf.GetMetric()[0].GetGauge().GetValue()
+		}
+	}
+	return -1
+}
+
+func requireChinese(t *testing.T, body string) {
+	t.Helper()
+	var env struct {
+		Error struct{ Message string } `json:"error"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &env), body)
+	require.Regexp(t, `\p{Han}`, env.Error.Message)
 }

@@ -35,7 +35,20 @@ const envHelp = `  DATABASE_URL         postgres URL (required); may be a pooler
                        (default: derived from AUTH_JWT_SECRET, so it is never public)
   HTTP_BODY_BUDGET     request-body bytes all in-flight requests may hold together;
                        past it a request answers 503 SERVER_BUSY with Retry-After
-                       (default 67108864 = 64 MiB, 1048576..4294967296)
+                       (default 67108864 = 64 MiB, 1048576..4294967296). A body
+                       reserves its Content-Length (its route's limit when larger or
+                       undeclared) from its first read until the request ends
+  HTTP_BODY_SHARE      part of HTTP_BODY_BUDGET one principal's bodies may hold
+                       together (unauthenticated callers share one); past it 429
+                       BODY_SHARE_EXCEEDED with Retry-After. A principal holding
+                       nothing may always send one body (default 8388608 = 8 MiB,
+                       65536..HTTP_BODY_BUDGET)
+  HTTP_BODY_MIN_RATE   slowest average a request body may arrive at, bytes/s, once
+                       HTTP_BODY_RATE_GRACE has passed; a slower (stalled, trickling)
+                       body is cut off with 408 BODY_TOO_SLOW and its reservation
+                       released (default 16384, 0 = no minimum, 0..1073741824)
+  HTTP_BODY_RATE_GRACE how long a body may send nothing before HTTP_BODY_MIN_RATE
+                       applies (default 5s, 100ms..1m)
   SHUTDOWN_TIMEOUT     grace period for in-flight requests on SIGTERM, after the
                        drain delay (default 15s)
   SHUTDOWN_DRAIN_DELAY on SIGTERM /readyz answers 503 for this long while requests
@@ -73,6 +86,9 @@ type config struct {
 	ShutdownTimeout  time.Duration
 	DrainDelay       time.Duration
 	BodyBudget       int64
+	BodyShare        int64
+	BodyMinRate      int64 // -1: no minimum
+	BodyRateGrace    time.Duration
 	// CachePrefix starts every Redis key of the config cache. It is not read
 	// from the environment; tests set it to their private prefix.
 	CachePrefix string
@@ -111,6 +127,12 @@ func loadConfig(getenv func(string) string) (config, error) {
 		CounterPrefix:   redis.DefaultCounterPrefix,
 		Tracing:         tracing.Config{Service: tracing.Service{Name: "api"}, Getenv: getenv},
 	}
+	c.BodyShare = int64(r.Int("HTTP_BODY_SHARE", int(httpx.DefaultBodyShare), 64<<10, int(max(c.BodyBudget, 64<<10))))
+	c.BodyMinRate = int64(r.Int("HTTP_BODY_MIN_RATE", int(httpx.DefaultBodyMinRate), 0, 1<<30))
+	if c.BodyMinRate == 0 {
+		c.BodyMinRate = -1
+	}
+	c.BodyRateGrace = r.Duration("HTTP_BODY_RATE_GRACE", httpx.DefaultBodyRateGrace, 100*time.Millisecond, time.Minute)
 	jwtSecret, errSecret := readSecret(getenv)
 	c.JWTSecret = jwtSecret
 	var errHash error

@@ -1,10 +1,13 @@
 package devices
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"mime"
+	"mime/multipart"
 	"net/http"
 	"path"
 	"strings"
@@ -140,33 +143,52 @@ func (a *API) create(c echo.Context) error {
 	return c.JSONBlob(http.StatusAccepted, res.Body)
 }
 
-// readUpload returns the uploaded file's cleaned name and bytes.
+// readUpload returns the uploaded file's cleaned name and bytes. It
+// parses the multipart body the idempotency middleware already holds
+// (httpx.ReadBody) and copies the file part once into a buffer no larger
+// than the body: no multipart form, no temporary file, no growing copies,
+// so an upload holds about twice its size until the task is stored.
 func readUpload(c echo.Context) (string, []byte, error) {
-	fh, err := c.FormFile(FormField)
-	var tooLarge *http.MaxBytesError
-	switch {
-	case errors.As(err, &tooLarge):
-		return "", nil, err // 413 BODY_TOO_LARGE
-	case err != nil:
-		return "", nil, errFileMissing.WithCause(err)
-	case fh.Size > MaxFileBytes:
-		return "", nil, errFileTooLarge
-	case fh.Size == 0:
-		return "", nil, errFileMissing.WithCause(errors.New("devices: uploaded file is empty"))
-	}
-	f, err := fh.Open()
+	body, err := httpx.ReadBody(c)
 	if err != nil {
-		return "", nil, fmt.Errorf("open uploaded file: %w", err)
+		return "", nil, err // 413 BODY_TOO_LARGE, or the body budget's answer
 	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
-	if err != nil {
-		return "", nil, fmt.Errorf("read uploaded file: %w", err)
+	mediaType, params, err := mime.ParseMediaType(c.Request().Header.Get(echo.HeaderContentType))
+	if err != nil || mediaType != echo.MIMEMultipartForm || params["boundary"] == "" {
+		return "", nil, errFileMissing.WithCause(fmt.Errorf("devices: upload is not multipart/form-data: %w", http.ErrNotMultipart))
 	}
-	if len(data) > MaxFileBytes {
-		return "", nil, errFileTooLarge
+	mr := multipart.NewReader(bytes.NewReader(body), params["boundary"])
+	for {
+		p, err := mr.NextPart()
+		switch {
+		case errors.Is(err, io.EOF):
+			return "", nil, errFileMissing.WithCause(http.ErrMissingFile)
+		case err != nil:
+			return "", nil, errFileMissing.WithCause(err)
+		case p.FormName() != FormField || p.FileName() == "":
+			continue
+		}
+		data, err := readPart(p, min(len(body), MaxFileBytes+1))
+		switch {
+		case err != nil:
+			return "", nil, errFileMissing.WithCause(err)
+		case len(data) > MaxFileBytes:
+			return "", nil, errFileTooLarge
+		case len(data) == 0:
+			return "", nil, errFileMissing.WithCause(errors.New("devices: uploaded file is empty"))
+		}
+		return cleanFileName(p.FileName()), data, nil
 	}
-	return cleanFileName(fh.Filename), data, nil
+}
+
+// readPart reads at most max bytes of p into one buffer of that size.
+func readPart(p io.Reader, max int) ([]byte, error) {
+	buf := make([]byte, max)
+	n, err := io.ReadFull(p, buf)
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		err = nil
+	}
+	return buf[:n:n], err
 }
 
 // cleanFileName keeps the base name as valid UTF-8 of at most maxFileName

@@ -23,6 +23,10 @@ const Prefix = "/api/v1"
 // JWTLeeway is the clock skew tolerated on a bearer token's exp and nbf.
 const JWTLeeway = 30 * time.Second
 
+// readTimeout bounds reading a whole request (http.Server.ReadTimeout),
+// which the body budget's read deadlines keep.
+const readTimeout = 30 * time.Second
+
 // probeRoutes are answered without an access-log line: orchestrators and
 // scrapers call them every few seconds.
 var probeRoutes = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true}
@@ -70,6 +74,17 @@ type Params struct {
 	// BodyBudget bounds the request-body bytes in flight at once (503
 	// SERVER_BUSY past it). Default: httpx.DefaultBodyBudget.
 	BodyBudget int64
+	// BodyShare bounds one principal's part of BodyBudget (429
+	// BODY_SHARE_EXCEEDED past it); unauthenticated callers share one.
+	// Default: httpx.DefaultBodyShare; negative: no shares.
+	BodyShare int64
+	// BodyMinRate is the slowest a body may arrive, in bytes per second,
+	// after BodyRateGrace (408 BODY_TOO_SLOW, reservation released).
+	// Default: httpx.DefaultBodyMinRate; negative: no minimum.
+	BodyMinRate int64
+	// BodyRateGrace is how long a body may send nothing before
+	// BodyMinRate applies. Default: httpx.DefaultBodyRateGrace.
+	BodyRateGrace time.Duration
 	// Checks are GET /readyz's dependencies; an Optional one down is
 	// reported as degraded, not unready (dependency_up comes from the same
 	// probes, see metrics.ProbeModule).
@@ -133,12 +148,22 @@ func New(p Params) (*Server, error) {
 	if p.TracerProvider != nil {
 		mw = append([]echo.MiddlewareFunc{httpx.Trace(p.TracerProvider, func(c echo.Context) bool { return probeRoutes[c.Path()] })}, mw...)
 	}
-	e := httpx.NewServer(httpx.ServerConfig{Middleware: mw, BodyBudget: p.BodyBudget}, p.Logger, mappers...)
+	budget := httpx.NewBodyBudget(httpx.BudgetConfig{
+		Budget: p.BodyBudget, Share: p.BodyShare, PrincipalFunc: auth.UserID,
+		MinRate: p.BodyMinRate, Grace: p.BodyRateGrace, ReadTimeout: readTimeout,
+	})
+	if err := metrics.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "http_body_budget_in_use_bytes",
+		Help: "Request-body bytes reserved by in-flight requests (HTTP_BODY_BUDGET bounds it).",
+	}, func() float64 { return float64(budget.InUse()) })); err != nil {
+		return nil, err
+	}
+	e := httpx.NewServer(httpx.ServerConfig{Middleware: mw, Budget: budget}, p.Logger, mappers...)
 	// Keep the client's own X-Request-ID / Idempotency-Key before the
 	// request-id middleware normalises it (idempotent create endpoints).
 	e.Pre(idemhttp.CaptureKey())
 	e.Server.ReadHeaderTimeout = 5 * time.Second
-	e.Server.ReadTimeout = 30 * time.Second
+	e.Server.ReadTimeout = readTimeout
 	e.Server.WriteTimeout = 30 * time.Second
 	e.Server.IdleTimeout = 2 * time.Minute
 

@@ -4,9 +4,6 @@ import (
 	"bytes"
 	"io"
 	"net/http"
-	"strconv"
-	"sync/atomic"
-	"time"
 
 	"github.com/labstack/echo/v4"
 )
@@ -32,7 +29,8 @@ func SharedBody(c echo.Context) ([]byte, bool) {
 // held in memory once. A declared Content-Length sizes the buffer exactly
 // (no doubling growth). After the read, the request's Body replays the same
 // bytes without copying them. An oversized body returns the
-// *http.MaxBytesError of BodyLimit (413).
+// *http.MaxBytesError of BodyLimit (413); a body BodyBudget refuses, its
+// *Error, before any buffer is allocated.
 func ReadBody(c echo.Context) ([]byte, error) {
 	if b, ok := c.Get(bodyKey).([]byte); ok {
 		return b, nil
@@ -40,6 +38,11 @@ func ReadBody(c echo.Context) ([]byte, error) {
 	r := c.Request()
 	if r.Body == nil || r.Body == http.NoBody {
 		return nil, nil
+	}
+	if lb, ok := r.Body.(*limitedBody); ok {
+		if err := lb.admit(); err != nil { // reserve before allocating
+			return nil, err
+		}
 	}
 	var buf bytes.Buffer
 	if n := r.ContentLength; n > 0 && n <= DefaultBodyLimit*64 {
@@ -56,45 +59,4 @@ func ReadBody(c echo.Context) ([]byte, error) {
 	c.Set(bodyKey, b)
 	r.Body = io.NopCloser(bytes.NewReader(b))
 	return b, nil
-}
-
-// CodeServerBusy is the 503 of a request whose body would exceed the
-// server's in-flight body budget.
-const CodeServerBusy = "SERVER_BUSY"
-
-var errServerBusy = &Error{
-	Status: http.StatusServiceUnavailable, Code: CodeServerBusy,
-	Message:   "服务繁忙，暂时无法接收更多请求体：请在 Retry-After 指定的秒数后重试",
-	Retryable: true, RetryAfter: time.Second,
-}
-
-// BodyBudget returns the middleware that bounds the bytes of request
-// bodies held by in-flight requests to budget: each request with a body
-// reserves its declared Content-Length (or limit when undeclared) until it
-// ends, and one that does not fit answers 503 SERVER_BUSY with
-// Retry-After: 1 instead of growing memory. budget <= 0 disables it.
-func BodyBudget(budget, limit int64) echo.MiddlewareFunc {
-	var inflight atomic.Int64
-	return func(next echo.HandlerFunc) echo.HandlerFunc {
-		if budget <= 0 {
-			return next
-		}
-		return func(c echo.Context) error {
-			r := c.Request()
-			if r.Body == nil || r.Body == http.NoBody {
-				return next(c)
-			}
-			n := r.ContentLength
-			if n < 0 || n > limit {
-				n = limit
-			}
-			if inflight.Add(n) > budget {
-				inflight.Add(-n)
-				c.Response().Header().Set("Retry-After", strconv.Itoa(1))
-				return errServerBusy
-			}
-			defer inflight.Add(-n)
-			return next(c)
-		}
-	}
 }

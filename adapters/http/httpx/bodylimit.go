@@ -1,6 +1,7 @@
 package httpx
 
 import (
+	"errors"
 	"io"
 	"net/http"
 
@@ -44,20 +45,47 @@ type limitedBody struct {
 	declared int64
 	n        int64
 	err      error
+	// guard, when set, is the request's BodyBudget reservation and rate.
+	guard *bodyGuard
 }
 
-func (b *limitedBody) Read(p []byte) (int, error) {
+// admit runs the checks of a read without reading: a declared length
+// over the limit (413), the body budget's reservation and its rate. A
+// reader calls it before sizing a buffer by Content-Length, so nothing is
+// allocated for a body the server will not take.
+func (b *limitedBody) admit() error {
 	if b.err != nil {
-		return 0, b.err
+		return b.err
 	}
 	if b.declared > b.limit {
 		b.err = &http.MaxBytesError{Limit: b.limit}
-		return 0, b.err
+		return b.err
+	}
+	if b.guard != nil {
+		if err := b.guard.before(b.limit, b.declared); err != nil {
+			b.err = err
+			return err
+		}
+	}
+	return nil
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	if err := b.admit(); err != nil {
+		return 0, err
 	}
 	if room := b.limit - b.n + 1; int64(len(p)) > room {
 		p = p[:room] // one byte beyond the limit tells "too large" from "exactly full"
 	}
 	n, err := b.rc.Read(p)
+	if b.guard != nil {
+		if err = b.guard.after(n, err); err != nil && !errors.Is(err, io.EOF) {
+			var e *Error
+			if errors.As(err, &e) {
+				b.err = err
+			}
+		}
+	}
 	b.n += int64(n)
 	if b.n > b.limit {
 		n -= int(b.n - b.limit)

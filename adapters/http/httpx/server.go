@@ -18,7 +18,11 @@ type ServerConfig struct {
 	BodyLimit int64
 	// BodyBudget bounds the bytes of request bodies in flight at once
 	// (see BodyBudget). Default: DefaultBodyBudget; negative disables it.
+	// Ignored when Budget is set.
 	BodyBudget int64
+	// Budget, when set, is the body budget (shares, minimum rate) to
+	// install; nil: NewBodyBudget(BudgetConfig{Budget: BodyBudget}).
+	Budget *BodyBudget
 	// HeaderLimit caps the request line and headers. Default:
 	// DefaultHeaderLimit (16 KiB).
 	HeaderLimit int
@@ -48,7 +52,11 @@ func NewServer(cfg ServerConfig, log *slog.Logger, mappers ...ErrorMapper) *echo
 	e.Use(RequestIDs(cfg.NewRequestID))
 	e.Use(cfg.Middleware...)
 	limit := cmp.Or(cfg.BodyLimit, DefaultBodyLimit)
+	budget := cfg.Budget
+	if budget == nil {
+		budget = NewBodyBudget(BudgetConfig{Budget: cfg.BodyBudget})
+	}
 	e.Use(Recover(log), HeaderLimit(cmp.Or(cfg.HeaderLimit, DefaultHeaderLimit)),
-		BodyBudget(cmp.Or(cfg.BodyBudget, DefaultBodyBudget), limit), BodyLimit(limit))
+		budget.Middleware(), BodyLimit(limit))
 	return e
 }
