@@ -125,7 +125,7 @@ func TestDeploymentsProbeHealthEndpoints(t *testing.T) {
 				require.Equal(t, want.port, resolve(get(hg, "port")), "Deployment %s %s port", app, probe)
 			}
 			if addr, ok := containerEnv(t, c, cms)[want.addrVar]; ok && addr != "" {
-				require.Equal(t, ":"+strconv.Itoa(want.port), addr, "Deployment %s sets %s away from the probed port", app, want.addrVar)
+				require.True(t, strings.HasSuffix(addr, ":"+strconv.Itoa(want.port)), "Deployment %s sets %s (%q) away from the probed port", app, want.addrVar, addr)
 			}
 			ann := get(d, "spec", "template", "metadata", "annotations")
 			require.Equal(t, "true", str(get(ann, "prometheus.io/scrape")), "Deployment %s scrape annotation", app)
@@ -231,4 +231,26 @@ func TestManifestsUseOnlyDocumentedEnv(t *testing.T) {
 			}
 		}
 	}
+}
+
+// ISSUE 30 item 8d: the relay's admin server (health, /metrics) must not
+// listen on every interface, and its default without POD_IP (loopback)
+// cannot be probed by the kubelet or scraped by Prometheus. The manifest
+// sets POD_IP from the downward API, which makes the default POD_IP:9090.
+func TestRelayAdminBindsThePodIP(t *testing.T) {
+	t.Parallel()
+	d := k8sObjects(t)["Deployment/relay"]
+	c := list(get(d, "spec", "template", "spec", "containers"))[0]
+	env := containerEnv(t, c, envFiles(t))
+	addr, set := env["ADMIN_ADDR"]
+	require.False(t, set && (addr == "" || strings.HasPrefix(addr, ":") || strings.HasPrefix(addr, "0.0.0.0:") || strings.HasPrefix(addr, "[::]:")),
+		"ADMIN_ADDR %q listens on every interface", addr)
+	var podIP bool
+	for _, e := range list(c["env"]) {
+		if str(e["name"]) == "POD_IP" {
+			podIP = true
+			require.Equal(t, "status.podIP", str(get(e, "valueFrom", "fieldRef", "fieldPath")), "POD_IP comes from the downward API")
+		}
+	}
+	require.True(t, podIP || set, "the relay binds loopback unless POD_IP (or ADMIN_ADDR) is set; probes could not reach it")
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"time"
 
@@ -24,7 +25,11 @@ var envHelp = fmt.Sprintf(`  DATABASE_URL         postgres URL (required); may b
   REDIS_URL            redis://, redis-sentinel:// or redis-cluster:// for Asynq (required; outbox replay uses it
                        to delete the replayed events' retained tasks so they run again)
   LOG_LEVEL            debug|info|warn|error (default info)
-  ADMIN_ADDR           health and /metrics listener (default :9090)
+  ADMIN_ADDR           health and /metrics listener (default POD_IP:9090 when POD_IP is set,
+                       else 127.0.0.1:9090: never every interface unless you set ":9090")
+  POD_IP               this pod's IP (Kubernetes downward API status.podIP, as deploy/k8s
+                       sets it): the default ADMIN_ADDR binds it so probes and Prometheus
+                       reach the admin port and nothing else listens
   RELAY_OWNER          lease owner id (default relay-<host>-<pid>)
   RELAY_LOOPS          concurrent claim loops, %d..%d (default %d)
   RELAY_BATCH_SIZE     rows per claim, %d..%d (default: system config
@@ -124,6 +129,20 @@ type config struct {
 	Tracing tracing.Config
 }
 
+// DefaultAdminAddr is ADMIN_ADDR's default without POD_IP: loopback only,
+// so /metrics and the probes are not open on every interface of a host
+// that runs the relay without a deployment's own setting.
+const DefaultAdminAddr = "127.0.0.1:9090"
+
+// defaultAdminAddr is POD_IP:9090 when POD_IP is set (a pod's probes and
+// Prometheus reach the pod IP), else DefaultAdminAddr.
+func defaultAdminAddr(r *envconf.Reader) string {
+	if ip := r.IP("POD_IP"); ip != "" {
+		return net.JoinHostPort(ip, "9090")
+	}
+	return DefaultAdminAddr
+}
+
 func loadConfig(getenv func(string) string) (config, error) {
 	r := envconf.New(getenv)
 	host, _ := os.Hostname()
@@ -132,7 +151,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		DirectURL:         r.OptionalPostgresURL("DATABASE_DIRECT_URL", ""),
 		RedisURL:          r.RedisURL("REDIS_URL"),
 		LogLevel:          r.LogLevel("LOG_LEVEL"),
-		AdminAddr:         r.Addr("ADMIN_ADDR", ":9090"),
+		AdminAddr:         r.Addr("ADMIN_ADDR", defaultAdminAddr(r)),
 		Owner:             r.String("RELAY_OWNER", fmt.Sprintf("relay-%s-%d", host, os.Getpid())),
 		Loops:             r.Int("RELAY_LOOPS", relay.DefaultLoops, relay.MinLoops, relay.MaxLoops),
 		BatchSize:         r.Int("RELAY_BATCH_SIZE", 0, relay.MinBatchSize, relay.MaxBatchSize),

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/july/template/core/lease"
 )
@@ -28,8 +30,8 @@ type ReplayRequest struct {
 	BatchID string
 }
 
-// Validate returns a *ValidationError for the first missing, blank or
-// over-long field.
+// Validate returns a *ValidationError for the first missing, blank,
+// over-long or unprintable field (see CheckAuditText).
 func (r ReplayRequest) Validate() error {
 	for _, f := range []struct {
 		name, v string
@@ -44,6 +46,27 @@ func (r ReplayRequest) Validate() error {
 			return &ValidationError{Field: f.name, Reason: "is empty; a replay must say who, why and which batch"}
 		case len(f.v) > f.max:
 			return &ValidationError{Field: f.name, Reason: "is longer than " + strconv.Itoa(f.max) + " bytes"}
+		}
+		if err := CheckAuditText(f.name, f.v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CheckAuditText returns a *ValidationError when v, an operator's free
+// text bound for the audit trail (who, why), is not valid UTF-8 or holds a
+// control or format character: CR and LF forge extra rows in a listing,
+// ESC drives the reader's terminal, and bidi overrides disguise text.
+// Spaces and any printable text (Chinese, JSON) are fine.
+func CheckAuditText(field, v string) error {
+	if !utf8.ValidString(v) {
+		return &ValidationError{Field: field, Reason: "is not valid UTF-8"}
+	}
+	for i, r := range v {
+		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+			return &ValidationError{Field: field, Reason: fmt.Sprintf("holds the control character %U at byte %d; "+
+				"write it on one line with printable characters only", r, i)}
 		}
 	}
 	return nil

@@ -15,7 +15,7 @@ type AuditRecord struct {
 	Actor         string // authenticated subject or operator
 	ResourceType  string // e.g. "system_config", "outbox_event"
 	ResourceID    string // safe identifier, e.g. the config key
-	Outcome       string // "accepted" or "rejected"
+	Outcome       string // AuditAccepted, AuditRejected or AuditNoop
 	Code          string // machine code of a rejection, "" when accepted
 	Reason        string // Chinese, value-free explanation or operator reason
 	Before, After string // masked
@@ -23,6 +23,18 @@ type AuditRecord struct {
 	CorrelationID string
 	At            time.Time
 }
+
+// Audit outcomes.
+const (
+	// AuditAccepted is a change that was made.
+	AuditAccepted = "accepted"
+	// AuditRejected is a change that was refused (Code says why).
+	AuditRejected = "rejected"
+	// AuditNoop is an accepted command that changed nothing: a replay whose
+	// events were all skipped, a lease release that found no lease. Stores
+	// record an AuditAccepted record this way when no row changed.
+	AuditNoop = "noop"
+)
 
 // AuditEntry is an audit record as kept, with the id of the audit event
 // that carried it.

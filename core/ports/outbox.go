@@ -180,7 +180,8 @@ type ReplayParams struct {
 	Now        time.Time
 	StuckAfter time.Duration // a Pending row overdue this long counts as stuck
 	// Audit, when its Action is set, is written in the same transaction,
-	// with After set to the replayed ids (comma separated).
+	// with After set to the replayed ids (comma separated). An
+	// AuditAccepted record is written as AuditNoop when no event changed.
 	Audit AuditRecord
 }
 
@@ -189,7 +190,8 @@ type ReleaseParams struct {
 	Owner string // "" releases every owner's leases
 	Now   time.Time
 	// Audit, when its Action is set, is written in the same transaction,
-	// with After set to the released event ids (comma separated).
+	// with After set to the released event ids (comma separated). An
+	// AuditAccepted record is written as AuditNoop when no lease was released.
 	Audit AuditRecord
 }
 

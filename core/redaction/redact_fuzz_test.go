@@ -15,6 +15,7 @@ var fuzzKeys = []string{
 	"password", "PassWord", "pass_word", "X-Api-Key", "x.api.key", "API KEY", "ACCESS_TOKEN",
 	"refreshToken", "client.secret", "Authorization", "Cookie", "SIGN", "msg_signature",
 	"nonce", "captcha", "card_number", "code_url", "session_id", "privateKey", "密码",
+	"pw", "db_pass", "passw0rd", "userPswd",
 }
 
 // FuzzRedactJSON plants a secret under a sensitive key at a fuzz-chosen
@@ -72,6 +73,7 @@ func FuzzRedactJSONAnyInput(f *testing.F) {
 	f.Add([]byte(`{"a":[{"password":"x"},[1,2.5e-3,null]],"b":"https://x/y?sign=1"}`))
 	f.Add([]byte(`[[[[]]],{},"\u00e9\"",-0.0]`))
 	f.Add([]byte(`{"a":`))
+	f.Add([]byte(`{"k":"AKIAIOSFODNN7EXAMPLE","t":"x ghp_16C7e42F292c6912E7710c838347Ae178B4a_","pass":[1]}`))
 
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r := redaction.Redactor{MaxBytes: 1 << 20}

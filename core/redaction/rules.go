@@ -53,6 +53,10 @@ var BuiltinRules = []Rule{
 	// Passwords and PINs.
 	Word("password"), Word("passwd"), Word("pwd"), Word("passcode"), Word("passphrase"), Word("pin"),
 	Word("pass", "word"), Part("password"), Part("passwd"),
+	// Short and leet forms (issue 30): pw, pass, pswd, pword, passw0rd. Only
+	// whole words: passenger, compass and bypass are ordinary fields.
+	Word("pw"), Word("pass"), Word("pswd"), Word("pword"), Word("passw0rd"),
+	Part("passw0rd"), Part("pa55word"), Part("pa55w0rd"), Part("p4ssword"), Part("p455w0rd"), Part("passwort"),
 	// Tokens, sessions, credentials.
 	Word("token"), Part("token"), Word("jwt"), Word("otp"), Word("totp"), Word("hotp"), Word("mfa", "code"),
 	Word("session"), Name("sessionid"), Name("jsessionid"), Name("phpsessid"), Name("sid"), Name("ticket"),
@@ -104,6 +108,7 @@ var BuiltinRules = []Rule{
 	Name("chunk").On(PolicyFileTransfer), Name("bytes").On(PolicyFileTransfer), Word("url").On(PolicyFileTransfer),
 
 	// Allow list: names that look sensitive but are not.
+	Allowed("pass_rate"), Allowed("pass_count"), Allowed("pass_through"),
 	Allowed("token_type"), Allowed("expires_in"), Allowed("refresh_expires_in"), Allowed("sign_type"),
 	Allowed("key", PolicyConfig),
 	Allowed("code", PolicyDefault, PolicyPayment, PolicyCallback, PolicyFileTransfer, PolicyOpaque, PolicyConfig),

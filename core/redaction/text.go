@@ -61,7 +61,7 @@ func (m matcher) redactText(s string) string {
 // that a typical User-Agent costs no allocation.
 func plainText(s string) bool {
 	return !strings.ContainsAny(s, "=:@?#") && !strings.HasPrefix(s, "/") && !strings.Contains(s, "-----BEGIN ") &&
-		!authCredential(s) && !containsJWT(s) && !isBlob(s) && !hasCardOrID(s)
+		!authCredential(s) && !containsJWT(s) && !isBlob(s) && !hasCardOrID(s) && !hasCloudKey(s)
 }
 
 // redactSpans replaces the secrets that span words: PEM blocks, and card

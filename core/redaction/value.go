@@ -31,7 +31,7 @@ func (m matcher) shape(s string, ident bool) bool {
 	switch {
 	case len(s) < 8:
 		return false
-	case authCredential(s), containsJWT(s), isBlob(s), strings.Contains(s, "-----BEGIN "), hasUserinfo(s):
+	case authCredential(s), containsJWT(s), isBlob(s), strings.Contains(s, "-----BEGIN "), hasUserinfo(s), hasCloudKey(s):
 		return true
 	}
 	return !ident && hasCardOrID(s)
@@ -63,6 +63,10 @@ func mayBeSecret(raw []byte) bool {
 			if hasSecretPrefix(raw[i:]) {
 				return true
 			}
+		case hintUnderscore:
+			if cloudKeyAt(raw, i) {
+				return true
+			}
 		}
 	}
 	return false
@@ -72,6 +76,7 @@ const (
 	hintAlways = iota + 1
 	hintDigit
 	hintPrefix
+	hintUnderscore
 )
 
 // secretHint classifies the bytes mayBeSecret stops at.
@@ -85,6 +90,7 @@ var secretHint = func() (t [256]uint8) {
 	for _, c := range []byte("eEaA-") {
 		t[c] = hintPrefix
 	}
+	t['_'] = hintUnderscore
 	return t
 }()
 
@@ -98,7 +104,7 @@ func hasSecretPrefix(b []byte) bool {
 	case 'a':
 		return has("asic ")
 	case 'A':
-		return has("ASIC ")
+		return has("ASIC ") || has("AKIA") || has("ASIA")
 	}
 	return has("-----")
 }

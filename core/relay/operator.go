@@ -119,7 +119,7 @@ func (o *Operator) Replay(ctx context.Context, cmd ReplayCommand) (ReplayOutcome
 	}
 	audit := ports.AuditRecord{
 		Action: "outbox.replay", Actor: cmd.Operator, ResourceType: "outbox_batch", ResourceID: out.BatchID,
-		Outcome: "accepted", Reason: cmd.Reason, At: now,
+		Outcome: ports.AuditAccepted, Reason: cmd.Reason, At: now,
 	}
 	if len(relayIDs) > 0 {
 		res, err := o.store.Replay(ctx, ports.ReplayParams{EventIDs: relayIDs, Now: now, StuckAfter: StuckAfter, Request: req, Audit: audit})
@@ -188,6 +188,11 @@ func (o *Operator) ReleaseLeases(ctx context.Context, owner, operator, reason st
 	if strings.TrimSpace(operator) == "" || strings.TrimSpace(reason) == "" {
 		return nil, &outbox.ValidationError{Field: "operator", Reason: "operator and reason are required; they are written to the audit trail"}
 	}
+	for _, f := range [...][2]string{{"operator", operator}, {"reason", reason}} {
+		if err := outbox.CheckAuditText(f[0], f[1]); err != nil {
+			return nil, fmt.Errorf("release outbox leases: %w", err)
+		}
+	}
 	resID := owner
 	if resID == "" {
 		resID = "*"
@@ -195,7 +200,7 @@ func (o *Operator) ReleaseLeases(ctx context.Context, owner, operator, reason st
 	now := o.clock.Now()
 	ids, err := o.store.ReleaseLeases(ctx, ports.ReleaseParams{Owner: owner, Now: now, Audit: ports.AuditRecord{
 		Action: "outbox.release_leases", Actor: operator, ResourceType: "outbox_lease_owner", ResourceID: resID,
-		Outcome: "accepted", Reason: reason, At: now,
+		Outcome: ports.AuditAccepted, Reason: reason, At: now,
 	}})
 	if err != nil {
 		return nil, fmt.Errorf("release outbox leases: %w", err)

@@ -152,6 +152,13 @@ func norm(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
 // storedSN cuts a (possibly malformed) serial to the failure column's size
 // on a rune boundary.
 func storedSN(sn string) string {
+	// A failed row's serial is shown in the failures listing, which users
+	// export to spreadsheets: a value a spreadsheet would run as a formula
+	// (= + - @, or a leading tab or CR) is kept with a leading ' (OWASP
+	// CSV injection), which the spreadsheet shows as text.
+	if sn != "" && strings.IndexByte("=+-@\t\r", sn[0]) >= 0 {
+		sn = "'" + sn
+	}
 	if len(sn) <= maxStoredSN {
 		return sn
 	}

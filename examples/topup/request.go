@@ -4,7 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"math"
+	"math/big"
+	"strings"
 
 	"github.com/july/template/adapters/http/httpx"
 )
@@ -43,8 +44,11 @@ func parseCreate(body []byte) (CreateRequest, error) {
 	return req, nil
 }
 
-// intJSON decodes an integral JSON number (1000, 1e3) into *n; strings,
-// fractions and out-of-range numbers fail.
+// intJSON decodes a JSON number whose exact value is an integer (1000,
+// 1e3, 1000.0) into *n; strings, fractions and out-of-range numbers fail.
+// The number is parsed as an exact decimal, never through float64: a
+// fraction beyond float precision (0.99999999999999999) is a fraction,
+// not 1.
 func intJSON(b json.RawMessage, n *int64) bool {
 	b = bytes.TrimSpace(b)
 	if len(b) == 0 || (b[0] != '-' && (b[0] < '0' || b[0] > '9')) {
@@ -53,17 +57,22 @@ func intJSON(b json.RawMessage, n *int64) bool {
 	d := json.NewDecoder(bytes.NewReader(b))
 	d.UseNumber()
 	var num json.Number
-	if err := d.Decode(&num); err != nil {
+	if err := d.Decode(&num); err != nil || d.More() {
 		return false
 	}
 	if v, err := num.Int64(); err == nil {
 		*n = v
 		return true
 	}
-	f, err := num.Float64()
-	if err != nil || f != math.Trunc(f) || math.Abs(f) > MaxAmountCents*10 {
+	// An exponent beyond 3 digits is out of range either way, and would
+	// make the exact value expensive to build.
+	if i := strings.IndexAny(string(num), "eE"); i >= 0 && len(strings.TrimLeft(string(num[i+1:]), "+-")) > 3 {
 		return false
 	}
-	*n = int64(f)
+	r, ok := new(big.Rat).SetString(string(num))
+	if !ok || !r.IsInt() || !r.Num().IsInt64() {
+		return false
+	}
+	*n = r.Num().Int64()
 	return true
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/url"
 	"slices"
 	"strconv"
@@ -177,6 +178,16 @@ func (r *Reader) Addr(name, def string) string {
 	}
 	if p, err := strconv.Atoi(s[i+1:]); err != nil || p < 0 || p > 65535 {
 		r.fail(name, "%q has no valid port (e.g. :8080)", s)
+	}
+	return s
+}
+
+// IP returns the variable, an IPv4 or IPv6 address, or "" when unset.
+func (r *Reader) IP(name string) string {
+	s := r.String(name, "")
+	if s != "" && net.ParseIP(s) == nil {
+		r.fail(name, "%q is not an IP address", s)
+		return ""
 	}
 	return s
 }

@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
 
 	"github.com/july/template/core/ports"
 )
@@ -72,9 +75,42 @@ func (c *opCLI) auditList(ctx context.Context, args []string) int {
 		tw := tabwriter.NewWriter(c.stdout, 0, 2, 2, ' ', 0)
 		fmt.Fprintln(tw, "RECORDED_AT\tACTION\tACTOR\tRESOURCE\tOUTCOME\tCODE\tREASON")
 		for _, e := range entries {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s/%s\t%s\t%s\t%s\n", e.At.Format(time.RFC3339), e.Action, e.Actor, e.ResourceType, e.ResourceID, e.Outcome, e.Code, e.Reason)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s/%s\t%s\t%s\t%s\n", e.At.Format(time.RFC3339), cell(e.Action), cell(e.Actor),
+				cell(e.ResourceType), cell(e.ResourceID), cell(e.Outcome), cell(e.Code), cell(e.Reason))
 		}
 		_ = tw.Flush()
 		return exitOK
 	})
+}
+
+// cell is a stored field as one table cell: records are free text from
+// operators and callers (and older rows were stored unchecked), so control
+// and format characters (CR, LF, ESC, tab, bidi overrides) and invalid
+// UTF-8 are printed as Go escapes ("\n", "\x1b") instead of forging rows
+// or driving the terminal. --json output is escaped by the JSON encoder.
+func cell(s string) string {
+	if !strings.ContainsFunc(s, unsafeRune) {
+		return s
+	}
+	var b strings.Builder
+	for i, r := range s {
+		switch {
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r == utf8RuneError && !strings.HasPrefix(s[i:], "\uFFFD"):
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case unsafeRune(r):
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+const utf8RuneError = '\uFFFD'
+
+func unsafeRune(r rune) bool {
+	return r == utf8RuneError || unicode.IsControl(r) || unicode.Is(unicode.Cf, r)
 }

@@ -256,6 +256,12 @@ func (c *opCLI) needWho(sub, operator, reason string) bool {
 		fmt.Fprintf(c.stderr, "relay outbox %s: --operator and --reason are required for changes; they are written to the audit trail\n", sub)
 		return false
 	}
+	for _, f := range [...][2]string{{"operator", operator}, {"reason", reason}} {
+		if err := outbox.CheckAuditText(f[0], f[1]); err != nil {
+			fmt.Fprintf(c.stderr, "relay outbox %s: --%s is refused: %v (nothing changed)\n", sub, f[0], err)
+			return false
+		}
+	}
 	return true
 }
 

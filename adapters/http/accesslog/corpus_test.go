@@ -41,6 +41,7 @@ var corpusCases = []struct {
 	{"login.form", "/login", "application/x-www-form-urlencoded", redaction.PolicyLogin, false},
 	{"bank_card_bind.json", "/cards/bind", "application/json", redaction.PolicyPayment, false},
 	{"csv_import_failures.json", "/tasks/failures", "application/json", redaction.PolicyDefault, true},
+	{"short_passwords.json", "/pay/short", "application/json", redaction.PolicyPayment, false},
 }
 
 // TestCorpus sends each payload through the real HTTP stack, compares the

@@ -150,12 +150,16 @@ func (s *Store) ReleaseLeases(ctx context.Context, p ports.ReleaseParams) ([]str
 	return ids, nil
 }
 
-// audit writes rec, when it is set, with After listing the changed ids.
+// audit writes rec, when it is set, with After listing the changed ids;
+// an accepted command that changed nothing is recorded as a no-op.
 func (s *Store) audit(ctx context.Context, tx bun.Tx, rec ports.AuditRecord, ids []string) error {
 	if rec.Action == "" {
 		return nil
 	}
 	rec.After = strings.Join(ids, ",")
+	if len(ids) == 0 && rec.Outcome == ports.AuditAccepted {
+		rec.Outcome = ports.AuditNoop
+	}
 	return s.cfg.Audit.WriteAudit(ctx, tx, rec)
 }
 
