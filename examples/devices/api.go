@@ -176,7 +176,7 @@ func readUpload(c echo.Context) (string, []byte, error) {
 // text cannot hold; CR, LF and ESC, which forge log lines and terminal
 // output; DEL, C1, bidi overrides that disguise an extension) is refused
 // with 400 DEVICE_FILE_NAME_INVALID before anything is stored: the
-// multipart reader decodes RFC 2231 names (filename*=UTF-8''a%00b), so
+// multipart reader decodes RFC 2231 names (filename*=UTF-8”a%00b), so
 // these arrive as they are.
 func cleanFileName(name string) (string, error) {
 	if i := strings.IndexFunc(name, unsafeRune); i >= 0 {

@@ -15,7 +15,7 @@ import (
 )
 
 // rfc2231Upload is a multipart upload whose file name is sent the RFC 2231
-// way (filename*=UTF-8''...), percent-encoded, so it may carry any byte.
+// way (filename*=UTF-8”...), percent-encoded, so it may carry any byte.
 func rfc2231Upload(encodedName, csv string) ([]byte, string) {
 	const boundary = "rfc2231boundary0123456789"
 	body := "--" + boundary + "\r\n" +
