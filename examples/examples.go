@@ -23,7 +23,7 @@ var RelayModule = fx.Options(topup.RelayModule, devices.RelayModule)
 // ConfigSpecs returns every example domain's config keys, for the
 // service's one registry (apps/internal/domains).
 func ConfigSpecs() []sysconfig.Spec {
-	return topup.ConfigSpecs()
+	return append(topup.ConfigSpecs(), devices.ConfigSpecs()...)
 }
 
 // MigrationSets returns the example domains' release sets, in the order

@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"fmt"
 	"mime/multipart"
 	"net/http"
 	"strings"
@@ -78,9 +79,17 @@ func exampleCalls(t *testing.T, a *apiApp, record func(*apiApp, apitest.Request)
 	huge, hugeCT := multipartBody(t, devices.FormField, "device_sn,target_agent_id\n"+strings.Repeat("x", devices.MaxFileBytes+100<<10))
 	missing := "00000000-0000-4000-8000-000000000000"
 
+	// One principal's uploads per minute are bounded: the next is 429.
+	flooder := token(t, "contract-devices-flooder", "agent")
+	for i := range devices.DefaultUploadsPerMinute {
+		res := record(a, apitest.Request{Method: "POST", Path: "/api/v1/device-assignments", Token: flooder, Body: upload, Header: uploadHdr(fmt.Sprintf("contract-flood-%03d", i))})
+		require.Equal(t, http.StatusAccepted, res.Status, res.Body)
+	}
+
 	topups, assign := "/api/v1/topups", "/api/v1/device-assignments"
 	task := assign + "/"
 	return []call{
+		{a, apitest.Request{Method: "POST", Path: assign, Token: flooder, Body: upload, Header: uploadHdr("contract-flood-over")}},
 		{a, apitest.Request{Method: "POST", Path: topups, Token: agent, Body: `[]`, Header: idem("contract-topup-2")}},
 		{a, apitest.Request{Method: "POST", Path: topups, Body: order, Header: idem("contract-topup-3")}},
 		{a, apitest.Request{Method: "POST", Path: topups, Token: agent, Body: order, Header: idem(topupBusy)}},

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"path"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
@@ -177,7 +178,8 @@ func readUpload(c echo.Context) (string, []byte, error) {
 		case len(data) == 0:
 			return "", nil, errFileMissing.WithCause(errors.New("devices: uploaded file is empty"))
 		}
-		return cleanFileName(p.FileName()), data, nil
+		name, err := cleanFileName(p.FileName())
+		return name, data, err
 	}
 }
 
@@ -192,17 +194,29 @@ func readPart(p io.Reader, max int) ([]byte, error) {
 }
 
 // cleanFileName keeps the base name as valid UTF-8 of at most maxFileName
-// runes.
-func cleanFileName(name string) string {
+// runes. A name with a control or format character (NUL, which Postgres
+// text cannot hold; CR, LF and ESC, which forge log lines and terminal
+// output; DEL, C1, bidi overrides that disguise an extension) is refused
+// with 400 DEVICE_FILE_NAME_INVALID before anything is stored: the
+// multipart reader decodes RFC 2231 names (filename*=UTF-8”a%00b), so
+// these arrive as they are.
+func cleanFileName(name string) (string, error) {
+	if i := strings.IndexFunc(name, unsafeRune); i >= 0 {
+		return "", errFileNameInvalid.WithCause(fmt.Errorf("devices: file name has control character %U at byte %d", []rune(name[i:])[0], i))
+	}
 	name = strings.ToValidUTF8(path.Base(strings.ReplaceAll(name, `\`, "/")), "")
 	if name == "." || name == "/" {
-		return ""
+		return "", nil
 	}
 	if utf8.RuneCountInString(name) > maxFileName {
 		name = string([]rune(name)[:maxFileName])
 	}
-	return name
+	return name, nil
 }
+
+// unsafeRune reports a control (Cc: C0, DEL, C1) or format (Cf: bidi
+// overrides, zero-width characters) rune.
+func unsafeRune(r rune) bool { return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) }
 
 // actor is the authenticated caller as the use cases take it. The group's
 // auth middleware runs first, so the 401 is a safety net.
@@ -252,11 +266,34 @@ func (a *API) failures(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	items, total, err := a.svc.Failures(c.Request().Context(), who, id, page.Offset(), page.Limit())
+	ctx := c.Request().Context()
+	t, err := a.svc.Task(ctx, who, id)
 	if err != nil {
 		return err
 	}
-	return taskhttp.RenderPage(c, page, items, total)
+	items, total, err := a.svc.Failures(ctx, who, id, page.Offset(), page.Limit())
+	if err != nil {
+		return err
+	}
+	// Failures beyond KeyMaxStoredFailures are counted, not stored. Read
+	// before the page, the count is exact once the task finished and never
+	// overstated while it runs.
+	notStored := max(0, t.Counts.Failed-total)
+	if items == nil {
+		items = []FailureItem{}
+	}
+	return c.JSON(http.StatusOK, FailurePage{
+		Page:           taskhttp.Page[FailureItem]{Items: items, Page: page.Page, PageSize: page.PageSize, Total: total},
+		NotStoredCount: notStored,
+	})
+}
+
+// FailurePage is the failures listing: a page of the stored failure
+// details (Total counts them) and NotStoredCount, the failed rows beyond
+// KeyMaxStoredFailures that were counted (failed_count) but not stored.
+type FailurePage struct {
+	taskhttp.Page[FailureItem]
+	NotStoredCount int64 `json:"not_stored_count"`
 }
 
 // cancel is POST .../cancel: 200 with the task's view, also for a task

@@ -210,6 +210,8 @@ type failurePage struct {
 	Page     int                   `json:"page"`
 	PageSize int                   `json:"page_size"`
 	Total    int64                 `json:"total"`
+	// NotStored counts the failures beyond the stored cap.
+	NotStored int64 `json:"not_stored_count"`
 }
 
 func (v *env) failures(t *testing.T, sub, id string, page, size int) failurePage {

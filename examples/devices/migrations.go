@@ -11,10 +11,11 @@ import (
 var migrationFiles embed.FS
 
 // MigrationsFS holds this domain's bun migrations (versions
-// 20261201200001..6) at its root: the task table, the failure details,
+// 20261201200001..7) at its root: the task table, the failure details,
 // the assignment facts, the idempotency records' saved-at column and
-// its index (for the relay's idempotency retention), and the task's
-// assign_any (whether its uploader held RoleAdmin). Tests apply it with postgres.MigrateWith.
+// its index (for the relay's idempotency retention), the task's assign_any
+// (whether its uploader held RoleAdmin) and the index the upload rate
+// quota counts by. Tests apply it with postgres.MigrateWith.
 var MigrationsFS fs.FS = mustSub(migrationFiles, "migrations")
 
 // Migrations returns the release set apps/migrate applies after the

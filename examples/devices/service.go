@@ -74,6 +74,8 @@ type Service struct {
 	db    *bun.DB
 	store *pgtasks.Store
 	clock ports.Clock
+	// config supplies the upload quotas (limits.go); nil: the defaults.
+	config ConfigReader
 }
 
 // NewService returns the use cases over db, stamping tasks with clock.

@@ -1,6 +1,7 @@
 package devices
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -59,8 +60,23 @@ type UploadResult struct {
 // needs RoleAgent or RoleAdmin (else ErrForbidden, before anything is
 // stored); the task records whether the uploader held RoleAdmin, which
 // decides what its rows may do (see RoleAgent) when the worker runs it.
+// Two quotas are checked first: a file with more non-blank lines after the
+// header than KeyMaxRows is a *TooManyRowsError, and a new upload beyond
+// KeyUploadsPerMinute of the actor's in the last minute is a
+// *RateLimitedError (a retry of an accepted upload still replays).
 func (s *Service) Upload(ctx context.Context, actor Actor, cmd UploadCommand) (UploadResult, error) {
 	if err := actor.authorize(); err != nil {
+		return UploadResult{}, err
+	}
+	maxRows, err := configured(ctx, s.config, KeyMaxRows, DefaultMaxRows)
+	if err != nil {
+		return UploadResult{}, err
+	}
+	if n := dataLines(cmd.File); n > maxRows {
+		return UploadResult{}, &TooManyRowsError{Rows: n, Max: maxRows}
+	}
+	perMinute, err := configured(ctx, s.config, KeyUploadsPerMinute, DefaultUploadsPerMinute)
+	if err != nil {
 		return UploadResult{}, err
 	}
 	now := s.clock.Now().UTC()
@@ -77,6 +93,10 @@ func (s *Service) Upload(ctx context.Context, actor Actor, cmd UploadCommand) (U
 	}
 	var res UploadResult
 	err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		// One upload of this principal at a time, so the count below is exact.
+		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", TaskTable+"/"+actor.Subject); err != nil {
+			return fmt.Errorf("lock uploads of principal: %w", err)
+		}
 		d, stored, err := pgidem.Insert(ctx, tx, rec, cmd.Key)
 		if err != nil {
 			return err
@@ -84,6 +104,9 @@ func (s *Service) Upload(ctx context.Context, actor Actor, cmd UploadCommand) (U
 		if d == idempotency.DecisionReplay {
 			res.Replay = stored
 			return nil
+		}
+		if err := checkRate(ctx, tx, actor.Subject, perMinute, now); err != nil {
+			return err // rolls the new task back
 		}
 		if err := storeFile(ctx, tx, rec.ID, cmd.File); err != nil {
 			return err
@@ -113,6 +136,46 @@ func storeFile(ctx context.Context, tx bun.Tx, id string, file []byte) error {
 		return fmt.Errorf("store uploaded file: %w", err)
 	}
 	return nil
+}
+
+// uploadWindow is the span KeyUploadsPerMinute counts over.
+const uploadWindow = time.Minute
+
+// checkRate counts the principal's tasks created in the minute up to now,
+// the new one included, in tx (Postgres, so every api replica sees the
+// same count; the caller holds the principal's advisory lock). More than
+// limit is a *RateLimitedError whose RetryAfter is when the oldest of them
+// leaves the window, in whole seconds (at least 1).
+func checkRate(ctx context.Context, tx bun.Tx, subject string, limit int64, now time.Time) error {
+	var (
+		n      int64
+		oldest time.Time
+	)
+	err := tx.NewSelect().Table(TaskTable).ColumnExpr("count(*), coalesce(min(created_at), ?)", now).
+		Where("owner_subject = ? AND created_at > ?", subject, now.Add(-uploadWindow)).
+		Scan(ctx, &n, &oldest)
+	if err != nil {
+		return fmt.Errorf("count recent uploads of principal: %w", err)
+	}
+	if n <= limit {
+		return nil
+	}
+	wait := max(time.Second, oldest.Add(uploadWindow).Sub(now))
+	wait = (wait + time.Second - 1).Truncate(time.Second)
+	return &RateLimitedError{Max: limit, RetryAfter: wait}
+}
+
+// dataLines counts the file's non-blank lines after the first (the
+// header): an upper bound of its CSV data rows (a quoted field spanning
+// lines counts once per line), cheap enough for the request path.
+func dataLines(data []byte) int64 {
+	var n int64
+	for line := range bytes.Lines(data) {
+		if len(bytes.TrimRight(line, "\r\n")) > 0 {
+			n++
+		}
+	}
+	return max(0, n-1)
 }
 
 // appendRequested appends a new EventAssignmentRequested event for task

@@ -39,6 +39,13 @@ type WorkerConfig struct {
 	// ChunkSize is how many rows one transaction decides. Default
 	// DefaultChunkSize.
 	ChunkSize int
+	// MaxStoredFailures bounds the failure details stored per task: the
+	// first ones in file order are stored, the rest only counted in
+	// failed_count. Default (0): KeyMaxStoredFailures read from Config at
+	// the start of each run, DefaultMaxStoredFailures without Config.
+	MaxStoredFailures int
+	// Config supplies KeyMaxStoredFailures; nil uses the default.
+	Config ConfigReader
 }
 
 // Worker runs device assignment tasks: it claims a task with a lease,
@@ -76,6 +83,9 @@ func NewWorker(db *bun.DB, clock ports.Clock, cfg WorkerConfig) (*Worker, error)
 	}
 	cfg.LeaseFor = cmp.Or(cfg.LeaseFor, DefaultLeaseFor)
 	cfg.ChunkSize = cmp.Or(cfg.ChunkSize, DefaultChunkSize)
+	if cfg.MaxStoredFailures < 0 {
+		return nil, fmt.Errorf("devices: WorkerConfig MaxStoredFailures %d must not be negative", cfg.MaxStoredFailures)
+	}
 	if cfg.LeaseFor < 0 || cfg.LeaseFor > lease.MaxTTL || cfg.ChunkSize < 1 {
 		return nil, fmt.Errorf("devices: WorkerConfig LeaseFor %s must be in (0, %s] and ChunkSize %d at least 1",
 			cfg.LeaseFor, lease.MaxTTL, cfg.ChunkSize)
@@ -128,6 +138,8 @@ type run struct {
 	// who uploaded it and whether they held RoleAdmin (see applyChunk).
 	uploader  string
 	assignAny bool
+	// maxStored bounds the stored failure details (WorkerConfig.MaxStoredFailures).
+	maxStored int64
 }
 
 func (r *run) execute(ctx context.Context) error {
@@ -145,6 +157,11 @@ func (r *run) execute(ctx context.Context) error {
 		return r.fail(ctx, tasks.Summary{Code: CodeFileNoRows, Message: "文件中没有设备数据行：请按模板填写 device_sn,target_agent_id 后重新上传。"})
 	case err != nil:
 		return err
+	}
+	if r.maxStored = int64(r.w.cfg.MaxStoredFailures); r.maxStored == 0 {
+		if r.maxStored, err = configured(ctx, r.w.cfg.Config, KeyMaxStoredFailures, DefaultMaxStoredFailures); err != nil {
+			return err
+		}
 	}
 	total := int64(len(rows))
 	if err := r.setTotal(ctx, total); err != nil {
@@ -225,8 +242,19 @@ func (r *run) applyChunk(ctx context.Context, rows []row) error {
 		var (
 			assigned []assignmentRecord
 			failed   []failureRecord
+			nFailed  int64
 		)
+		// Rows are decided in file order (ownership refusals after the
+		// chunk's upsert) and a chunk commits with its counts, so the
+		// failures before this chunk are Counts.Failed: the first maxStored
+		// failures are stored, on a resumed run too, and the rest only
+		// counted.
+		storedBefore := r.task.Counts.Failed
 		fail := func(rw row, code string) {
+			nFailed++
+			if storedBefore+nFailed > r.maxStored {
+				return
+			}
 			failed = append(failed, failureRecord{
 				TaskID: r.id, RowNo: rw.No, DeviceSN: storedSN(rw.DeviceSN),
 				Code: code, Message: rowMessages[code], CreatedAt: now,
@@ -258,8 +286,12 @@ func (r *run) applyChunk(ctx context.Context, rows []row) error {
 				return fmt.Errorf("record device assignment failures: %w", err)
 			}
 		}
-		_, err = ts.RecordProgress(ctx, r.id, r.owner, r.token, int64(len(applied)), int64(len(failed)), now)
-		return err
+		t, err := ts.RecordProgress(ctx, r.id, r.owner, r.token, int64(len(applied)), nFailed, now)
+		if err != nil {
+			return err
+		}
+		r.task.Counts = t.Counts // a failed commit ends the run, so the next chunk sees committed counts
+		return nil
 	})
 }
 

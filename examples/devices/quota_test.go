@@ -1,0 +1,149 @@
+package devices_test
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/july/template/core/tasks"
+	"github.com/july/template/examples/devices"
+)
+
+// rfc2231Upload is a multipart upload whose file name is sent the RFC 2231
+// way (filename*=UTF-8”...), percent-encoded, so it may carry any byte.
+func rfc2231Upload(encodedName, csv string) ([]byte, string) {
+	const boundary = "rfc2231boundary0123456789"
+	body := "--" + boundary + "\r\n" +
+		"Content-Disposition: form-data; name=\"" + devices.FormField + "\"; filename*=UTF-8''" + encodedName + "\r\n" +
+		"Content-Type: text/csv\r\n\r\n" + csv + "\r\n--" + boundary + "--\r\n"
+	return []byte(body), "multipart/form-data; boundary=" + boundary
+}
+
+// Issue 30 item 6: a NUL byte in an RFC 2231 file name reached the
+// INSERT, which Postgres refused: 500 with retryable true. Every control
+// character in the name is the caller's mistake: 400, nothing stored.
+func TestUploadRejectsControlCharactersInFileName(t *testing.T) {
+	t.Parallel()
+	v := newEnv(t, false)
+	for i, name := range []string{"a%00b.csv", "a%1Bb.csv", "a%0Ab.csv", "a%7Fb.csv", "a%C2%85b.csv", "%E2%80%AEvsc.csv"} {
+		body, ct := rfc2231Upload(name, "device_sn,target_agent_id\nAA00000001,agent-1\n")
+		r := v.do(t, http.MethodPost, "/api/v1/device-assignments", "user-1", body,
+			"Content-Type", ct, "X-Request-ID", fmt.Sprintf("upload-ctl-name-%02d", i))
+		require.Equal(t, http.StatusBadRequest, r.Status, "name %q: %s", name, r.Body)
+		require.Equal(t, devices.CodeFileNameInvalid, r.Error.Code, "name %q", name)
+		require.False(t, r.Error.Retryable, "name %q", name)
+		require.Regexp(t, `\p{Han}`, r.Error.Message)
+	}
+	require.Zero(t, v.count(t, "SELECT count(*) FROM ex_devices_task"), "rule: a refused upload stores nothing")
+
+	body, ct := rfc2231Upload("%E8%AE%BE%E5%A4%87.csv", "device_sn,target_agent_id\nAA00000001,agent-1\n")
+	r := v.do(t, http.MethodPost, "/api/v1/device-assignments", "user-1", body, "Content-Type", ct, "X-Request-ID", "upload-ctl-name-ok")
+	require.Equal(t, http.StatusAccepted, r.Status, "a printable non-ASCII name is fine: %s", r.Body)
+	require.Equal(t, 1, v.count(t, "SELECT count(*) FROM ex_devices_task WHERE file_name = '设备.csv'"))
+}
+
+// csvRows is a template CSV with n data rows of junk (each a row failure).
+func csvRows(n int) string {
+	var b strings.Builder
+	b.WriteString("device_sn,target_agent_id\n")
+	for i := range n {
+		b.WriteString("x" + strconv.Itoa(i) + ",\n")
+	}
+	return b.String()
+}
+
+// Issue 30 item 5: a file's rows are bounded at upload, before anything
+// is stored or queued.
+func TestUploadRowLimit(t *testing.T) {
+	t.Parallel()
+	v := newEnv(t, false)
+	r, _ := v.upload(t, "user-1", "upload-rows-over-1", csvRows(devices.DefaultMaxRows+1))
+	require.Equal(t, http.StatusUnprocessableEntity, r.Status, "body %s", r.Body)
+	require.Equal(t, devices.CodeFileTooManyRows, r.Error.Code)
+	require.False(t, r.Error.Retryable)
+	require.Contains(t, r.Error.Message, strconv.Itoa(devices.DefaultMaxRows))
+	require.Zero(t, v.count(t, "SELECT count(*) FROM ex_devices_task"))
+	require.Zero(t, v.count(t, "SELECT count(*) FROM tb_outbox_event"))
+
+	// Blank lines (a spreadsheet's trailing ones) are not rows.
+	r, id := v.upload(t, "user-1", "upload-rows-at-lim", csvRows(devices.DefaultMaxRows)+"\n\r\n\n")
+	require.Equal(t, http.StatusAccepted, r.Status, "body %s", r.Body)
+	require.NotEmpty(t, id)
+}
+
+// Issue 30 item 5: 100,000 junk lines became 100,006 failure rows. The
+// worker stores the first MaxStoredFailures failures in file order and
+// counts the rest; the failures listing says how many were not stored.
+func TestStoredFailuresAreCapped(t *testing.T) {
+	t.Parallel()
+	v := newEnv(t, false)
+	csv := csvRows(9) + "AA00000001,agent-1\n" + csvRows(4)[len("device_sn,target_agent_id\n"):]
+	_, id := v.upload(t, "user-1", "upload-fail-cap-01", csv)
+	crashed := false
+	w, err := devices.NewWorker(v.db, v.clock, devices.WorkerConfig{Owner: "w", ChunkSize: 3, MaxStoredFailures: 5})
+	require.NoError(t, err)
+	devices.SetAfterChunk(w, func(done int64) error {
+		if done == 3 && !crashed {
+			crashed = true
+			return fmt.Errorf("crash after the first chunk")
+		}
+		return nil
+	})
+	require.Error(t, w.Process(t.Context(), id))
+	v.clock.Advance(time.Minute) // the lease expires; the resumed run continues at row 4
+	require.NoError(t, w.Process(t.Context(), id))
+
+	got := v.getTask(t, "user-1", id)
+	require.Equal(t, tasks.Completed, got.Status)
+	require.EqualValues(t, 14, got.TotalCount)
+	require.EqualValues(t, 1, got.SuccessCount)
+	require.EqualValues(t, 13, got.FailedCount, "rule: every failure is counted")
+	require.Equal(t, 5, v.count(t, "SELECT count(*) FROM ex_devices_failure WHERE task_id = ?", id), "rule: only the first 5 are stored")
+
+	p := v.failures(t, "user-1", id, 1, 50)
+	require.EqualValues(t, 5, p.Total)
+	require.EqualValues(t, 8, p.NotStored, "rule: the listing says how many failures were not stored")
+	require.Len(t, p.Items, 5)
+	for i, it := range p.Items {
+		require.Equal(t, i+2, it.RowNo, "rule: the first failures in file order are kept")
+	}
+}
+
+// Issue 30 item 5: uploads per principal per minute are bounded, counted
+// in Postgres so the bound holds across api replicas. The refusal is 429
+// with Retry-After; a retry of an accepted upload still replays; another
+// principal is not affected; the window moves with the clock.
+func TestUploadRatePerPrincipal(t *testing.T) {
+	t.Parallel()
+	v := newEnvOpts(t, envOpts{fakeClock: true})
+	csv := "device_sn,target_agent_id\nAA00000001,agent-1\n"
+	for i := range devices.DefaultUploadsPerMinute {
+		r, _ := v.upload(t, "user-1", fmt.Sprintf("upload-rate-%04d", i), csv)
+		require.Equal(t, http.StatusAccepted, r.Status, "upload %d: %s", i, r.Body)
+		v.clock.Advance(time.Second)
+	}
+	r, _ := v.upload(t, "user-1", "upload-rate-over", csv)
+	require.Equal(t, http.StatusTooManyRequests, r.Status, "body %s", r.Body)
+	require.Equal(t, devices.CodeUploadRateLimited, r.Error.Code)
+	require.True(t, r.Error.Retryable)
+	require.Regexp(t, `\p{Han}`, r.Error.Message)
+	// The oldest upload in the window was DefaultUploadsPerMinute seconds ago.
+	require.Equal(t, strconv.Itoa(60-devices.DefaultUploadsPerMinute), r.Header.Get("Retry-After"))
+	require.Equal(t, devices.DefaultUploadsPerMinute, v.count(t, "SELECT count(*) FROM ex_devices_task"))
+
+	replay, _ := v.upload(t, "user-1", "upload-rate-0000", csv)
+	require.Equal(t, http.StatusAccepted, replay.Status, "rule: a retry of an accepted upload replays: %s", replay.Body)
+	require.Equal(t, "true", replay.Header.Get("Idempotent-Replayed"))
+
+	other, _ := v.upload(t, "user-2", "upload-rate-other", csv)
+	require.Equal(t, http.StatusAccepted, other.Status, "rule: the quota is per principal: %s", other.Body)
+
+	v.clock.Advance(time.Duration(60-devices.DefaultUploadsPerMinute) * time.Second)
+	again, _ := v.upload(t, "user-1", "upload-rate-later", csv)
+	require.Equal(t, http.StatusAccepted, again.Status, "the window moved: %s", again.Body)
+}
