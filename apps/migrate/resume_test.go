@@ -52,7 +52,7 @@ func requireResumed(t *testing.T, db *testinfra.DB, what string) {
 	t.Helper()
 	r := migrateCLIWith(t, db, foundation(), backfills(), "up")
 	require.Equal(t, exitOK, r.code, "%s: %s%s", what, r.stdout, r.stderr)
-	require.Contains(t, r.stdout, "applied: "+partialLookups+", 20261201000010", what)
+	require.Contains(t, r.stdout, "applied: "+partialLookups+", 20261201000010, 20261201000011", what)
 	require.Contains(t, r.stdout, "verify: OK", what)
 	require.EqualValues(t, 3, partialLookupsValid(t, db), what)
 	require.Zero(t, count(t, db.Bun, `SELECT count(*) FROM pg_class WHERE relname IN ('ix_outbox_event_aggregate', 'ix_outbox_event_resource', 'ix_outbox_event_correlation')`), what)

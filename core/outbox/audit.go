@@ -25,6 +25,7 @@ type AuditPayload struct {
 	RequestID     string    `json:"request_id"`
 	CorrelationID string    `json:"correlation_id"`
 	At            time.Time `json:"at"`
+	Origin        string    `json:"origin,omitempty"` // "user@host" of a CLI; absent for API requests
 }
 
 // NewAuditEvent builds the AuditEventType event of p, keyed by its

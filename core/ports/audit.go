@@ -22,6 +22,10 @@ type AuditRecord struct {
 	RequestID     string
 	CorrelationID string
 	At            time.Time
+	// Origin is where a CLI ran, "user@host" from its operating system,
+	// recorded beside the free-text operator and reason; empty for API
+	// requests.
+	Origin string
 }
 
 // Audit outcomes.

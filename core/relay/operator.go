@@ -49,6 +49,7 @@ type ReplayCommand struct {
 	EventIDs []string
 	Operator string // who; required
 	Reason   string // why; required
+	Origin   string // where the command ran, "user@host"; audited beside Operator
 	BatchID  string // default: replay-<UTC time>-<suffix>
 	// NewSuffixFunc returns the default batch id's suffix (a short random id).
 	NewSuffixFunc func() string
@@ -119,7 +120,7 @@ func (o *Operator) Replay(ctx context.Context, cmd ReplayCommand) (ReplayOutcome
 	}
 	audit := ports.AuditRecord{
 		Action: "outbox.replay", Actor: cmd.Operator, ResourceType: "outbox_batch", ResourceID: out.BatchID,
-		Outcome: ports.AuditAccepted, Reason: cmd.Reason, At: now,
+		Outcome: ports.AuditAccepted, Reason: cmd.Reason, Origin: cmd.Origin, At: now,
 	}
 	if len(relayIDs) > 0 {
 		res, err := o.store.Replay(ctx, ports.ReplayParams{EventIDs: relayIDs, Now: now, StuckAfter: StuckAfter, Request: req, Audit: audit})
@@ -181,10 +182,19 @@ func (o *Operator) requeue(ctx context.Context, eventID string) (int, error) {
 	return n, nil
 }
 
-// ReleaseLeases returns every Delivering row held by owner ("" for every
-// owner) to Pending at once, live leases included: for an operator who
-// knows the holder is dead. It returns the released event ids.
-func (o *Operator) ReleaseLeases(ctx context.Context, owner, operator, reason string) ([]string, error) {
+// ReleaseCommand asks for the leases of a dead holder to be released.
+type ReleaseCommand struct {
+	Owner    string // lease owner; "" for every owner
+	Operator string // who; required
+	Reason   string // why; required
+	Origin   string // where the command ran, "user@host"; audited beside Operator
+}
+
+// ReleaseLeases returns every Delivering row held by cmd.Owner to Pending
+// at once, live leases included: for an operator who knows the holder is
+// dead. It returns the released event ids.
+func (o *Operator) ReleaseLeases(ctx context.Context, cmd ReleaseCommand) ([]string, error) {
+	owner, operator, reason := cmd.Owner, cmd.Operator, cmd.Reason
 	if strings.TrimSpace(operator) == "" || strings.TrimSpace(reason) == "" {
 		return nil, &outbox.ValidationError{Field: "operator", Reason: "operator and reason are required; they are written to the audit trail"}
 	}
@@ -200,7 +210,7 @@ func (o *Operator) ReleaseLeases(ctx context.Context, owner, operator, reason st
 	now := o.clock.Now()
 	ids, err := o.store.ReleaseLeases(ctx, ports.ReleaseParams{Owner: owner, Now: now, Audit: ports.AuditRecord{
 		Action: "outbox.release_leases", Actor: operator, ResourceType: "outbox_lease_owner", ResourceID: resID,
-		Outcome: ports.AuditAccepted, Reason: reason, At: now,
+		Outcome: ports.AuditAccepted, Reason: reason, Origin: cmd.Origin, At: now,
 	}})
 	if err != nil {
 		return nil, fmt.Errorf("release outbox leases: %w", err)

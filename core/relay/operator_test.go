@@ -158,11 +158,11 @@ func TestOperatorReleaseLeases(t *testing.T) {
 	op, err := relay.NewOperator(b.store, nil, nil, b.clock)
 	require.NoError(t, err)
 
-	_, err = op.ReleaseLeases(t.Context(), "relay-dead/0", "", "relay died")
+	_, err = op.ReleaseLeases(t.Context(), relay.ReleaseCommand{Owner: "relay-dead/0", Reason: "relay died"})
 	var verr *outbox.ValidationError
 	require.ErrorAs(t, err, &verr, "an operator is required")
 
-	ids, err := op.ReleaseLeases(t.Context(), "relay-dead/0", "bob", "relay died")
+	ids, err := op.ReleaseLeases(t.Context(), relay.ReleaseCommand{Owner: "relay-dead/0", Operator: "bob", Reason: "relay died"})
 	require.NoError(t, err)
 	require.ElementsMatch(t, []string{held[0].EventID, held[1].EventID}, ids)
 	audits := b.audits(t)

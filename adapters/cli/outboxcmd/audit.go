@@ -73,10 +73,10 @@ func (c *opCLI) auditList(ctx context.Context, args []string) int {
 			return c.printJSON(entries)
 		}
 		tw := tabwriter.NewWriter(c.stdout, 0, 2, 2, ' ', 0)
-		fmt.Fprintln(tw, "RECORDED_AT\tACTION\tACTOR\tRESOURCE\tOUTCOME\tCODE\tREASON")
+		fmt.Fprintln(tw, "RECORDED_AT\tACTION\tACTOR\tORIGIN\tRESOURCE\tOUTCOME\tCODE\tREASON")
 		for _, e := range entries {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s/%s\t%s\t%s\t%s\n", e.At.Format(time.RFC3339), cell(e.Action), cell(e.Actor),
-				cell(e.ResourceType), cell(e.ResourceID), cell(e.Outcome), cell(e.Code), cell(e.Reason))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s/%s\t%s\t%s\t%s\n", e.At.Format(time.RFC3339), cell(e.Action), cell(e.Actor),
+				cell(e.Origin), cell(e.ResourceType), cell(e.ResourceID), cell(e.Outcome), cell(e.Code), cell(e.Reason))
 		}
 		_ = tw.Flush()
 		return exitOK

@@ -52,7 +52,8 @@ type OpenFunc func(ctx context.Context) (Deps, func(), error)
 
 // opCLI runs the operator subcommands, one method each. They never delete
 // events and never change a delivered event; changes require --operator
-// and --reason and are audited in the same transaction (relay.Operator).
+// and --reason and are audited in the same transaction (relay.Operator),
+// with the OS user and host the command ran as (origin).
 type opCLI struct {
 	open           OpenFunc
 	stdout, stderr io.Writer
@@ -192,7 +193,7 @@ func (c *opCLI) replay(ctx context.Context, args []string) int {
 	}
 	return c.with(ctx, "replay", func(ctx context.Context) int {
 		out, err := c.op.Replay(ctx, relay.ReplayCommand{
-			EventIDs: ids, Operator: *operator, Reason: *reason, BatchID: *batchID,
+			EventIDs: ids, Operator: *operator, Reason: *reason, Origin: origin(), BatchID: *batchID,
 			NewSuffixFunc: func() string { return uuid.NewString()[:8] },
 		})
 		if err != nil {
@@ -218,7 +219,7 @@ func (c *opCLI) releaseLeases(ctx context.Context, args []string) int {
 		return exitUsage
 	}
 	return c.with(ctx, "release-leases", func(ctx context.Context) int {
-		ids, err := c.op.ReleaseLeases(ctx, *owner, *operator, *reason)
+		ids, err := c.op.ReleaseLeases(ctx, relay.ReleaseCommand{Owner: *owner, Operator: *operator, Reason: *reason, Origin: origin()})
 		if err != nil {
 			fmt.Fprintf(c.stderr, "relay outbox release-leases: nothing changed: %v\n", err)
 			return exitError

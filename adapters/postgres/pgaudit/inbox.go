@@ -37,8 +37,8 @@ func NewInbox(db bun.IDB) (*Inbox, error) {
 }
 
 const keepSQL = `INSERT INTO tb_audit_record (event_id, action, actor, resource_type, resource_id, outcome, code, reason,
-	before_value, after_value, request_id, correlation_id, recorded_at)
-VALUES (?::uuid, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	before_value, after_value, request_id, correlation_id, recorded_at, origin)
+VALUES (?::uuid, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (event_id) DO NOTHING`
 
 // Keep implements ports.AuditInbox. Fields longer than their column are
@@ -47,7 +47,7 @@ func (in *Inbox) Keep(ctx context.Context, eventID string, rec ports.AuditRecord
 	_, err := in.db.ExecContext(ctx, keepSQL, eventID,
 		cut(rec.Action, 64), cut(rec.Actor, 128), cut(rec.ResourceType, 64), cut(rec.ResourceID, 128),
 		cut(rec.Outcome, 16), cut(rec.Code, 64), rec.Reason, rec.Before, rec.After,
-		cut(rec.RequestID, 128), cut(rec.CorrelationID, 128), rec.At)
+		cut(rec.RequestID, 128), cut(rec.CorrelationID, 128), rec.At, cut(rec.Origin, 256))
 	if err != nil {
 		return fmt.Errorf("keep audit record of event %s: %w", eventID, pgerr.Translate(err))
 	}
@@ -73,12 +73,13 @@ func (in *Inbox) ListAudit(ctx context.Context, f ports.AuditFilter) ([]ports.Au
 		After         string       `bun:"after_value"`
 		RequestID     string       `bun:"request_id"`
 		CorrelationID string       `bun:"correlation_id"`
+		Origin        string       `bun:"origin"`
 		RecordedAt    bun.NullTime `bun:"recorded_at"`
 		TakenAt       bun.NullTime `bun:"taken_at"`
 	}
 	q := in.db.NewSelect().Table("tb_audit_record").
 		Column("event_id", "action", "actor", "resource_type", "resource_id", "outcome", "code", "reason",
-			"before_value", "after_value", "request_id", "correlation_id", "recorded_at", "taken_at")
+			"before_value", "after_value", "request_id", "correlation_id", "origin", "recorded_at", "taken_at")
 	for col, v := range map[string]string{"actor": f.Actor, "action": f.Action, "resource_type": f.ResourceType, "resource_id": f.ResourceID} {
 		if v != "" {
 			q = q.Where("? = ?", bun.Ident(col), v)
@@ -98,7 +99,7 @@ func (in *Inbox) ListAudit(ctx context.Context, f ports.AuditFilter) ([]ports.Au
 		out[i] = ports.AuditEntry{EventID: r.EventID, AuditRecord: ports.AuditRecord{
 			Action: r.Action, Actor: r.Actor, ResourceType: r.ResourceType, ResourceID: r.ResourceID,
 			Outcome: r.Outcome, Code: r.Code, Reason: r.Reason, Before: r.Before, After: r.After,
-			RequestID: r.RequestID, CorrelationID: r.CorrelationID, At: r.RecordedAt.UTC(),
+			RequestID: r.RequestID, CorrelationID: r.CorrelationID, At: r.RecordedAt.UTC(), Origin: r.Origin,
 		}}
 		if !r.TakenAt.IsZero() {
 			t := r.TakenAt.UTC()

@@ -1,0 +1,1 @@
+ALTER TABLE tb_audit_record DROP COLUMN origin;
