@@ -48,8 +48,19 @@ func newTopoHarness(t *testing.T, topo *redistopo.Topology) *topoHarness {
 func (h *topoHarness) pending(t *testing.T) map[string]int {
 	t.Helper()
 	out := map[string]int{}
+	notFound := 0
 	for page := 1; ; page++ {
 		tasks, err := h.insp.ListPendingTasks(h.queue, asynq.PageSize(1000), asynq.Page(page))
+		if errors.Is(err, asynq.ErrQueueNotFound) && page == 1 && notFound < 5 {
+			// Seen once in a loaded run right after a cluster failover:
+			// "queue not found" with every task there. Ask again before
+			// calling the queue empty; a queue really gone stays gone.
+			notFound++
+			t.Logf("pending: queue %s not found (attempt %d); asking again", h.queue, notFound)
+			time.Sleep(500 * time.Millisecond)
+			page--
+			continue
+		}
 		if errors.Is(err, asynq.ErrQueueNotFound) {
 			return out
 		}
