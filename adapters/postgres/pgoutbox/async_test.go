@@ -37,6 +37,11 @@ func TestAsynchronousCommit(t *testing.T) {
 	inTx := func(async bool, op func(s *pgoutbox.Store) error) string {
 		var m string
 		require.NoError(t, db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			// The server's own default may be off (the containers' stand-in
+			// runs so): start each transaction from "on" so the test sees
+			// what the store does, not what the server says.
+			_, err := tx.ExecContext(ctx, "SET LOCAL synchronous_commit = on")
+			require.NoError(t, err)
 			s, err := pgoutbox.NewStore(tx, pgoutbox.Config{AsynchronousCommit: async})
 			require.NoError(t, err)
 			require.NoError(t, op(s))
