@@ -61,13 +61,28 @@ type envOpts struct {
 	// afterChunk, with relay, is installed on the relay's worker before it
 	// starts (devices.SetAfterChunk).
 	afterChunk func(done int64) error
+	// productionPool opens the app's pool with postgres.Open, as the api
+	// does (pgx's simple protocol), instead of the harness's pool.
+	productionPool bool
+}
+
+func openDB(t *testing.T, production bool) *bun.DB {
+	t.Helper()
+	tdb := testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.MigrateWith(devices.MigrationsFS)})
+	if !production {
+		return tdb.Bun
+	}
+	db, err := postgres.Open(t.Context(), postgres.Config{URL: tdb.URL})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = db.Close() })
+	return db
 }
 
 func newEnvOpts(t *testing.T, o envOpts) *env {
 	t.Helper()
 	relay := o.relay
 	v := &env{
-		db:    testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.MigrateWith(devices.MigrationsFS)}).Bun,
+		db:    openDB(t, o.productionPool),
 		redis: testinfra.NewRedis(t),
 		logs:  &testinfra.LogBuffer{},
 		clock: &fakeClock{now: time.Now().UTC()},

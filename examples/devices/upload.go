@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/uptrace/bun"
 
 	"github.com/july/template/adapters/postgres/pgidem"
@@ -130,9 +131,13 @@ func (s *Service) Upload(ctx context.Context, actor Actor, cmd UploadCommand) (U
 
 // storeFile sets task id's file_content to file, sent as a bound binary
 // parameter: the file is copied once into the connection's buffer and
-// never appears in query text (or in a server log line quoting it).
+// never appears in query text (or in a server log line quoting it). The
+// pool's default is pgx's simple protocol, which would inline it into the
+// text client-side; QueryExecModeExec binds it (an unnamed statement, so
+// a pooler in transaction mode is fine).
 func storeFile(ctx context.Context, tx bun.Tx, id string, file []byte) error {
-	if _, err := tx.Tx.ExecContext(ctx, `UPDATE ex_devices_task SET file_content = $1 WHERE id = $2`, file, id); err != nil {
+	const q = `UPDATE ex_devices_task SET file_content = $1 WHERE id = $2`
+	if _, err := tx.Tx.ExecContext(ctx, q, pgx.QueryExecModeExec, file, id); err != nil {
 		return fmt.Errorf("store uploaded file: %w", err)
 	}
 	return nil

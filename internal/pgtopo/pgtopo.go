@@ -214,3 +214,13 @@ func freePorts(t testing.TB, n int) []int {
 	}
 	return out
 }
+
+// PrimaryLog returns what the primary has written to its server log so far.
+func (p *Pair) PrimaryLog(t testing.TB) string {
+	t.Helper()
+	b, err := os.ReadFile(p.primaryDir + ".log")
+	if err != nil {
+		t.Fatalf("read the primary's server log: %v", err)
+	}
+	return string(b)
+}

@@ -1,0 +1,15 @@
+-- Keep statement text, and the user data bun formats into it, out of the
+-- server log when a statement fails. bun sends no bound parameters, so a
+-- failing statement's text holds its arguments (an upload's file, a
+-- top-up's fields); Postgres' default log_min_error_statement = error
+-- logs that text beside the error. The parameter is superuser-only: run
+-- this as a superuser (or set it in postgresql.conf) once per role that
+-- runs application statements (the owner `migrate` runs as, and every
+-- runtime role):
+--
+--   psql "$SUPERUSER_URL" -v role=app_api -f deploy/postgres/statement-log.sql
+--
+-- The error message and SQLSTATE are still logged. A new session picks it
+-- up; pools reconnect within their connection lifetime.
+-- adapters/postgres TestStatementTextStaysOutOfTheServerLog holds it.
+ALTER ROLE :"role" SET log_min_error_statement = 'panic';
