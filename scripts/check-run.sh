@@ -36,6 +36,21 @@ psql -h 127.0.0.1 -U postgres -qc "DROP DATABASE IF EXISTS $DB_NAME WITH (FORCE)
 ready=$(mktemp) out=$(mktemp)
 rm -f "$ready"
 fail() { echo "check-run: FAIL: $*"; echo "--- run.sh output"; cat "$out"; exit 1; }
+# Every exit path stops what this script started: a failed check must not
+# leave the api and relay holding HTTP_ADDR/ADMIN_ADDR for the next run.
+pid=""
+stop_run() {
+  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 0
+  kill -TERM "$pid" 2>/dev/null || true
+  for _ in $(seq 1 120); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.5; done
+  pkill -KILL -P "$pid" 2>/dev/null || true
+  kill -KILL "$pid" 2>/dev/null || true
+}
+trap stop_run EXIT
+trap 'exit 130' INT TERM
+# Waits are generous, not tight: each step takes about a second alone, and
+# a machine busy with other suites can take many times that.
+waits=240 # x 0.5 s
 
 RUN_READY_FILE=$ready ./scripts/run.sh >"$out" 2>&1 &
 pid=$!
@@ -67,13 +82,13 @@ if [ -d examples ]; then
   grep -q '^HTTP/1.1 201' <<<"$second" || fail "pasting the top-up example again did not replay 201: $second"
   grep -qi '^Idempotent-Replayed: true' <<<"$second" || fail "pasting the top-up example again is not a replay: $second"
   credited=""
-  for _ in $(seq 1 60); do
+  for _ in $(seq 1 $waits); do
     if curl -fsS -H "Authorization: Bearer $agent_token" "http://$HTTP_ADDR/api/v1/wallets/me" | grep -q '"balance_cents":1000,'; then
       credited=1; break
     fi
     sleep 0.5
   done
-  [ -n "$credited" ] || fail "wallet not credited with 1000 within 30s (relay -> topup.created consumer)"
+  [ -n "$credited" ] || fail "wallet not credited with 1000 within $((waits / 2))s (relay -> topup.created consumer)"
 
   # The printed devices example: upload the CSV, poll the task to 已完成
   # with the malformed serial counted as a failure.
@@ -85,12 +100,12 @@ if [ -d examples ]; then
   task_id=$(grep -o '"task_id":"[^"]*"' <<<"$task" | cut -d'"' -f4)
   [ -n "$task_id" ] || fail "the devices upload answered no task_id: $task"
   done_task=""
-  for _ in $(seq 1 60); do
+  for _ in $(seq 1 $waits); do
     view=$(curl -fsS -H "Authorization: Bearer $agent_token" "http://$HTTP_ADDR/api/v1/device-assignments/$task_id")
     if grep -q '"status":3' <<<"$view"; then done_task=1; break; fi
     sleep 0.5
   done
-  [ -n "$done_task" ] || fail "the devices task did not finish within 30s: $view"
+  [ -n "$done_task" ] || fail "the devices task did not finish within $((waits / 2))s: $view"
   grep -q '"success_count":2' <<<"$view" && grep -q '"failed_count":1' <<<"$view" || fail "devices task counts: $view"
   rm -rf "$dev_dir"
 fi
@@ -101,15 +116,15 @@ code=$(curl -sS -o /dev/null -w '%{http_code}' -X PUT -H "Authorization: Bearer 
 [ "$code" = 200 ] || fail "PUT relay.delivery.batch_size answered $code, want 200"
 export DATABASE_URL="postgres://postgres@127.0.0.1:${PGPORT:-5432}/$DB_NAME?sslmode=disable"
 kept=""
-for _ in $(seq 1 60); do
+for _ in $(seq 1 $waits); do
   if ./bin/relay audit list --resource-id relay.delivery.batch_size 2>/dev/null | grep -q config.update; then kept=1; break; fi
   sleep 0.5
 done
-[ -n "$kept" ] || fail "relay audit list does not show the config update within 30s"
+[ -n "$kept" ] || fail "relay audit list does not show the config update within $((waits / 2))s"
 # An operator replay (of a delivered event, e.g. the config update's
 # audit.recorded: refused, but audited).
 ev=""
-for _ in $(seq 1 60); do
+for _ in $(seq 1 $waits); do
   ev=$(psql -h 127.0.0.1 -p "${PGPORT:-5432}" -U postgres -d "$DB_NAME" -tAc "SELECT event_id FROM tb_outbox_event WHERE status = 3 ORDER BY id LIMIT 1")
   [ -n "$ev" ] && break
   sleep 0.5
@@ -117,11 +132,11 @@ done
 [ -n "$ev" ] || fail "no delivered event in the outbox"
 ./bin/relay outbox replay --event-id "$ev" --operator check-run --reason "check-run replay" >/dev/null 2>&1 || fail "relay outbox replay failed"
 kept=""
-for _ in $(seq 1 60); do
+for _ in $(seq 1 $waits); do
   if ./bin/relay audit list --actor check-run 2>/dev/null | grep -q outbox.replay; then kept=1; break; fi
   sleep 0.5
 done
-[ -n "$kept" ] || fail "relay audit list does not show the replay within 30s"
+[ -n "$kept" ] || fail "relay audit list does not show the replay within $((waits / 2))s"
 bad=$(psql -h 127.0.0.1 -p "${PGPORT:-5432}" -U postgres -d "$DB_NAME" -tAc "SELECT count(*) FROM tb_outbox_event WHERE status = 4 OR (event_type = 'audit.recorded' AND retry_count > 0)")
 [ "$bad" = 0 ] || fail "$bad outbox rows failed or retried in the default deployment"
 
