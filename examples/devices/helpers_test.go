@@ -321,3 +321,8 @@ func (v *env) failuresAs(t *testing.T, c caller, id string, page, size int) fail
 	r.Decode(t, &p)
 	return p
 }
+
+// waitGenerous bounds waits for the worker and the relay. Generous, not
+// tight: each takes well under a second alone, and the CI box is a busy
+// 2-core machine running other suites beside this one.
+const waitGenerous = 2 * time.Minute

@@ -31,7 +31,7 @@ func TestSweepFinishesTaskWhoseWorkerCrashedAndMessageWasLost(t *testing.T) {
 	csv, valid, invalid := takeoverCSV("RC")
 	r, id := v.upload(t, "user-1", "upload-recover-01", csv)
 	require.Equal(t, http.StatusAccepted, r.Status, "body %s", r.Body)
-	require.Eventually(t, crashed.Load, 30*time.Second, 20*time.Millisecond, "the worker never ran task %s", id)
+	require.Eventually(t, crashed.Load, waitGenerous, 20*time.Millisecond, "the worker never ran task %s", id)
 
 	var eventID string
 	require.NoError(t, v.db.NewRaw("SELECT event_id::text FROM tb_outbox_event WHERE aggregate_id = ?", id).Scan(t.Context(), &eventID))
@@ -54,6 +54,6 @@ func TestSweepFinishesTaskWhoseWorkerCrashedAndMessageWasLost(t *testing.T) {
 	require.Eventually(t, func() bool {
 		got = v.getTask(t, "user-1", id)
 		return got.Status.Terminal()
-	}, 30*time.Second, 50*time.Millisecond, "task %s never finished after its message was lost", id)
+	}, waitGenerous, 50*time.Millisecond, "task %s never finished after its message was lost", id)
 	requireExactlyOnce(t, v, id, valid, invalid)
 }

@@ -79,7 +79,7 @@ func TestEndToEndThroughRelayAndWorker(t *testing.T) {
 	require.Eventually(t, func() bool {
 		view = v.getTask(t, "user-e2e", id)
 		return view.Status.Terminal()
-	}, 30*time.Second, 100*time.Millisecond, "task %s never finished (last %+v)", id, view)
+	}, waitGenerous, 100*time.Millisecond, "task %s never finished (last %+v)", id, view)
 	require.Equal(t, tasks.Completed, view.Status)
 	require.EqualValues(t, 3, view.TotalCount)
 	require.EqualValues(t, 2, view.SuccessCount)

@@ -18,6 +18,11 @@ import (
 	"time"
 )
 
+// waitLimit bounds each wait for a server to start, sync or promote. It is
+// generous, not tight: each takes a second or two alone, and the CI box is
+// a busy 2-core machine running other suites beside this one.
+const waitLimit = 2 * time.Minute
+
 // Pair is a primary and its standby.
 type Pair struct {
 	// URL names both hosts with target_session_attrs=read-write: pgx
@@ -59,10 +64,10 @@ func Start(t testing.TB) *Pair {
 	t.Cleanup(func() { p.stop(p.standbyDir) })
 
 	p.URL = fmt.Sprintf("postgres://postgres@%s,%s/postgres?sslmode=disable&target_session_attrs=read-write", p.Primary, p.Standby)
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(waitLimit)
 	for !strings.Contains(p.psql(t, p.Primary, "SELECT state FROM pg_stat_replication"), "streaming") {
 		if time.Now().After(deadline) {
-			t.Fatalf("the standby did not start streaming in 30s")
+			t.Fatalf("the standby did not start streaming in %s", waitLimit)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -75,10 +80,10 @@ func Start(t testing.TB) *Pair {
 func (p *Pair) CaughtUp(t testing.TB) {
 	t.Helper()
 	lsn := strings.TrimSpace(p.psql(t, p.Primary, "SELECT pg_current_wal_insert_lsn()"))
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(waitLimit)
 	for strings.TrimSpace(p.psql(t, p.Standby, "SELECT pg_last_wal_replay_lsn() >= '"+lsn+"'::pg_lsn")) != "t" {
 		if time.Now().After(deadline) {
-			t.Fatalf("the standby did not replay up to %s in 30s", lsn)
+			t.Fatalf("the standby did not replay up to %s in %s", lsn, waitLimit)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -104,10 +109,10 @@ func (p *Pair) Kill(t testing.TB) {
 func (p *Pair) Promote(t testing.TB) {
 	t.Helper()
 	p.run(t, "pg_ctl", "-D", p.standbyDir, "promote", "-w")
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(waitLimit)
 	for strings.TrimSpace(p.psql(t, p.Standby, "SELECT pg_is_in_recovery()")) != "f" {
 		if time.Now().After(deadline) {
-			t.Fatalf("the promoted standby still in recovery after 30s")
+			t.Fatalf("the promoted standby still in recovery after %s", waitLimit)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

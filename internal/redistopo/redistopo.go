@@ -21,6 +21,11 @@ import (
 	"github.com/redis/rueidis"
 )
 
+// waitLimit bounds each wait for a server to start, sync or promote. It is
+// generous, not tight: each takes a second or two alone, and the CI box is
+// a busy 2-core machine running other suites beside this one.
+const waitLimit = 2 * time.Minute
+
 // MasterName is the Sentinel master set's name.
 const MasterName = "july"
 
@@ -55,11 +60,11 @@ func Cluster(t testing.TB) *Topology {
 	if out, err := exec.Command("redis-cli", args...).CombinedOutput(); err != nil {
 		t.Fatalf("redis-cli --cluster create: %v\n%s", err, out)
 	}
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(waitLimit)
 	for _, n := range tp.Nodes {
 		for !strings.Contains(info(t, n, "CLUSTER", "INFO"), "cluster_state:ok") {
 			if time.Now().After(deadline) {
-				t.Fatalf("redis cluster node %s did not reach cluster_state:ok in 30s", n)
+				t.Fatalf("redis cluster node %s did not reach cluster_state:ok in %s", n, waitLimit)
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
@@ -92,10 +97,10 @@ func Sentinel(t testing.TB) *Topology {
 		tp.Sentinels = append(tp.Sentinels, addr(p))
 	}
 	// Ready when the replica is in sync and every sentinel knows the replica and the other two sentinels.
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(waitLimit)
 	for !strings.Contains(info(t, tp.Nodes[1], "INFO", "replication"), "master_link_status:up") {
 		if time.Now().After(deadline) {
-			t.Fatalf("redis replica %s did not sync with its master in 30s", tp.Nodes[1])
+			t.Fatalf("redis replica %s did not sync with its master in %s", tp.Nodes[1], waitLimit)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -106,7 +111,7 @@ func Sentinel(t testing.TB) *Topology {
 				break
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("sentinel %s did not discover the replica and the other sentinels in 30s:\n%s", s, out)
+				t.Fatalf("sentinel %s did not discover the replica and the other sentinels in %s:\n%s", s, waitLimit, out)
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
@@ -134,7 +139,7 @@ func (tp *Topology) Failover(t testing.TB) (oldMaster, newMaster string) {
 	if out := info(t, tp.Sentinels[0], "SENTINEL", "FAILOVER", MasterName); !strings.Contains(out, "OK") {
 		t.Fatalf("SENTINEL FAILOVER: %s", out)
 	}
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(waitLimit)
 	for {
 		newMaster = tp.Master(t)
 		// Done when the new master leads and the old one has been turned
@@ -147,7 +152,7 @@ func (tp *Topology) Failover(t testing.TB) (oldMaster, newMaster string) {
 			return oldMaster, newMaster
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the sentinels did not fail %s over in 30s", oldMaster)
+			t.Fatalf("the sentinels did not fail %s over in %s", oldMaster, waitLimit)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
