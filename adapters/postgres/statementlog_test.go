@@ -20,7 +20,9 @@ import (
 func TestStatementTextStaysOutOfTheServerLog(t *testing.T) {
 	t.Parallel()
 	pair := pgtopo.Start(t)
-	url := func(role string) string { return "postgres://" + role + "@" + pair.Primary + "/postgres?sslmode=disable" }
+	url := func(role string) string {
+		return "postgres://" + role + "@" + pair.Primary + "/postgres?sslmode=disable"
+	}
 	super, err := postgres.Open(t.Context(), postgres.Config{URL: url("postgres")})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = super.Close() })
