@@ -14,14 +14,14 @@ GO ?= go
 PKGS := ./...
 FUZZTIME ?= 10s
 
-.PHONY: run test ci test-pooler test-containers test-pg-matrix services lint alerts unit fuzz bench bench-relays rename remove-examples check-rename check-run
+.PHONY: openapi-lint run test ci test-pooler test-containers test-pg-matrix services lint alerts unit fuzz bench bench-relays rename remove-examples check-rename check-run
 
 ## run: Postgres and Redis (reused, compose, or project-local), migrate up, api + relay; Ctrl-C stops them.
 run:
 	./scripts/run.sh
 
 ## test: the inner loop: start/install Postgres+Redis (and promtool) if needed, lint, check the alert rules, run every test (race detector on).
-test: services lint alerts
+test: services lint alerts openapi-lint
 	$(GO) test -race -count=1 -timeout 30m $(PKGS)
 
 ## ci: the full gate (.ci/run): make test, then the pooler, the supply chain, fuzzing, the rename and run checks, containers and the PostgreSQL matrix.
@@ -66,6 +66,10 @@ lint:
 alerts:
 	promtool check rules deploy/prometheus/*.yml
 	promtool test rules deploy/prometheus/tests/*.yml
+
+## openapi-lint: @redocly/cli (pinned, npm) lints docs/openapi.yaml with redocly.yaml: zero errors, zero warnings.
+openapi-lint:
+	./scripts/lint-openapi.sh
 
 ## unit: core rules only; no infrastructure needed.
 unit:
