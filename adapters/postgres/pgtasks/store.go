@@ -107,6 +107,10 @@ func NewStore(db bun.IDB, table string) (*Store, error) {
 	return &Store{db: db, table: bun.Ident(table)}, nil
 }
 
+// Table returns the name of the task table the store writes, so a test
+// can compare that table with ColumnsSQL.
+func (s *Store) Table() string { return string(s.table) }
+
 // Create inserts a Pending task with only the contract columns set: the
 // business's own columns need defaults, or the business inserts the row
 // itself with NewColumns.
