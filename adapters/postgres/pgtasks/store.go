@@ -33,7 +33,11 @@ const taskReturning = ` RETURNING ` + taskColumns
 
 // taskHeldWhere is the guard of every write by a lease holder: the task is
 // still Processing under this owner and claim token, and the lease is live
-// (lease.Lease.Check). Args: id, owner, token, now.
+// (lease.Lease.Check). Args: id, owner, token, now. It, taskClaimSQL and
+// taskRecoverSQL are the SQL form of the rules core/lease and
+// core/tasks.Task state in Go (and adapters/memory runs);
+// contracttests.RunTaskStore runs against both stores and holds them
+// together, so change both.
 const taskHeldWhere = ` WHERE id = ? AND status = 2 AND lease_owner = ? AND lease_token = ? AND lease_expires_at > ?`
 
 const (
