@@ -10,7 +10,8 @@
 //     transaction inserts the task row (which embeds the
 //     idempotency record and the file), appends the outbox event
 //     devices.assignment.requested {task_id} and stores the 202 response
-//     {"task_id": ...}. The file is not parsed there (PRD section 3).
+//     {"task_id": ...}. The file is not parsed there: the request stays
+//     short and bounded, and the parse runs under the task's lease.
 //   - The relay delivers the event; Worker (the queue consumer) claims the
 //     task with a lease, parses the file, and decides every row: valid rows
 //     are upserted into ex_devices_assignment, invalid ones recorded in
