@@ -28,8 +28,9 @@
 // expires; Asynq hands the task to another worker (its own lease on the
 // running task expires too) and Claim takes the expired lease over, so the
 // work resumes from the recorded progress. If the queue gives up on the
-// task (retries exhausted), the relay marks the outbox event failed (the
-// durable dead letter) and `relay outbox replay` restarts it.
+// task (retries exhausted), the relay records a consumer failure for its
+// event (the durable dead letter; the event row stays delivered) and
+// `relay outbox replay` restarts it.
 //
 // Layers: Service (service.go, upload.go) is the application layer, one
 // method per use case taking the caller as an Actor, each owning its
