@@ -309,7 +309,8 @@ func (g getThenDelGuard) Release(ctx context.Context, key, owner string) (bool, 
 	return n == 1, nil
 }
 
-// uncountedRecoverStore is the recovery before issue 27 item 4: an expired
+// uncountedRecoverStore is the recovery before a lost lease counted as an
+// attempt: an expired
 // lease goes back to Pending due at once, keeping retry_count, so an event
 // that kills every relay holding it is claimed forever and never fails.
 type uncountedRecoverStore struct {

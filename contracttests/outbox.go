@@ -440,7 +440,7 @@ func runOutboxRecover(t *testing.T, newStore func(t *testing.T) ports.OutboxStor
 		require.Greater(t, next[0].Lease.Token, held[0].Lease.Token, "rule: the next claim gets a higher token")
 	})
 
-	// Issue 27 item 4: an event that kills every relay holding it (OOM, a
+	// Regression: an event that kills every relay holding it (OOM, a
 	// crash) must end, not be handed to the next victim forever.
 	t.Run("RecoverExpired/RepeatedExpiryEndsFailed", func(t *testing.T) {
 		t.Parallel()

@@ -25,7 +25,7 @@ func TestAppsBuildStatic(t *testing.T) {
 }
 
 // TestAppsDocumentEnvironment guards the env check below: each -h lists
-// the variables DESIGN.md requires of it.
+// the public environment variables it reads.
 func TestAppsDocumentEnvironment(t *testing.T) {
 	t.Parallel()
 	want := map[string][]string{

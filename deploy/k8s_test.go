@@ -233,7 +233,7 @@ func TestManifestsUseOnlyDocumentedEnv(t *testing.T) {
 	}
 }
 
-// ISSUE 30 item 8d: the relay's admin server (health, /metrics) must not
+// REGRESSION: the relay's admin server (health, /metrics) must not
 // listen on every interface, and its default without POD_IP (loopback)
 // cannot be probed by the kubelet or scraped by Prometheus. The manifest
 // sets POD_IP from the downward API, which makes the default POD_IP:9090.

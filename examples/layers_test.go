@@ -16,7 +16,7 @@ import (
 )
 
 // Teams copy the examples, so the examples must have the right shape
-// (PRD section 3): a transaction belongs to a use case (the domain's
+// (docs/architecture.md, house rules): a transaction belongs to a use case (the domain's
 // Service, a transaction script), and an HTTP handler only maps the
 // request to a use case call and its result to a response.
 //

@@ -22,7 +22,7 @@ import (
 
 var t0 = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 
-// REGRESSION (issue 13): events committed two hours ago whose retries back
+// REGRESSION: events committed two hours ago whose retries back
 // off into the future showed outbox_oldest_pending_age_seconds 0.
 func TestOldestPendingAgeRisesDuringOutage(t *testing.T) {
 	t.Parallel()

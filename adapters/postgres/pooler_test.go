@@ -3,7 +3,7 @@
 package postgres_test
 
 // Behind PgBouncer in transaction mode (make test-pooler: scripts/pgbouncer.sh
-// starts one and sets TEST_PGBOUNCER_URL). Before issue 28 every pool from
+// starts one and sets TEST_PGBOUNCER_URL). Regression: every pool from
 // Open failed here at connect: "FATAL: unsupported startup parameter:
 // outbox.notify (SQLSTATE 08P01)".
 

@@ -66,7 +66,7 @@ func TestBodyBudget(t *testing.T) {
 	require.Equal(t, http.StatusCreated, ok.Status, "the budget frees when the holder ends: %s", fmt.Sprint(ok.Body[:min(len(ok.Body), 200)]))
 }
 
-// Issue 30 item 3: one principal holding many slow bodies gets 429
+// One principal holding many slow bodies gets 429
 // BODY_SHARE_EXCEEDED past its share, and another principal's request
 // still fits in the budget.
 func TestBodyBudgetSharesPerPrincipal(t *testing.T) {
@@ -104,7 +104,7 @@ func TestBodyBudgetSharesPerPrincipal(t *testing.T) {
 	a.waitBudget(t, 0)
 }
 
-// Issue 30 item 3: a body that stalls, or trickles a byte at a time, is
+// A body that stalls, or trickles a byte at a time, is
 // cut off with 408 BODY_TOO_SLOW below the minimum rate, and its
 // reservation is released for everyone else.
 func TestBodyBudgetCutsSlowBodies(t *testing.T) {

@@ -393,7 +393,8 @@ func TestRedisDown(t *testing.T) {
 	require.NotContains(t, ready.Body, "127.0.0.1")
 }
 
-// The list's access line keeps its readable summary (PRD section 8): the
+// The list's access line keeps its readable summary (an operator must
+// still see which keys a request touched): the
 // route logs under PolicyConfig, so the "key" members (config key names)
 // stay and the registry has masked the sensitive values already. The
 // app's root logger must not undo that by reading the redacted body

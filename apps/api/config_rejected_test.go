@@ -13,7 +13,8 @@ import (
 	"github.com/july/template/core/sysconfig"
 )
 
-// DESIGN.md: every rejected update leaves an audit record, including the
+// Every rejected update leaves an audit record (a public contract of the
+// config API), including the
 // ones the HTTP layer refuses before the service pipeline. Each case uses
 // its own key so its records are counted alone.
 func TestHandlerRejectionsAreAudited(t *testing.T) {

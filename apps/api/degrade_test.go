@@ -98,7 +98,7 @@ func TestRedisOutageKeepsReady(t *testing.T) {
 	}, 15*time.Second, 100*time.Millisecond)
 }
 
-// Issue 27 item 0: a Redis outage must not stop creates. With Redis
+// A Redis outage must not stop creates (Redis is never the final fact). With Redis
 // refusing connections, and with Redis hanging (accepting TCP, answering
 // nothing), 20 keys x 10 identical concurrent top-up creates on a
 // one-connection Postgres pool are all answered, and each key creates

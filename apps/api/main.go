@@ -1,5 +1,5 @@
 // Command api serves the service's HTTP API: health, readiness, Prometheus
-// metrics and the system-config admin endpoints (PRD section 7), with the
+// metrics and the system-config admin endpoints (tb_system_config), with the
 // request id, error envelope, bearer auth and redacting access log of
 // adapters/http.
 //

@@ -336,7 +336,7 @@ func TestBackfillSeedSystemConfig(t *testing.T) {
 	require.Contains(t, r.stdout, fmt.Sprintf("finished, rows_done=%d", len(seeds)))
 	require.EqualValues(t, len(seeds), count(t, db.Bun, `SELECT count(*) FROM tb_system_config`))
 	// Every key of the service's one registry is seeded: the template's and
-	// every domain's (issue 18: a domain's keys stayed at version 0).
+	// every domain's (regression: a domain's keys stayed at version 0).
 	reg, err := domains.Registry()
 	require.NoError(t, err)
 	for _, module := range reg.Modules() {

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// ISSUE 30 item 8d: the admin server (health and /metrics) listened on
+// REGRESSION: the admin server (health and /metrics) listened on
 // every interface by default (":9090"). Unset, ADMIN_ADDR is loopback; a
 // deployment that must be scraped names its address (the pod IP in
 // deploy/k8s).

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// ISSUE 30 item 8a: --operator and --reason are whatever the operator
+// REGRESSION: --operator and --reason are whatever the operator
 // types; the audit record also keeps where the command ran, the OS user
 // and host ("user@host"), and `relay audit list` shows it.
 func TestE2EOperatorCommandsRecordTheirOrigin(t *testing.T) {

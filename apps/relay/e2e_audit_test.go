@@ -11,7 +11,7 @@ import (
 	"github.com/july/template/core/ports"
 )
 
-// REGRESSION (issue 13): the shipped relay had no handler for the
+// REGRESSION: the shipped relay had no handler for the
 // template's own audit.recorded events, so Asynq retried them for weeks
 // and the rows then failed. The default relay (worker enabled) keeps each
 // record in tb_audit_record, delivers the event without a retry, and

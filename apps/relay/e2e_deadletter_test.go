@@ -94,7 +94,7 @@ func TestE2EConsumerFailureIsDeadLetteredAndReplayed(t *testing.T) {
 
 	w.waitCount(1, `SELECT count(*) FROM tb_outbox_consumer_failure WHERE event_id = ?::uuid AND resolved_at IS NULL
 		AND error_code = 'CONSUMER_FAILED' AND error_message LIKE '%ORDER_UNKNOWN%'`, id)
-	w.waitCount(1, statusOfEvent, id, 3) // the delivered row never changes (issue 13)
+	w.waitCount(1, statusOfEvent, id, 3) // the delivered row never changes (a regression once)
 	require.Zero(t, w.count(`SELECT count(*) FROM tb_outbox_consumer_failure WHERE error_message LIKE '%hunter2%'`), "the stored error is redacted")
 	require.Equal(t, 1.0, testutil.ToFloat64(failures.WithLabelValues(orderCreatedType)))
 	eventually(t, "the dead-letter ERROR line", func() (bool, string) {

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// ISSUE 30 item 8a: --operator and --reason were stored verbatim, CR, LF
+// REGRESSION: --operator and --reason were stored verbatim, CR, LF
 // and ESC included, and `relay audit list` printed them raw: a forged row
 // in the listing, escape sequences in the auditor's terminal.
 func TestE2EOperatorTextIsValidatedAndEscaped(t *testing.T) {
@@ -59,7 +59,7 @@ func TestE2EOperatorTextIsValidatedAndEscaped(t *testing.T) {
 	require.Contains(t, lines[1], `ok\r\n2026-01-01T00:00:00Z  config.update  admin\x1b[31m\tred\u202e`)
 }
 
-// ISSUE 30 item 8b: a replay that changed nothing was audited as accepted.
+// REGRESSION: a replay that changed nothing was audited as accepted.
 func TestE2EReplayThatChangedNothingIsAuditedAsNoop(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, "")

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// POISON EVENT (issue 27 item 4): an event whose handling kills the relay
+// POISON EVENT: an event whose handling kills the relay
 // process while it holds the lease (here: its Redis hangs, so the relay is
 // still publishing, and the test SIGKILLs it, as an OOM kill would). Every
 // lease that expires that way counts as a delivery attempt, so after

@@ -392,7 +392,7 @@ func TestE2EOperatorCommands(t *testing.T) {
 	require.Empty(t, again.Replayed, "a delivered event is never replayed: %s", out)
 	require.Contains(t, again.Skipped, failedID)
 	require.Equal(t, 1, w.count(statusOfEvent, failedID, 3))
-	// Each replay keeps its own audit record (issue 13): the row's replay
+	// Each replay keeps its own audit record (a regression once): the row's replay
 	// columns show the last one, the audit trail every one.
 	require.Equal(t, 2, w.count(audits, "outbox.replay"), "one audit record per replay")
 }

@@ -27,7 +27,8 @@ import (
 	"github.com/july/template/core/sysconfig"
 )
 
-// DefaultCacheTTL is how long a cached config row lives (PRD: five minutes).
+// DefaultCacheTTL is how long a cached config row lives: five minutes
+// bounds how long a missed invalidation can serve a stale value.
 const DefaultCacheTTL = 5 * time.Minute
 
 // Options are a Service's optional collaborators.
@@ -171,7 +172,7 @@ func (s *Service) pinned(ctx context.Context, v sysconfig.View) sysconfig.View {
 	return v
 }
 
-// Update applies one key change through the PRD pipeline: registration,
+// Update applies one key change through the update pipeline: registration,
 // read-only, typed parse, constraints, optimistic version, then a
 // transaction writing the row and its audit record, then cache
 // invalidation. Every refused attempt is audited too. A failed invalidation
@@ -249,7 +250,8 @@ func (s *Service) RecordForbidden(ctx context.Context, key, actor string, meta M
 // is the attempted key, or a placeholder when it is not safe to record;
 // code is the machine code the caller was answered with; reason is a
 // Chinese, value-free explanation. Every refusal then leaves an audit
-// record (DESIGN.md), not only those the pipeline decides.
+// record (a public contract of the config API), not only those the
+// pipeline decides.
 //
 // It returns ErrAuditIncomplete when actor or code is empty: an attempt
 // without a subject has no one to audit (the access log records it).

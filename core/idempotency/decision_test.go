@@ -87,7 +87,7 @@ func sumOf(c byte) string {
 	return string(b)
 }
 
-// Issue 29 item 12: a record stored by another version is compared with the
+// Regression: a record stored by another version is compared with the
 // request recomputed by that version.
 func TestInVersionRecomputesWithTheStoredVersion(t *testing.T) {
 	t.Parallel()

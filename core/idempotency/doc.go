@@ -1,5 +1,6 @@
 // Package idempotency holds the pure rules behind idempotent commands and
-// safe retries (PRD section 5). It does no I/O: adapters read and write the
+// safe retries (docs/architecture.md, "Idempotency record and decisions").
+// It does no I/O: adapters read and write the
 // rows, and call these functions to decide what a duplicate means.
 //
 // Four primitives live here, each with its own job; none replaces another:

@@ -8,6 +8,15 @@
 //
 // A lease is valid while now is strictly before ExpiresAt; at the exact
 // instant of expiry it is expired and may be claimed by anyone.
+//
+// This rule exists twice: here in Go (applied by core/outbox and
+// core/tasks, and run as-is by the adapters/memory twins) and as SQL in
+// the Postgres stores' WHERE clauses (claimSQL, heldSQL/liveSQL and
+// releaseSQL in adapters/postgres/pgoutbox/relay.go; taskClaimSQL and
+// taskHeldWhere in adapters/postgres/pgtasks/store.go). Change both
+// together: contracttests.RunOutboxStore and contracttests.RunTaskStore
+// run against the memory and the Postgres stores and hold the two forms
+// to one behaviour (docs/architecture.md, "Rules stated twice").
 package lease
 
 import (

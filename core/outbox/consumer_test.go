@@ -52,7 +52,7 @@ func TestNewConsumerFailure(t *testing.T) {
 	}
 }
 
-// Issue 29 item 8: a consumer's final failure is recorded whatever the
+// Regression: a consumer's final failure is recorded whatever the
 // row's status (the relay's Complete may come late, or be lost and the row
 // recovered to pending or failed); only an event without an id is refused.
 func TestNewConsumerFailureWhateverTheStatus(t *testing.T) {

@@ -8,11 +8,12 @@
 // arguments. Stores persist what these functions return and repeat the same
 // conditions (status, lease owner, fencing token) in their WHERE clauses.
 //
-// "Failed" means the event needs an operator: the relay could not enqueue
-// it (Fail with a final decision), every relay that held it died before
-// finishing (Recover on its last attempt, CodeLeaseExpired), or its consumer
-// gave up after the relay delivered it (ConsumerFailed). Either way Replay
-// makes it Pending again under the same event_id.
+// "Failed" means the relay needs an operator: it could not enqueue the
+// event (Fail with a final decision), or every relay that held it died
+// before finishing (Recover on its last attempt, CodeLeaseExpired). Replay
+// makes it Pending again under the same event_id. A consumer that gives up
+// on a delivered event does not change the row: that is a ConsumerFailure,
+// kept apart and replayed through the queue.
 //
 // The event_id is set once by the business transaction and never changes: a
 // retry, a recovery and a replay all keep it, so consumers must be idempotent.

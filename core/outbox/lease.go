@@ -64,6 +64,9 @@ const LeaseExpiredMessage = "the relay holding the lease stopped before finishin
 // [0, 1), drawn per event.
 //
 // pgoutbox's recoverSQL repeats this rule in SQL; change both together.
+// contracttests.RunOutboxStore (RecoverExpired/...) runs against the
+// memory store (which calls Recover) and pgoutbox, and holds them to one
+// behaviour.
 func (p Policy) OnLeaseExpired(retryCount int, now time.Time, rnd float64) FailureDecision {
 	return p.OnFailure(retryCount, Transient(CodeLeaseExpired, LeaseExpiredMessage), now, rnd)
 }

@@ -7,6 +7,12 @@ import (
 	"github.com/july/template/core/lease"
 )
 
+// The lease rules below (Claim, Renew, Complete, Fail, and Recover in
+// lease.go) are repeated in SQL by adapters/postgres/pgoutbox/relay.go
+// (claimSQL, heldSQL/liveSQL, releaseSQL, recoverSQL); adapters/memory
+// runs these functions instead. contracttests.RunOutboxStore runs against
+// both stores and holds the two forms together: change both.
+
 // Claim leases a due Pending event to owner until now+ttl with the next
 // fencing token and moves it to Delivering. It returns a *TransitionError
 // when ev is not Pending, ErrNotDue before NextAttemptAt, and lease.ErrInvalid

@@ -15,13 +15,14 @@ const (
 	Pending Status = 1
 	// Delivering events are leased to one relay worker (2 投递中).
 	Delivering Status = 2
-	// Delivered events were accepted by the queue (3 已投递). Terminal for
-	// the relay; only ConsumerFailed moves one on, to Failed.
+	// Delivered events were accepted by the queue (3 已投递). Terminal: a
+	// consumer's final failure is a ConsumerFailure beside the row and
+	// never changes it.
 	Delivered Status = 3
-	// Failed events need an operator (4 投递失败): either the relay could not
-	// enqueue them (attempts ran out or a permanent error), or their consumer
-	// gave up (ConsumerFailed). Kept for alerting and controlled replay,
-	// never deleted.
+	// Failed events need an operator (4 投递失败): the relay could not
+	// enqueue them (attempts ran out, a permanent error, or every holder
+	// died: LEASE_EXPIRED). Kept for alerting and controlled replay, never
+	// deleted.
 	Failed Status = 4
 )
 
@@ -43,10 +44,9 @@ func (s Status) String() string {
 // Valid reports whether s is one of the four defined states.
 func (s Status) Valid() bool { return s >= Pending && s <= Failed }
 
-// next is the relay's whole state machine. Delivered has no entry: it is
-// terminal for the relay. The consumer's dead-letter edge Delivered ->
-// Failed is ConsumerFailed's alone and is not listed here, so Fail and the
-// stores' relay writes can never take it.
+// next is the whole state machine (docs/architecture.md draws it).
+// Delivered has no entry: it is terminal, and a consumer's failure is
+// recorded beside the row (ConsumerFailure), never as a status.
 var next = map[Status][]Status{
 	Pending:    {Delivering},                 // claim
 	Delivering: {Delivered, Pending, Failed}, // success; retry, recovery or release; final failure

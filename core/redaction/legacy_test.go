@@ -1,6 +1,7 @@
 package redaction
 
-// This file keeps the matcher that issue 15 replaced, as the oracle of the
+// This file keeps the matcher that redaction by meaning and shape
+// replaced, as the oracle of the
 // differential tests: the new matcher never redacts less than this one,
 // except where the allow list or the tighter bearer and basic shapes say
 // so (see legacyExempt). Do not change it.
@@ -12,7 +13,7 @@ import (
 	"unicode/utf8"
 )
 
-// legacyKeys are the keys the PRD calls sensitive on every route: passwords,
+// legacyKeys are the keys the first matcher called sensitive on every route: passwords,
 // tokens, sessions, authorization, cookies, secrets, keys, signatures, nonces,
 // verification codes, payment credentials, private URLs and crypto material.
 // Bare "code" is deliberately absent (error and result codes must stay

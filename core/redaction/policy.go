@@ -10,7 +10,8 @@ import (
 // per route; the zero value is PolicyDefault.
 type Policy int
 
-// Policies, from the PRD's list of sensitive route kinds.
+// Policies, one per kind of route whose bodies need more than the default
+// redaction (logins, payments, file transfers, ...).
 const (
 	// PolicyDefault logs redacted JSON and form bodies; anything else only as
 	// a Summary unless Body.AllowText is set and the text looks clean.

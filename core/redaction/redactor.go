@@ -11,8 +11,8 @@ import (
 // about the original (length, prefix, type) survives.
 const Redacted = "[REDACTED]"
 
-// DefaultMaxBytes is the default value of Redactor.MaxBytes: the PRD's 50KB
-// access-log body limit.
+// DefaultMaxBytes is the default value of Redactor.MaxBytes: an access-log
+// line carries at most 50KB of body, so one request cannot flood the log.
 const DefaultMaxBytes = 50 * 1024
 
 // ErrInvalidJSON is returned by RedactJSON for input that is not one valid

@@ -43,7 +43,7 @@ func (r Rule) On(policies ...Policy) Rule {
 	return r
 }
 
-// BuiltinRules is the built-in rule table: the PRD's sensitive fields on
+// BuiltinRules is the built-in rule table: the sensitive fields on
 // every route (passwords, tokens, sessions, authorization, cookies,
 // secrets and keys, signatures, nonces, verification codes, payment
 // credentials, private URLs, identity numbers), the route policies'
@@ -53,7 +53,7 @@ var BuiltinRules = []Rule{
 	// Passwords and PINs.
 	Word("password"), Word("passwd"), Word("pwd"), Word("passcode"), Word("passphrase"), Word("pin"),
 	Word("pass", "word"), Part("password"), Part("passwd"),
-	// Short and leet forms (issue 30): pw, pass, pswd, pword, passw0rd. Only
+	// Short and leet forms seen in real payloads: pw, pass, pswd, pword, passw0rd. Only
 	// whole words: passenger, compass and bypass are ordinary fields.
 	Word("pw"), Word("pass"), Word("pswd"), Word("pword"), Word("passw0rd"),
 	Part("passw0rd"), Part("pa55word"), Part("pa55w0rd"), Part("p4ssword"), Part("p455w0rd"), Part("passwort"),
@@ -117,7 +117,8 @@ var BuiltinRules = []Rule{
 }
 
 // loginKeep are the members a login or token response keeps: the outcome
-// and subject identifiers (PRD). Every other scalar is redacted.
+// and subject identifiers, which an operator needs to follow a login and
+// which hold no secret. Every other scalar is redacted.
 var loginKeep = []string{
 	"ok", "success", "succeeded", "status", "result", "result_code", "error_code", "errcode", "message", "msg",
 	"id", "user_id", "uid", "sub", "subject", "account_id", "tenant_id", "expires_in", "refresh_expires_in",

@@ -8,7 +8,7 @@ import (
 	"github.com/july/template/core/redaction"
 )
 
-// ISSUE 30 item 7: short and leet spellings of "password" were logged in
+// REGRESSION: short and leet spellings of "password" were logged in
 // clear under the payment policy, and so was an AWS-style access key under
 // a neutral name.
 var shortPasswordKeys = []string{

@@ -7,7 +7,8 @@ import (
 )
 
 // blobMinLen is the length from which an unbroken base64 string is treated as
-// file content (the PRD forbids logging Base64 bodies) rather than an id.
+// file content (a Base64 body is never logged: it may be a whole file with
+// personal data, and it floods the log) rather than an id.
 const blobMinLen = 1024
 
 // secretValue reports whether a string value is, or holds, a credential

@@ -26,9 +26,10 @@ type DeadLetterConfig struct {
 	MarkedFunc func(eventType string)
 }
 
-// DeadLetter turns a consumer's final failure into the durable record on
-// the event's outbox row (outbox.ConsumerFailed), so an operator finds and
-// replays it after the queue's trimmed archive is gone.
+// DeadLetter turns a consumer's final failure into a durable consumer
+// failure record (outbox.ConsumerFailure, beside the event's row, which
+// stays delivered), so an operator finds and replays it after the queue's
+// trimmed archive is gone.
 type DeadLetter struct {
 	store ports.ConsumerFailureStore
 	clock ports.Clock

@@ -15,8 +15,9 @@
 //     after the backoff with the same event_id, or Failed (LEASE_EXPIRED)
 //     when that was the last attempt, so an event that kills every relay
 //     holding it ends instead of being claimed forever.
-//   - DeadLetter records a consumer's final failure on the event's row, so
-//     an operator can replay it after the queue's archive is gone.
+//   - DeadLetter records a consumer's final failure beside the event's row
+//     (the row stays delivered), so an operator can replay it after the
+//     queue's archive is gone.
 //   - Operator replays failed or stuck events (deleting the queue's
 //     retained task inside the replay) and releases dead relays' leases,
 //     each change audited in the same transaction.

@@ -184,7 +184,7 @@ func TestDeadLetter(t *testing.T) {
 			b.seed(t, 1)
 			return b.claimAndMark(t, "relay-a/0", true, 1)[0].EventID
 		}, 1, "outbox event failed in its consumer; replay after fixing the cause"},
-		// Issue 29 item 8: the relay's Complete comes late (a slow batch)
+		// Regression: the relay's Complete comes late (a slow batch)
 		// or never (its lease expired and the recovery put the row back to
 		// pending): the consumer's final failure is recorded all the same.
 		{"RelayMarksLate", func(t *testing.T, b *testBundle) string {
@@ -251,7 +251,7 @@ func (b *testBundle) get(t *testing.T, eventID string) outbox.Event {
 	return ev
 }
 
-// REGRESSION (issue 13): a database blink while marking a published batch
+// REGRESSION: a database blink while marking a published batch
 // left its rows Delivering until the whole lease expired (30 s by default),
 // then published them again. The mark is retried while the lease holds.
 func TestMarkIsRetriedWhileTheLeaseHolds(t *testing.T) {

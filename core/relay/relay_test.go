@@ -274,7 +274,7 @@ func TestRelayRecoversCrashedHolder(t *testing.T) {
 	require.Equal(t, []int64{claimed[0].ID}, lost, "the dead holder's stale token must not complete the row")
 }
 
-// Issue 27 item 4: an event whose handling kills every relay holding it
+// Regression: an event whose handling kills every relay holding it
 // (an OOM, a crash) ends Failed with LEASE_EXPIRED after the policy's
 // attempts, as retuned while running, and is reported as a final failure,
 // instead of being claimed by the next victim forever.

@@ -1,5 +1,6 @@
 // Package sysconfig holds the pure rules of the controlled system-config
-// registry (PRD section 7, table tb_system_config).
+// registry (table tb_system_config; its columns are a public contract,
+// docs/architecture.md).
 //
 // Only keys registered in code may be written. Each module registers its own
 // keys with a [Spec] (type, default, value range, read-only and sensitive
@@ -11,8 +12,8 @@
 // underscores (see [KeyPattern]). The first segment is the owning module.
 //
 // The package does no I/O. Adapters feed it stored rows ([Stored]) and HTTP
-// bodies and get back decisions: [PlanUpdate] runs the update checks in the
-// PRD's order and yields the row to write plus an [AuditRecord];
+// bodies and get back decisions: [PlanUpdate] runs the update checks in a
+// fixed order (registration, read-only, type, constraints, version) and yields the row to write plus an [AuditRecord];
 // [RejectedAudit] yields the audit record for a refused attempt; [ViewOf]
 // renders a masked row for the API; [Resolve] picks the value a reader
 // should use when the stored one is missing or broken.

@@ -3,7 +3,8 @@ package sysconfig
 // Type is the value type of a key, stored in tb_system_config.value_type.
 type Type string
 
-// The four value types the PRD allows.
+// The four value types tb_system_config.value_type allows; the column's
+// values are a public contract.
 const (
 	TypeString Type = "string" // any text; Spec.MaxLen bounds its length in characters
 	TypeInt    Type = "int"    // a base-10 int64; Spec.Min and Spec.Max bound it

@@ -47,7 +47,8 @@ func (p Plan) Row(now time.Time) Stored {
 	}
 }
 
-// PlanUpdate runs the PRD's update checks in order: registration, read-only
+// PlanUpdate runs the update checks in a fixed order, so a request breaking
+// several rules always gets the same answer: registration, read-only
 // (the spec's flag or the stored row's), typed parse, constraints, then the
 // optimistic version (current version is 0 when current is nil). The first
 // failure is returned as ErrKeyNotRegistered, ErrReadOnly, *ValueError or

@@ -8,7 +8,8 @@ import (
 // MaxPollInterval caps the poll back-off.
 const MaxPollInterval = 10 * time.Second
 
-// pollSteps is the PRD back-off: 2 s, 3 s, 5 s, then MaxPollInterval.
+// pollSteps is the polling back-off of the task contract: 2 s, 3 s, 5 s,
+// then MaxPollInterval (docs/architecture.md, task status).
 var pollSteps = [...]time.Duration{2 * time.Second, 3 * time.Second, 5 * time.Second}
 
 // PollHint returns how long a client should wait before polling a task in

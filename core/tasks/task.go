@@ -21,6 +21,12 @@ var (
 // Its methods are pure: each returns the next state, or the unchanged task
 // and an error. Persist a result with a conditional update on the status,
 // lease owner and fencing token the method was called with.
+//
+// The lease and fencing rules of Claim, the holder's writes and
+// RecoverExpired are repeated in SQL by adapters/postgres/pgtasks/store.go
+// (taskClaimSQL, taskHeldWhere, taskRecoverSQL); adapters/memory runs
+// these methods instead. contracttests.RunTaskStore runs against both
+// stores and holds the two forms together: change both.
 type Task struct {
 	// ID is the task_id exposed to callers.
 	ID     string

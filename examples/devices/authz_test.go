@@ -13,7 +13,7 @@ import (
 	"github.com/july/template/examples/devices"
 )
 
-// The repro of issue 30 item 1: an agent may not take another agent's
+// Regression: an agent may not take another agent's
 // device, nor hand a device to somebody else; both rows become failure
 // rows with their reason and the assignment stays as it was. An admin
 // may reassign.

@@ -10,7 +10,8 @@
 //     transaction inserts the task row (which embeds the
 //     idempotency record and the file), appends the outbox event
 //     devices.assignment.requested {task_id} and stores the 202 response
-//     {"task_id": ...}. The file is not parsed there (PRD section 3).
+//     {"task_id": ...}. The file is not parsed there: the request stays
+//     short and bounded, and the parse runs under the task's lease.
 //   - The relay delivers the event; Worker (the queue consumer) claims the
 //     task with a lease, parses the file, and decides every row: valid rows
 //     are upserted into ex_devices_assignment, invalid ones recorded in
@@ -27,8 +28,9 @@
 // expires; Asynq hands the task to another worker (its own lease on the
 // running task expires too) and Claim takes the expired lease over, so the
 // work resumes from the recorded progress. If the queue gives up on the
-// task (retries exhausted), the relay marks the outbox event failed (the
-// durable dead letter) and `relay outbox replay` restarts it.
+// task (retries exhausted), the relay records a consumer failure for its
+// event (the durable dead letter; the event row stays delivered) and
+// `relay outbox replay` restarts it.
 //
 // Layers: Service (service.go, upload.go) is the application layer, one
 // method per use case taking the caller as an Actor, each owning its

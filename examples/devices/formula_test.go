@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// ISSUE 30 item 8e: a failed row's serial came back verbatim in the
+// REGRESSION: a failed row's serial came back verbatim in the
 // failures listing, so spreadsheet formulas (=HYPERLINK(...), +cmd|...)
 // ran when an operator exported the listing to a spreadsheet. A value
 // starting with = + - @ (or tab, CR) is returned with a leading '.

@@ -7,7 +7,7 @@ import (
 	"github.com/july/template/core/sysconfig"
 )
 
-// The domain's config keys: the upload quotas (issue 30). Each bounds how
+// The domain's config keys: the upload quotas. Each bounds how
 // much work and storage one caller can cause; an operator tunes them with
 // PUT /api/v1/system-configs/{key} without a release.
 const (

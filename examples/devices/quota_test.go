@@ -24,7 +24,7 @@ func rfc2231Upload(encodedName, csv string) ([]byte, string) {
 	return []byte(body), "multipart/form-data; boundary=" + boundary
 }
 
-// Issue 30 item 6: a NUL byte in an RFC 2231 file name reached the
+// Regression: a NUL byte in an RFC 2231 file name reached the
 // INSERT, which Postgres refused: 500 with retryable true. Every control
 // character in the name is the caller's mistake: 400, nothing stored.
 func TestUploadRejectsControlCharactersInFileName(t *testing.T) {
@@ -57,7 +57,7 @@ func csvRows(n int) string {
 	return b.String()
 }
 
-// Issue 30 item 5: a file's rows are bounded at upload, before anything
+// A file's rows are bounded at upload, before anything
 // is stored or queued.
 func TestUploadRowLimit(t *testing.T) {
 	t.Parallel()
@@ -76,7 +76,7 @@ func TestUploadRowLimit(t *testing.T) {
 	require.NotEmpty(t, id)
 }
 
-// Issue 30 item 5: 100,000 junk lines became 100,006 failure rows. The
+// Regression: 100,000 junk lines became 100,006 failure rows. The
 // worker stores the first MaxStoredFailures failures in file order and
 // counts the rest; the failures listing says how many were not stored.
 func TestStoredFailuresAreCapped(t *testing.T) {
@@ -114,7 +114,7 @@ func TestStoredFailuresAreCapped(t *testing.T) {
 	}
 }
 
-// Issue 30 item 5: uploads per principal per minute are bounded, counted
+// Uploads per principal per minute are bounded, counted
 // in Postgres so the bound holds across api replicas. The refusal is 429
 // with Retry-After; a retry of an accepted upload still replays; another
 // principal is not affected; the window moves with the clock.

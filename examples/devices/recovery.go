@@ -17,7 +17,8 @@ const (
 	// idempotency retention.
 	SweepName = "devices.assignment"
 	// recoveryRequestPrefix starts the request_id of a re-delivery event:
-	// a stable command id, as the PRD asks of work without an HTTP request.
+	// a stable command id for work that has no HTTP request, so the chain
+	// stays traceable by request_id (docs/architecture.md, house rules).
 	recoveryRequestPrefix = "task-recovery-"
 )
 

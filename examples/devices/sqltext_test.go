@@ -36,7 +36,7 @@ func (c *queryCapture) all() []string {
 	return append([]string(nil), c.queries...)
 }
 
-// ISSUE 30 item 6: bun inlines arguments into the query text, so an
+// REGRESSION: bun inlines arguments into the query text, so an
 // uploaded file stored through the model travelled as SQL text, and
 // Postgres logged the whole statement, file included, when it failed. The
 // upload stores the file as a bound parameter (storeFile): no query text

@@ -57,7 +57,8 @@ type UploadResult struct {
 
 // Upload stores the file as a Pending task owned by the actor, with its
 // outbox event and idempotency record, in one short transaction. The file
-// is not parsed here (PRD section 3): the worker does that. The actor
+// is not parsed here, so the request stays short: the worker does that
+// under the task's lease. The actor
 // needs RoleAgent or RoleAdmin (else ErrForbidden, before anything is
 // stored); the task records whether the uploader held RoleAdmin, which
 // decides what its rows may do (see RoleAgent) when the worker runs it.

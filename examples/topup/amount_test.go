@@ -8,7 +8,7 @@ import (
 	"github.com/july/template/examples/topup"
 )
 
-// ISSUE 30 item 8c: amount_cents was decoded through float64, so a
+// REGRESSION: amount_cents was decoded through float64, so a
 // fraction beyond float precision (0.99999999999999999 is 1.0 as a
 // float64) was rounded and accepted. Integers are now parsed exactly.
 func TestCreateParsesAmountExactly(t *testing.T) {

@@ -72,7 +72,7 @@ func TestRouteRoleMatrix(t *testing.T) {
 	}
 	require.Contains(t, forbidden[0], "代理商（agent）")
 
-	// Issue 30's repro: a token with no roles created top-ups and its
+	// The regression: a token with no roles created top-ups and its
 	// wallet was credited. Now nothing is stored, no event is written.
 	require.Equal(t, 3, e.count(t, "ex_topup_order", ""), "the first order and the two agents' creates")
 	require.Zero(t, e.count(t, "ex_topup_order", "agent_id NOT IN (?, ?)", "agent-a", "agent-b"))

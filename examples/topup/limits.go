@@ -36,7 +36,8 @@ type ConfigReader interface {
 // inside one: the read may ask Redis and, on a miss or with Redis down,
 // take a second pooled Postgres connection, so inside the transaction a
 // Redis outage (or merely a small pool) made concurrent creates wait on
-// each other for ever (and the PRD forbids Redis calls in a transaction).
+// each other for ever (and a Redis call inside a transaction holds the
+// transaction's locks and connection for as long as Redis takes).
 // The read never fails for a registered key (the default or last verified
 // value stands in while Postgres and Redis are down), so an error here is
 // a wiring bug.

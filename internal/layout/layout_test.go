@@ -1,5 +1,5 @@
-// Package layout_test enforces the dependency rules of the tree (STYLE.md
-// H1, issue 11): dependencies point inward, apps compose adapter Modules
+// Package layout_test enforces the dependency rules of the tree
+// (docs/architecture.md, "Dependency rules"): dependencies point inward, apps compose adapter Modules
 // and core services, and test helpers stay out of production code.
 package layout_test
 

@@ -218,7 +218,8 @@ func jsonItems(n int) []byte {
 	return []byte(b.String())
 }
 
-// TestMatrix sends the PRD's regression samples and checks that no secret
+// TestMatrix sends the redaction regression samples (secrets in headers,
+// query strings and bodies) and checks that no secret
 // reaches the log while everything needed to find a request does.
 func TestMatrix(t *testing.T) {
 	t.Parallel()

@@ -1,5 +1,5 @@
-// Package configapi is the HTTP face of the system-config shell (PRD
-// section 7): list, read and update registered keys under
+// Package configapi is the HTTP face of the system-config shell
+// (tb_system_config, core/configsvc): list, read and update registered keys under
 // /system-configs for authenticated super admins.
 //
 // Authentication and authorisation are decided before any lookup, so a 401

@@ -1,5 +1,6 @@
 // Package idemhttp implements the HTTP side of idempotent create commands
-// (DESIGN.md, the IETF httpapi Idempotency-Key draft) for echo:
+// (the IETF httpapi Idempotency-Key draft; docs/architecture.md,
+// "Idempotency record and decisions") for echo:
 //
 //   - the key is the client's Idempotency-Key header, else its X-Request-ID
 //     as sent (CaptureKey keeps the raw value before httpx.RequestIDs

@@ -177,7 +177,7 @@ func TestIdemGuardHeldAnswersInProgress(t *testing.T) {
 	require.Equal(t, "true", after.Header.Get(idemhttp.HeaderReplayed), "rule: the guard is released after the handler")
 }
 
-// Issue 29 item 11: the same key with another body while the first request
+// Regression: the same key with another body while the first request
 // still runs is 422 IDEMPOTENCY_KEY_REUSED (a reused key never waits), not
 // 409 IDEMPOTENCY_IN_PROGRESS, and the answer does not depend on Redis: the
 // guard compares fingerprints before answering, and without it Postgres
@@ -218,7 +218,7 @@ func TestIdemReusedKeyWhileFirstRunsIsReused(t *testing.T) {
 	}
 }
 
-// Issue 29 item 12: a record stored before a fingerprint version change (an
+// Regression: a record stored before a fingerprint version change (an
 // upgrade from v1, or a route that starts declaring its command) replays a
 // byte-identical retry: the request is recomputed with the record's
 // version. Another body is still 422.

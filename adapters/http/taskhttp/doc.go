@@ -10,8 +10,8 @@
 // HTTP is stateless, so the poll count comes from the client: it sends
 // ?poll=N where N is how many polls it already made for this task (0 on the
 // first read), increments it after each response, and resets it to 0 when
-// the page becomes visible again (the PRD refreshes at once, then backs off
-// anew). PollsSoFar reads it. Without it the step follows how long the task
+// the page becomes visible again (a page that comes back refreshes at once,
+// then backs off anew). PollsSoFar reads it. Without it the step follows how long the task
 // has been unchanged; a value that is not a non-negative integer is refused
 // with 400 POLL_INVALID, as the contract declares it.
 //

@@ -70,6 +70,10 @@ func NewExpirer(db bun.IDB, table string) (*Expirer, error) {
 	return &Expirer{db: db, table: bun.Ident(table)}, nil
 }
 
+// Table returns the name of the business table whose records the
+// Expirer clears, so a test can compare that table with ColumnsSQL.
+func (e *Expirer) Table() string { return string(e.table) }
+
 // ExpireRecords implements ports.IdempotencyExpirer.
 func (e *Expirer) ExpireRecords(ctx context.Context, savedBefore time.Time, limit int) (int, error) {
 	if limit < 1 {

@@ -1,7 +1,7 @@
 package pgidem
 
 // Record is the idempotency record a business table embeds:
-// there is no shared idempotency table (PRD section 5), each table that an
+// there is no shared idempotency table: each table that an
 // idempotent create command writes carries these columns on the row it
 // creates, so the record commits or rolls back with the business fact.
 //
@@ -62,8 +62,13 @@ type Record struct {
 // still works with Insert and SaveResponse, but its records never expire.
 //
 // The response body is bytea, so a replay returns the first response's
-// status, Content-Type and body byte for byte (DESIGN.md, IETF
-// Idempotency-Key draft), whatever the media type.
+// status, Content-Type and body byte for byte (the IETF httpapi
+// Idempotency-Key draft; docs/architecture.md, "replayed response"),
+// whatever the media type.
+//
+// Each registered table's migration repeats these columns by hand;
+// examples/columns_test.go compares every registered table with this
+// constant, so a copy that drifts fails.
 const ColumnsSQL = `idem_principal varchar(128),
 idem_operation varchar(64),
 idem_request_id varchar(128),

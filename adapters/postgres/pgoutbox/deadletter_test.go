@@ -44,7 +44,7 @@ func TestMarkConsumerFailed(t *testing.T) {
 		require.NoError(t, err, "%s: %s", tc.name, tc.id)
 		require.False(t, ok, "%s: %s must not be marked", tc.name, tc.id)
 	}
-	// Issue 29 item 8: a failure is recorded whatever the row's status
+	// Regression: a failure is recorded whatever the row's status
 	// (the relay's Complete was lost and the row recovered to pending).
 	ok, err := store.MarkConsumerFailed(ctx, ports.ConsumerFailure{EventID: pendingEv.EventID, Code: "X", Message: "boom", At: now})
 	require.NoError(t, err)
@@ -59,7 +59,7 @@ func TestMarkConsumerFailed(t *testing.T) {
 	ok, err = store.MarkConsumerFailed(ctx, ports.ConsumerFailure{EventID: deliveredEv.EventID, Code: "", Message: "line1\n" + long, At: now})
 	require.NoError(t, err)
 	require.True(t, ok, "a delivered event's failure is recorded")
-	// REGRESSION (issue 13): the consumer's failure turned the Delivered row
+	// REGRESSION: the consumer's failure turned the Delivered row
 	// into Failed, breaking "a delivered row never changes again".
 	got, err = store.Get(ctx, deliveredEv.EventID)
 	require.NoError(t, err)

@@ -88,7 +88,11 @@ const claimColumns = `e.id, e.event_id, e.event_type, e.payload_version, e.aggre
 	coalesce(e.trace_parent, ''), coalesce(e.trace_state, '')`
 
 // heldSQL is the guard every write by a lease holder repeats: the row is
-// still Delivering, leased to this owner under this claim's token.
+// still Delivering, leased to this owner under this claim's token. It,
+// liveSQL, claimSQL and releaseSQL are the SQL form of the lease rules
+// that core/lease and core/outbox (lifecycle.go, lease.go) state in Go and
+// adapters/memory runs; contracttests.RunOutboxStore runs against both
+// stores and holds them together, so change both.
 const heldSQL = `e.id = r.id AND e.status = 2 AND e.lease_owner = ? AND e.lease_token = r.token`
 
 // liveSQL adds "and the lease has not run out" (lease.Lease.Check).
@@ -133,7 +137,8 @@ RETURNING e.id`
 // ceiling for that attempt (outbox.Backoff.Ceiling, computed in Go and
 // passed as an array indexed by attempt, its last entry standing for every
 // later one), c - c/2 plus a random share of c/2, in nanoseconds. Each row
-// draws its own random().
+// draws its own random(). contracttests.RunOutboxStore
+// (RecoverExpired/...) holds this and the Go rule together.
 const recoverSQL = `WITH expired AS MATERIALIZED (
 	SELECT id, greatest(retry_count, 0) + 1 AS attempts FROM tb_outbox_event
 	WHERE status = 2 AND lease_expires_at <= ?

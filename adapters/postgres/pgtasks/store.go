@@ -33,7 +33,11 @@ const taskReturning = ` RETURNING ` + taskColumns
 
 // taskHeldWhere is the guard of every write by a lease holder: the task is
 // still Processing under this owner and claim token, and the lease is live
-// (lease.Lease.Check). Args: id, owner, token, now.
+// (lease.Lease.Check). Args: id, owner, token, now. It, taskClaimSQL and
+// taskRecoverSQL are the SQL form of the rules core/lease and
+// core/tasks.Task state in Go (and adapters/memory runs);
+// contracttests.RunTaskStore runs against both stores and holds them
+// together, so change both.
 const taskHeldWhere = ` WHERE id = ? AND status = 2 AND lease_owner = ? AND lease_token = ? AND lease_expires_at > ?`
 
 const (
@@ -106,6 +110,10 @@ func NewStore(db bun.IDB, table string) (*Store, error) {
 	}
 	return &Store{db: db, table: bun.Ident(table)}, nil
 }
+
+// Table returns the name of the task table the store writes, so a test
+// can compare that table with ColumnsSQL.
+func (s *Store) Table() string { return string(s.table) }
 
 // Create inserts a Pending task with only the contract columns set: the
 // business's own columns need defaults, or the business inserts the row

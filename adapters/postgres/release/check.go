@@ -33,8 +33,8 @@ type CheckOptions struct {
 	// Strict turns the findings of Rules marked Strict (outbox_undelivered,
 	// outbox_expired_leases, outbox_long_lease, task_unfinished,
 	// task_lease_expired) from warnings into violations, for a release
-	// with producers stopped and the relay and workers drained (PRD Testing
-	// Decision 2). The default (false) suits a release under live traffic,
+	// with producers stopped and the relay and workers drained
+	// (docs/release-runbook.md, "Strict pre-check"). The default (false) suits a release under live traffic,
 	// where such work is normal and resumes after the release.
 	Strict bool
 }
@@ -267,7 +267,8 @@ func runRules(ctx context.Context, db bun.IDB, sets []Set, r *Report, st state, 
 	return nil
 }
 
-// taskRules are the pre-checks of a set's task tables (PRD: 待处理/处理中任务).
+// taskRules are the pre-checks of a set's task tables: tasks still 待处理
+// or 处理中 (status 1 or 2), and Processing tasks whose lease expired.
 func taskRules(tables []string) []Rule {
 	var out []Rule
 	for _, t := range tables {

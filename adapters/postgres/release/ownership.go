@@ -86,7 +86,8 @@ func (m Manifest) Tables() []string {
 }
 
 // conflicts lists objects that more than one migration creates, alters
-// or drops (PRD: 同一表、字段、索引或约束只能在一个迁移中创建或修改).
+// or drops: a table, column, index or constraint is created or changed by
+// one migration only, so each object has one owner to roll back.
 // A set may evolve its own objects in two documented ways (evolves): a
 // later migration of the set that created an object may drop it, retiring
 // it (a replaced index, say; its down file recreates it), and may redefine

@@ -21,7 +21,8 @@ func rawSet(name string, files map[string]string) release.Set {
 	return release.Set{Name: name, FS: fsys}
 }
 
-// PRD §2: 每个增量迁移包含正向和回滚边界. A pending migration has a down
+// Every migration states its forward and rollback boundary
+// (docs/release-runbook.md). A pending migration has a down
 // file or says it is forward-only, and why; check reports one with neither.
 func TestEveryPendingMigrationHasARollbackBoundary(t *testing.T) {
 	t.Parallel()

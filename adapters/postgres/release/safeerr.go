@@ -7,8 +7,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// Release output holds counts, codes and safe identifiers only (PRD: 检查输出
-// 只包含计数与安全标识). A Postgres error message and detail may quote row
+// Release output holds counts, codes and safe identifiers only: it goes to
+// CI logs and tickets that many people read. A Postgres error message and detail may quote row
 // values ("invalid input syntax for type bigint: \"card-…\""), so they are
 // never printed: a *pgconn.PgError is rendered from its SQLSTATE and the
 // schema names it carries.

@@ -49,7 +49,8 @@ type sqlFile struct {
 // "-- migrate:forward_only: the rows it holds are business facts from the
 // first write". The reason is required; check reports a pending migration
 // with neither a down file nor this line (rollback_boundary_missing), and
-// down refuses it with the reason (PRD: 每个增量迁移包含正向和回滚边界).
+// down refuses it with the reason: every migration states its forward and
+// rollback boundary (docs/release-runbook.md).
 const ForwardOnlyDirective = "migrate:forward_only"
 
 var reDirective = regexp.MustCompile(`^\s*--\s*migrate:\s*([a-z_]+)\s*=\s*(\S+)\s*$`)

@@ -1,5 +1,6 @@
 // Command uploadbench measures the api's peak memory under concurrent
-// maximum-size device-assignment uploads (issue 30 item 4).
+// maximum-size device-assignment uploads (docs/performance.md records the
+// figures).
 //
 // It builds apps/api, runs it on a scratch database (created on
 // -database-url, migrated with the examples, dropped at the end) and a
