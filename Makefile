@@ -38,7 +38,7 @@ ci: test
 test-pg-matrix: services
 	GO="$(GO)" ./scripts/pg-matrix.sh $(PG_MATRIX)
 
-## test-pooler: a PgBouncer in transaction mode (Debian's, installed if missing) in front of the test Postgres, and the tests built with -tags pooler through it: migrate, api and relay with DATABASE_URL the pooler (README "Behind a connection pooler").
+## test-pooler: a PgBouncer in transaction mode (Debian's, installed if missing) in front of the test Postgres, and the tests built with -tags pooler through it: migrate, api and relay with DATABASE_URL the pooler (docs/postgres.md, "Behind a connection pooler").
 test-pooler: services
 	./scripts/pgbouncer.sh run -- $(GO) test -race -count=1 -timeout 10m -tags pooler -run Pooler ./adapters/postgres/ ./apps/migrate/ ./apps/relay/
 
@@ -60,7 +60,7 @@ lint:
 	  if [ -n "$$out" ]; then echo "gofmt needed (run gofmt -w on these):"; echo "$$out"; exit 1; fi
 	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod/go.sum are not tidy: run go mod tidy (the diff:)"; $(GO) mod tidy -diff; exit 1; }
 	@cd contracttests/containers && { $(GO) mod tidy -diff >/dev/null || { echo "contracttests/containers/go.mod is not tidy: run go mod tidy there (the diff:)"; $(GO) mod tidy -diff; exit 1; }; }
-	@! grep -q 'ory/dockertest' go.mod || { echo "go.mod requires dockertest: it belongs in contracttests/containers (README \"Containers\")"; exit 1; }
+	@! grep -q 'ory/dockertest' go.mod || { echo "go.mod requires dockertest: it belongs in contracttests/containers (docs/containers.md)"; exit 1; }
 
 ## alerts: promtool checks the Prometheus rules and runs their unit tests (deploy/prometheus/tests).
 alerts:
@@ -117,7 +117,7 @@ check-rename:
 check-run:
 	./scripts/check-run.sh
 
-## supply-chain: offline vulnerability scan (source + the three binaries), SBOM and license checks; README "Supply chain".
+## supply-chain: offline vulnerability scan (source + the three binaries), SBOM and license checks; docs/supply-chain.md.
 .PHONY: supply-chain sbom deps-report
 supply-chain:
 	cd tools && GOWORK=off $(GO) vet ./... && GOWORK=off $(GO) test -count=1 ./...

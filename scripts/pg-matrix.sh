@@ -17,8 +17,8 @@
 #                   supported versions bracket what the binaries use; the
 #                   SQL they run is the adapters', tested on every version.
 #   15 in Asia/Shanghai, with TZ=Asia/Shanghai for the test processes too
-#                   the whole default suite once (README "Supported
-#                   PostgreSQL": nothing may assume UTC). A server of its
+#                   the whole default suite once (docs/postgres.md,
+#                   "Supported PostgreSQL": nothing may assume UTC). A server of its
 #                   own rather than the 18 run's: the default version, and
 #                   18 keeps a UTC run.
 # Without -race: the default run has it; here it would only add CPU.

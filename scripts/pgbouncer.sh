@@ -16,7 +16,7 @@
 # Every database name is forwarded to the same server (a "*" entry), so a
 # test's private database is reached through the pooler by swapping the
 # host and port of its URL for the pooler's. The settings are the ones
-# README "Behind a connection pooler" recommends: pool_mode = transaction,
+# docs/postgres.md, "Behind a connection pooler", recommends: pool_mode = transaction,
 # no ignore_startup_parameters (the apps send none but application_name),
 # and PgBouncer 1.18's lack of prepared-statement support (the apps use
 # the simple protocol). The listen port is a free loopback port.

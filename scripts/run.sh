@@ -239,7 +239,7 @@ for target in "api $api_pid $RUN/api.log http://$HTTP_ADDR/readyz" "relay $relay
 done
 
 TOKEN=$(bin/api token --sub dev-admin --roles super_admin,admin --ttl 12h)
-# The reference domains' caller: an agent (README: Security).
+# The reference domains' caller: an agent (docs/security.md).
 AGENT_TOKEN=$(bin/api token --sub dev-agent --roles agent --ttl 12h)
 cat <<MSG
 
@@ -289,7 +289,7 @@ MSG
 fi
 cat <<MSG
   # tracing (OpenTelemetry): $( [ -n "${OTEL_EXPORTER_OTLP_ENDPOINT:-}${OTEL_EXPORTER_OTLP_TRACES_ENDPOINT:-}" ] && echo "on, exporting to ${OTEL_EXPORTER_OTLP_ENDPOINT:-$OTEL_EXPORTER_OTLP_TRACES_ENDPOINT}" || echo "off; to enable, point the apps at an OTLP/HTTP collector:" )
-  #   OTEL_EXPORTER_OTLP_ENDPOINT=http://localhost:4318 make run   (README: Tracing)
+  #   OTEL_EXPORTER_OTLP_ENDPOINT=http://localhost:4318 make run   (docs/monitoring.md: Tracing)
 
   Ctrl-C stops the api, the relay and anything this command started.
 MSG

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Supply-chain checks for `make test` (README "Supply chain"), offline apart
+# Supply-chain checks for `make ci` (docs/supply-chain.md), offline apart
 # from the Go module proxy:
 #   1. vulnerabilities: govulncheck against a local database built from the
 #      golang.org/x/vulndb module, source mode on every go.work module and
