@@ -159,7 +159,7 @@ func newStatsCollector(store ports.OutboxOperatorStore, clock ports.Clock, log *
 		due:        d("outbox_oldest_due_age_seconds", "How long the most overdue pending outbox row has been due (relay lag); rows backing off are not due."),
 		up:         d("outbox_stats_up", "1 when the last backlog query succeeded."),
 		backlog:    d("outbox_backlog_events", "Pending and in-flight rows per event type.", "event_type"),
-		retries:    d("outbox_undelivered_by_retry_count", "Undelivered rows by retry_count.", "retry_count"),
+		retries:    d("outbox_undelivered_events_by_retries", "Undelivered rows by retry_count.", "retry_count"),
 	}
 }
 

@@ -31,6 +31,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/july/template/adapters/asynq/queue"
+	"github.com/july/template/adapters/http/apitest"
 	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/adapters/postgres/pgoutbox"
 	"github.com/july/template/contracttests/testinfra"
@@ -501,6 +502,60 @@ func (w *world) runCLIEnv(env []string, args ...string) (stdout, stderr string, 
 		w.t.Fatalf("run relay %v: %v", args, err)
 	}
 	return out.String(), errOut.String(), code
+}
+
+// startAPIBin runs the api binary on w's database and Redis, with env
+// ("KEY=VALUE") over those, until the test ends, waits for /readyz, and
+// returns its base URL. A start whose port another process took meanwhile
+// is tried again on another.
+func startAPIBin(t *testing.T, w *world, secret string, env ...string) string {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		url, taken := spawnAPIBin(t, w, secret, env...)
+		if !taken {
+			return url
+		}
+		require.Less(t, attempt, 3, "the api binary found its HTTP_ADDR taken three times")
+	}
+}
+
+func spawnAPIBin(t *testing.T, w *world, secret string, env ...string) (url string, taken bool) {
+	t.Helper()
+	addr := freeAddr(t)
+	logs := &testinfra.LogBuffer{}
+	cmd := exec.Command(apiBin)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "DATABASE_URL=" + w.db.URL, "REDIS_URL=" + w.redisURL,
+		"HTTP_ADDR=" + addr, "AUTH_JWT_SECRET=" + secret, "LOG_LEVEL=warn", "SHUTDOWN_DRAIN_DELAY=0s"}
+	cmd.Env = append(cmd.Env, env...)
+	cmd.Stdout, cmd.Stderr = logs, logs
+	require.NoError(t, cmd.Start(), "start the api binary")
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-done
+		if t.Failed() {
+			t.Logf("api logs:\n%s", logs.String())
+		}
+	})
+	url = "http://" + addr
+	eventually(t, "the api binary answers /readyz", func() (bool, string) {
+		select {
+		case <-done:
+			if strings.Contains(logs.String(), "address already in use") {
+				taken = true
+				return true, ""
+			}
+			t.Fatalf("the api binary exited: %s", logs.String())
+		default:
+		}
+		res, err := apitest.Send(t.Context(), url, apitest.Request{Method: http.MethodGet, Path: "/readyz"})
+		if err != nil {
+			return false, err.Error()
+		}
+		return res.Status == http.StatusOK, fmt.Sprintf("status %d", res.Status)
+	})
+	return url, taken
 }
 
 // freeAddr returns a 127.0.0.1 address that was free a moment ago (the

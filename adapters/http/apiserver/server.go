@@ -170,7 +170,9 @@ func New(p Params) (*Server, error) {
 	// dependency_up comes from the probes at scrape time (metrics.ProbeModule).
 	health := &httpx.Health{Checks: p.Checks, Logger: p.Logger}
 	health.Register(e)
-	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(metrics, promhttp.HandlerOpts{Registry: metrics})))
+	// Text format, or OpenMetrics to a scraper that asks for it, as the
+	// relay serves (one format negotiation for both binaries).
+	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(metrics, promhttp.HandlerOpts{Registry: metrics, EnableOpenMetrics: true})))
 	api := e.Group(Prefix, auth.Middleware(jwt))
 	api.RouteNotFound("/*", methodNotAllowed(e)) // after authentication, like every API answer
 	api.RouteNotFound("", methodNotAllowed(e))
