@@ -4,7 +4,8 @@
 # for the relay's config with the printed token, creates a top-up and
 # waits until the relay has delivered it and the wallet is credited (the
 # example domain end to end), updates a config key and replays an event and finds their
-# audit records with `relay audit list` (no failed or retried row), stops it with SIGTERM (what
+# audit records with `relay audit list` (no failed or retried row), runs
+# scripts/check-contract.sh (Prism validating every answer), stops it with SIGTERM (what
 # Ctrl-C does to the script) and checks that it exits cleanly and leaves no
 # api or relay process behind.
 set -euo pipefail
@@ -139,6 +140,10 @@ done
 [ -n "$kept" ] || fail "relay audit list does not show the replay within $((waits / 2))s"
 bad=$(psql -h 127.0.0.1 -p "${PGPORT:-5432}" -U postgres -d "$DB_NAME" -tAc "SELECT count(*) FROM tb_outbox_event WHERE status = 4 OR (event_type = 'audit.recorded' AND retry_count > 0)")
 [ "$bad" = 0 ] || fail "$bad outbox rows failed or retried in the default deployment"
+
+# The HTTP contract, checked by an independent validator (Stoplight Prism
+# as a validating proxy) over the flows a client uses.
+./scripts/check-contract.sh "http://$HTTP_ADDR" "$token" "${agent_token:-}" || fail "the HTTP contract through Prism (above)"
 
 kill -TERM "$pid"
 for _ in $(seq 1 120); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
