@@ -17,6 +17,7 @@ import (
 	"github.com/july/template/adapters/http/configapi"
 	"github.com/july/template/adapters/http/httpx"
 	"github.com/july/template/adapters/postgres"
+	"github.com/july/template/adapters/redis"
 	"github.com/july/template/adapters/tracing"
 	"github.com/july/template/core/configsvc"
 	"github.com/july/template/core/ports"
@@ -26,7 +27,8 @@ import (
 
 var httpOptions = fx.Options(
 	fx.Provide(
-		fx.Annotate(newServerParams, fx.ParamTags(``, ``, ``, ``, ports.ProbeGroup, ``)),
+		newProbes,
+		newServerParams,
 		fx.Annotate(configapi.AccessRoutes, fx.ResultTags(`group:"access_routes,flatten"`)),
 		fx.Annotate(func() httpx.ErrorMapper { return configapi.MapError }, fx.ResultTags(`group:"error_mappers"`)),
 		fx.Annotate(func() httpx.ErrorMapper { return mapPostgresDown }, fx.ResultTags(`group:"error_mappers"`)),
@@ -39,6 +41,11 @@ var httpOptions = fx.Options(
 	),
 	fx.Provide(newHTTPServer),
 )
+
+// newProbes are the dependencies /readyz and dependency_up check.
+func newProbes(pg postgres.Probe, rd redis.Probe) []ports.Probe {
+	return []ports.Probe{pg.Probe, rd.Probe}
+}
 
 // newServerParams feeds apiserver.Module from the environment, the stored
 // access-log body cap and every adapter's readiness probe.
