@@ -5,11 +5,11 @@
 # on every `make test` by running the full test suite of what remains):
 #
 #   - examples/;
-#   - the Go files marked "examples: delete this file" (apps/ tests that
-#     exercise the examples' routes) and every line marked
-#     "examples: delete this line" (the wiring in apps/api, apps/relay,
-#     apps/migrate and apps/internal/domains, and the examples' cases in
-#     the remaining tests);
+#   - every line marked "examples: delete this line": the examples'
+#     entries in the service's one domain list (apps/internal/domains.All,
+#     the only wiring a domain has), and the examples' cases in the
+#     remaining tests; and the Go files marked "examples: delete this
+#     file" (apps/ tests that exercise the examples' routes);
 #   - the imports of the examples' packages, and their migrations in the
 #     test helpers (postgres.MigrateWith(examples.MigrationsFS()...));
 #   - the blocks between "examples: begin" and "examples: end" (the

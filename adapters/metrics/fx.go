@@ -7,7 +7,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.uber.org/fx"
 
-	"github.com/july/template/core/ports"
 	"github.com/july/template/core/relay"
 )
 
@@ -32,11 +31,10 @@ var RelayModule = fx.Module("metrics-relay",
 )
 
 // ProbeModule exports dependency_up{component,dependency} for every
-// ports.Probe in ports.ProbeGroup, run at scrape time. The app supplies
-// its Component (fx.Supply(metrics.Component("api"))) and a ports.Clock.
-var ProbeModule = fx.Module("metrics-probes",
-	fx.Invoke(fx.Annotate(RegisterProbes, fx.ParamTags(``, ``, ports.ProbeGroup))),
-)
+// probe of the app's []ports.Probe, run at scrape time. The app supplies
+// the probes, its Component (fx.Supply(metrics.Component("api"))) and a
+// ports.Clock.
+var ProbeModule = fx.Module("metrics-probes", fx.Invoke(RegisterProbes))
 
 // Handler serves the registry in the Prometheus text format, or in
 // OpenMetrics (with the delivery-lag exemplars) to a scraper that asks for it.

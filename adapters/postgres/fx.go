@@ -19,7 +19,7 @@ import (
 // business code opens its transactions on; on it a pgoutbox.Store as
 // ports.OutboxStore and ports.OutboxOperatorStore, and a pgconfig.Store as
 // ports.ConfigStore (audit records through a pgoutbox.EventAuditWriter);
-// and a "postgres" ports.Probe in ports.ProbeGroup.
+// and its readiness Probe.
 var Module = fx.Module("postgres",
 	fx.Provide(
 		newFxDB,
@@ -27,7 +27,7 @@ var Module = fx.Module("postgres",
 		fx.Annotate(newFxConfigStore, fx.As(new(ports.ConfigStore))),
 		fx.Annotate(pgconfig.NewPins, fx.As(new(ports.ConfigPins))),
 		fx.Annotate(newFxAuditInbox, fx.As(new(ports.AuditInbox))),
-		fx.Annotate(newFxProbe, fx.ResultTags(ports.ProbeGroup)),
+		newFxProbe,
 	),
 )
 
@@ -84,8 +84,12 @@ func newFxConfigStore(db *bun.DB) (*pgconfig.Store, error) {
 
 func newFxAuditInbox(db *bun.DB) (*pgaudit.Inbox, error) { return pgaudit.NewInbox(db) }
 
-func newFxProbe(db *bun.DB) ports.Probe {
-	return ports.Probe{Name: "postgres", Check: func(ctx context.Context) error { return Health(ctx, db) }}
+// Probe is Module's readiness probe of the database, named "postgres"; an
+// app lists it among the ports.Probe its readiness endpoint checks.
+type Probe struct{ ports.Probe }
+
+func newFxProbe(db *bun.DB) Probe {
+	return Probe{ports.Probe{Name: "postgres", Check: func(ctx context.Context) error { return Health(ctx, db) }}}
 }
 
 // newFxRelayDB opens the relay's own pool (see relayParams).

@@ -27,7 +27,7 @@ type ModuleConfig struct {
 }
 
 // Module provides a rueidis.Client (closed on stop, traced: see Traced), ports.ConfigCache,
-// ports.Guard, ports.WindowCounter and a "redis" ports.Probe in ports.ProbeGroup. Redis is a
+// ports.Guard, ports.WindowCounter and its readiness Probe. Redis is a
 // cache and a guard here, so the app starts and serves from Postgres while
 // Redis is down: a single node's client is kept (and redials) when the
 // first dial fails. A Sentinel or Cluster topology must answer at start.
@@ -37,7 +37,7 @@ var Module = fx.Module("redis",
 		fx.Annotate(newFxCache, fx.As(new(ports.ConfigCache))),
 		fx.Annotate(newFxGuard, fx.As(new(ports.Guard))),
 		fx.Annotate(newFxCounter, fx.As(new(ports.WindowCounter))),
-		fx.Annotate(newFxProbe, fx.ResultTags(ports.ProbeGroup)),
+		newFxProbe,
 	),
 )
 
@@ -72,8 +72,12 @@ func newFxCounter(client rueidis.Client, cfg ModuleConfig) (*WindowCounter, erro
 	return NewWindowCounter(client, cfg.CounterPrefix)
 }
 
-func newFxProbe(client rueidis.Client) ports.Probe {
-	return ports.Probe{Name: "redis", Check: func(ctx context.Context) error {
+// Probe is Module's readiness probe of Redis, named "redis"; an app lists
+// it among the ports.Probe its readiness endpoint checks.
+type Probe struct{ ports.Probe }
+
+func newFxProbe(client rueidis.Client) Probe {
+	return Probe{ports.Probe{Name: "redis", Check: func(ctx context.Context) error {
 		return client.Do(ctx, client.B().Ping().Build()).Error()
-	}}
+	}}}
 }

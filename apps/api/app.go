@@ -18,18 +18,8 @@ import (
 	"github.com/july/template/core/configsvc"
 	"github.com/july/template/core/ports"
 	"github.com/july/template/core/sysconfig"
-	"github.com/july/template/examples"
 	"github.com/july/template/internal/appkit"
 )
-
-// Domains adds the service's business modules, one fx option each: a
-// module registers its routes
-// on the *echo.Echo or the authenticated `name:"api_v1"` *echo.Group, and
-// its httpx.ErrorMapper in the `group:"error_mappers"` value group. Its
-// config keys go into domains.ConfigSpecs, so migrate seeds them too.
-var Domains = []fx.Option{
-	examples.APIModule, // examples: delete this line (and examples/) in a new service
-}
 
 func serve(ctx context.Context, cfg config, stdout io.Writer) error {
 	log := appkit.NewLogger(stdout, cfg.LogLevel, httpx.LogIDs)
@@ -62,7 +52,6 @@ func options(cfg config, log *slog.Logger) fx.Option {
 			newConfigService,
 		),
 		httpOptions,
-		fx.Options(Domains...),
 	)
 }
 

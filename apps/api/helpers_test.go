@@ -45,7 +45,7 @@ const (
 
 func i64(n int64) *int64 { return &n }
 
-// testKeys is a Domains-style option: it registers the test module's keys.
+// testKeys registers the test module's keys, as a domain's ConfigSpecs do.
 var testKeys = fx.Invoke(func(reg *sysconfig.Registry) error {
 	return reg.Register(
 		sysconfig.Spec{Key: keyText, Module: "test", Type: sysconfig.TypeString, Default: "hello", MaxLen: 20, Description: "测试文本"},

@@ -10,6 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/uptrace/bun"
 	"go.uber.org/fx"
 
 	"github.com/july/template/adapters/http/apiserver"
@@ -17,7 +18,10 @@ import (
 	"github.com/july/template/adapters/http/configapi"
 	"github.com/july/template/adapters/http/httpx"
 	"github.com/july/template/adapters/postgres"
+	"github.com/july/template/adapters/redis"
 	"github.com/july/template/adapters/tracing"
+	"github.com/july/template/apps/domain"
+	"github.com/july/template/apps/internal/domains"
 	"github.com/july/template/core/configsvc"
 	"github.com/july/template/core/ports"
 	"github.com/july/template/core/redaction"
@@ -25,44 +29,95 @@ import (
 )
 
 var httpOptions = fx.Options(
-	fx.Provide(
-		fx.Annotate(newServerParams, fx.ParamTags(``, ``, ``, ``, ports.ProbeGroup, ``)),
-		fx.Annotate(configapi.AccessRoutes, fx.ResultTags(`group:"access_routes,flatten"`)),
-		fx.Annotate(func() httpx.ErrorMapper { return configapi.MapError }, fx.ResultTags(`group:"error_mappers"`)),
-		fx.Annotate(func() httpx.ErrorMapper { return mapPostgresDown }, fx.ResultTags(`group:"error_mappers"`)),
-	),
+	fx.Provide(newProbes, newDomainAPIs, newServerParams),
 	apiserver.Module,
 	fx.Invoke(
-		fx.Annotate(registerConfigAPI, fx.ParamTags(`name:"api_v1"`)),
+		registerConfigAPI,
+		registerDomainAPIs,
 		registerOpenAPI,
 		startHTTP,
 	),
 	fx.Provide(newHTTPServer),
 )
 
+// newProbes are the dependencies /readyz and dependency_up check.
+func newProbes(pg postgres.Probe, rd redis.Probe) []ports.Probe {
+	return []ports.Probe{pg.Probe, rd.Probe}
+}
+
+// domainAPIs are the HTTP sides of the service's domains
+// (apps/internal/domains.All), in list order.
+type domainAPIs []domain.API
+
+// domainDeps is what apps/api gives every domain (domain.APIDeps).
+type domainDeps struct {
+	fx.In
+	DB     *bun.DB
+	Clock  ports.Clock
+	Config *configsvc.Service
+	Guard  ports.Guard
+	Logger *slog.Logger
+}
+
+func newDomainAPIs(p domainDeps) (domainAPIs, error) {
+	return domain.BuildAPI(domains.All(), domain.APIDeps{DB: p.DB, Clock: p.Clock, Config: p.Config, Guard: p.Guard, Logger: p.Logger})
+}
+
+// registerDomainAPIs adds every domain's handlers to the authenticated
+// /api/v1 group.
+func registerDomainAPIs(s *apiserver.Server, apis domainAPIs) {
+	for _, a := range apis {
+		if a.Register != nil {
+			a.Register(s.API)
+		}
+	}
+}
+
+// serverParams are newServerParams' inputs.
+type serverParams struct {
+	fx.In
+	Config  config
+	Logger  *slog.Logger
+	Metrics *prometheus.Registry
+	Service *configsvc.Service
+	Probes  []ports.Probe
+	Tracing *tracing.Provider
+	Domains domainAPIs
+}
+
 // newServerParams feeds apiserver.Module from the environment, the stored
-// access-log body cap and every adapter's readiness probe.
-// Domain modules add their routes' access-log policies to the
-// `group:"access_routes"` value group (accesslog.Route) and their mappers
-// to `group:"error_mappers"`.
-func newServerParams(cfg config, log *slog.Logger, metrics *prometheus.Registry, svc *configsvc.Service, probes []ports.Probe, tp *tracing.Provider) apiserver.Params {
+// access-log body cap, every adapter's readiness probe, and the
+// access-log policies and error mappers of the config API, of a Postgres
+// outage and of every domain, in that order.
+func newServerParams(in serverParams) apiserver.Params {
+	cfg, svc, probes, tp := in.Config, in.Service, in.Probes, in.Tracing
 	checks := make([]httpx.Check, len(probes))
 	for i, p := range probes {
 		checks[i] = httpx.Check{Name: p.Name, Check: p.Check, Optional: optionalDeps[p.Name]}
 	}
+	routes := configapi.AccessRoutes()
+	mappers := []httpx.ErrorMapper{configapi.MapError, mapPostgresDown}
+	for _, a := range in.Domains {
+		routes = append(routes, a.AccessRoutes...)
+		if a.ErrorMapper != nil {
+			mappers = append(mappers, a.ErrorMapper)
+		}
+	}
 	params := apiserver.Params{
-		Logger:               log,
+		Logger:               in.Logger,
 		JWTSecret:            cfg.JWTSecret,
 		BodyBudget:           cfg.BodyBudget,
 		BodyShare:            cfg.BodyShare,
 		BodyMinRate:          cfg.BodyMinRate,
 		BodyRateGrace:        cfg.BodyRateGrace,
 		JWTPolicy:            auth.JWTPolicy{Issuer: cfg.JWTIssuer, Audience: cfg.JWTAudience, MaxLifetime: cfg.JWTMaxLifetime},
-		Metrics:              metrics,
+		Metrics:              in.Metrics,
 		AccessLogHashKey:     cfg.AccessLogHashKey,
 		AccessLogBodyCap:     redaction.DefaultMaxBytes,
 		AccessLogBodyCapFunc: bodyCap(svc, cmp.Or(cfg.ConfigRefresh, ConfigRefresh)),
 		Checks:               checks,
+		Routes:               routes,
+		Mappers:              mappers,
 	}
 	if tp.Enabled() { // off: no middleware at all
 		params.TracerProvider = tp
@@ -89,7 +144,7 @@ var optionalDeps = map[string]bool{"redis": true}
 // registerConfigAPI bounds rejected config updates per principal in Redis
 // (in-process while Redis is down), counted by
 // config_update_rate_limited_total.
-func registerConfigAPI(g *echo.Group, svc *configsvc.Service, log *slog.Logger, counter ports.WindowCounter, metrics *prometheus.Registry) error {
+func registerConfigAPI(s *apiserver.Server, svc *configsvc.Service, log *slog.Logger, counter ports.WindowCounter, metrics *prometheus.Registry) error {
 	limited := prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "config_update_rate_limited_total",
 		Help: "Config updates answered 429 because their principal's updates were rejected too often.",
@@ -97,7 +152,7 @@ func registerConfigAPI(g *echo.Group, svc *configsvc.Service, log *slog.Logger, 
 	if err := metrics.Register(limited); err != nil {
 		return err
 	}
-	configapi.Register(g, svc, log, configapi.Options{RejectLimit: &configapi.RejectLimit{
+	configapi.Register(s.API, svc, log, configapi.Options{RejectLimit: &configapi.RejectLimit{
 		Counter: counter, OnLimited: limited.Inc,
 	}})
 	return nil

@@ -4,15 +4,13 @@ import (
 	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/adapters/postgres/release"
 	"github.com/july/template/apps/internal/domains"
-	"github.com/july/template/examples"
 )
 
-// migrationSets are applied in this order. A clone adds its domains' sets
-// here (each domain owns its tables; versions must be unique).
+// migrationSets are applied in this order: the foundation's, then every
+// domain's (apps/internal/domains.All; each domain owns its tables and
+// versions must be unique).
 func migrationSets() []release.Set {
-	sets := []release.Set{release.Foundation()}
-	sets = append(sets, examples.MigrationSets()...) // examples: delete this line (and examples/) in a new service
-	return sets
+	return append([]release.Set{release.Foundation()}, domains.MigrationSets()...)
 }
 
 // configSeeds are the registered system-config keys with their defaults,

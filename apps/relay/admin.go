@@ -8,8 +8,10 @@ import (
 	"github.com/labstack/echo/v4"
 	"go.uber.org/fx"
 
+	"github.com/july/template/adapters/asynq/queue"
 	"github.com/july/template/adapters/http/httpx"
 	"github.com/july/template/adapters/metrics"
+	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/core/ports"
 )
 
@@ -41,8 +43,14 @@ func startAdmin(lc fx.Lifecycle, srv adminServer) {
 	lc.Append(fx.Hook{OnStart: srv.Start, OnStop: srv.Stop})
 }
 
-// adminOption wires the admin server; its probes are ports.ProbeGroup.
+// newProbes are the dependencies /readyz and dependency_up check: the
+// database and the queue's Redis.
+func newProbes(pg postgres.Probe, q queue.Probe) []ports.Probe {
+	return []ports.Probe{pg.Probe, q.Probe}
+}
+
+// adminOption wires the admin server and the probes it checks.
 var adminOption = fx.Options(
-	fx.Provide(fx.Annotate(newAdmin, fx.ParamTags(``, ports.ProbeGroup))),
+	fx.Provide(newProbes, newAdmin),
 	fx.Invoke(startAdmin),
 )

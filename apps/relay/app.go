@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/uptrace/bun"
 	"go.uber.org/fx"
 
 	"github.com/july/template/adapters/asynq/queue"
@@ -15,21 +16,19 @@ import (
 	"github.com/july/template/adapters/metrics"
 	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/adapters/tracing"
+	"github.com/july/template/apps/domain"
 	"github.com/july/template/apps/internal/domains"
 	"github.com/july/template/core/configsvc"
 	"github.com/july/template/core/outbox"
 	"github.com/july/template/core/ports"
 	"github.com/july/template/core/redaction"
 	"github.com/july/template/core/relay"
-	"github.com/july/template/examples"
 	"github.com/july/template/internal/appkit"
 )
 
-// Domains adds the service's consumers to the relay, one fx option each
-// (the examples' is wired here; a new service deletes that line).
-var Domains = []fx.Option{
-	examples.RelayModule, // examples: delete this line (and examples/) in a new service
-}
+// appDomains are the domains the relay runs: apps/internal/domains.All
+// (the end-to-end tests' build adds a fault-injection one, fault_e2e.go).
+var appDomains = domains.All()
 
 func serve(ctx context.Context, cfg config, stdout io.Writer) error {
 	log := appkit.NewLogger(stdout, cfg.LogLevel, httpx.LogIDs, queue.LogIDs)
@@ -71,20 +70,20 @@ func options(cfg config, log *slog.Logger) fx.Option {
 			fx.Annotate(newRelay, fx.As(fx.Self()), fx.As(new(postgres.Notifier))),
 			fx.Annotate(newDeadLetter, fx.As(new(queue.DeadLetterRecorder))),
 			queue.AsConsumer(queue.AuditConsumer),
+			newDomainParts,
 		),
 		fx.Invoke(
 			startRelay,
 			fx.Annotate(metrics.RegisterOutboxStats, fx.ParamTags(``, postgres.RelayOutboxName)),
 			fx.Annotate(startRetention, fx.ParamTags(``, ``, postgres.RelayOutboxName)),
-			fx.Annotate(startTaskRecovery, fx.ParamTags(``, ``, ports.TaskTableGroup)),
-			fx.Annotate(startIdempotencyRetention, fx.ParamTags(``, ``, ports.IdempotencyTableGroup)),
+			startTaskRecovery,
+			startIdempotencyRetention,
 		),
 		redeliverOption,
 		evidenceOption,
 		reconcileOption(cfg),
 		tuningOption(cmp.Or(cfg.TuningRefresh, TuningRefresh)),
 		adminOption, // after every other hook: stops first, see newAdmin
-		fx.Options(Domains...),
 	)
 }
 
@@ -105,6 +104,34 @@ func newConfigService(store ports.ConfigStore, clock ports.Clock, log *slog.Logg
 		return nil, err
 	}
 	return configsvc.New(reg, store, nil, clock, configsvc.Options{Logger: log})
+}
+
+// domainDeps is what the relay gives every domain (domain.RelayDeps).
+type domainDeps struct {
+	fx.In
+	DB     *bun.DB
+	Clock  ports.Clock
+	Config *configsvc.Service
+	Logger *slog.Logger
+}
+
+// domainParts are the domains' relay sides: their consumers join the
+// worker's, and their tables are what the task-recovery sweep and the
+// idempotency retention go over (startTaskRecovery,
+// startIdempotencyRetention).
+type domainParts struct {
+	fx.Out
+	Consumers         []queue.Consumer `group:"asynq.consumers,flatten"` // queue.ConsumerGroup
+	TaskTables        []ports.TaskTable
+	IdempotencyTables []ports.IdempotencyTable
+}
+
+func newDomainParts(p domainDeps) (domainParts, error) {
+	r, err := domain.BuildRelay(appDomains, domain.RelayDeps{DB: p.DB, Clock: p.Clock, Config: p.Config, Logger: p.Logger})
+	if err != nil {
+		return domainParts{}, err
+	}
+	return domainParts{Consumers: r.Consumers, TaskTables: r.TaskTables, IdempotencyTables: r.IdempotencyTables}, nil
 }
 
 type relayParams struct {

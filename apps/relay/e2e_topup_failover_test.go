@@ -24,7 +24,7 @@ import (
 // TOP-UP THROUGH A SENTINEL FAILOVER: 1,500 top-up orders of five agents
 // are created through the example's own POST /api/v1/topups (the api
 // binary), then two relay processes with their
-// worker on (the example's crediter, wired by examples.RelayModule) drain
+// worker on (the example's crediter, wired by examples/topup.Domain) drain
 // them while SENTINEL FAILOVER moves the master. The failover and the
 // relays' redelivery of the window hand the crediter events it has already
 // credited; the ledger's unique order_id absorbs them. Asserted: every

@@ -10,9 +10,8 @@ import (
 	"context"
 	"os"
 
-	"go.uber.org/fx"
-
 	"github.com/july/template/adapters/asynq/queue"
+	"github.com/july/template/apps/domain"
 	"github.com/july/template/core/outbox"
 )
 
@@ -22,12 +21,12 @@ type faultEvent struct {
 }
 
 func init() {
-	Domains = append(Domains, fx.Provide(queue.AsConsumer(func() queue.Consumer {
-		return queue.Consumer{EventType: "e2e.fault", Handler: queue.Handle(func(_ context.Context, _ outbox.Envelope, p faultEvent) error {
+	appDomains = append(appDomains, domain.Domain{Name: "e2e.fault", Relay: func(domain.RelayDeps) (domain.Relay, error) {
+		return domain.Relay{Consumers: []queue.Consumer{{EventType: "e2e.fault", Handler: queue.Handle(func(_ context.Context, _ outbox.Envelope, p faultEvent) error {
 			if p.Crash {
 				os.Exit(3)
 			}
 			return nil
-		})}
-	})))
+		})}}}, nil
+	}})
 }

@@ -41,11 +41,6 @@ type StoredResponse struct {
 	ContentType string
 }
 
-// IdempotencyTableGroup is the fx value group a domain puts its
-// IdempotencyTable in; the relay's idempotency retention covers every
-// member.
-const IdempotencyTableGroup = `group:"idempotency_tables"`
-
 // IdempotencyTable registers one business table that carries idempotency
 // records with the relay's retention job (core/sweep.IdempotencyRetention).
 type IdempotencyTable struct {

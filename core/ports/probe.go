@@ -2,10 +2,6 @@ package ports
 
 import "context"
 
-// ProbeGroup is the fx value group adapter Modules put their Probe in; the
-// apps' readiness endpoints check every member.
-const ProbeGroup = `group:"probes"`
-
 // Probe is one named readiness dependency, e.g. "postgres". Check returns
 // nil while the service answers. The name is all a readiness response
 // reveals about a failure.

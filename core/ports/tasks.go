@@ -101,10 +101,6 @@ type TaskStore interface {
 	RecoverExpired(ctx context.Context, now time.Time, limit int) ([]string, error)
 }
 
-// TaskTableGroup is the fx value group a domain puts its TaskTable in; the
-// relay's task-recovery sweep covers every member.
-const TaskTableGroup = `group:"task_tables"`
-
 // TaskTable registers one business task table with the relay's
 // task-recovery sweep (core/sweep.TaskRecovery): the sweep returns tasks
 // whose lease expired (a crashed worker) to Pending through Store and

@@ -19,8 +19,10 @@ import (
 
 	"github.com/july/template/adapters/http/apiserver"
 	"github.com/july/template/adapters/http/apitest"
+	"github.com/july/template/adapters/http/httpx"
 	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/adapters/redis"
+	"github.com/july/template/apps/domain"
 	"github.com/july/template/contracttests/testinfra"
 	"github.com/july/template/core/ports"
 	"github.com/july/template/core/tasks"
@@ -30,7 +32,7 @@ import (
 var secret = []byte("devices-test-secret-0123456789abcdef")
 
 // env is one test's API server over its own database and Redis prefix:
-// apiserver.Module and APIModule, the way apps/api builds it.
+// apiserver.Module and the domain's API side, the way apps/api builds it.
 type env struct {
 	db    *bun.DB
 	srv   *httptest.Server
@@ -38,13 +40,16 @@ type env struct {
 	logs  *testinfra.LogBuffer
 	log   *slog.Logger
 	clock *fakeClock
+	// appClock is the app's clock: clock with envOpts.fakeClock, else the
+	// wall clock.
+	appClock ports.Clock
 	// queue is the relay's private asynq queue (newEnv with relay set).
 	queue string
 	opts  envOpts
 }
 
 // newEnv starts the API. With relay set, the same app also runs the
-// outbox relay and the asynq worker with RelayModule's consumer, on a
+// outbox relay and the asynq worker with the domain's consumer, on a
 // queue of its own (apps/relay's shape).
 func newEnv(t *testing.T, relay bool) *env {
 	t.Helper()
@@ -89,28 +94,26 @@ func newEnvOpts(t *testing.T, o envOpts) *env {
 		opts:  o,
 	}
 	v.log = slog.New(slog.NewJSONHandler(v.logs, nil))
+	v.appClock = ports.ClockFunc(time.Now)
+	if o.fakeClock {
+		v.appClock = v.clock
+	}
 	var extra []fx.Option
 	if relay {
 		extra = append(extra, relayOptions(t, v))
 	}
 	guard, err := redis.NewGuard(v.redis.Client, redis.GuardConfig{Prefix: v.redis.Prefix})
 	require.NoError(t, err)
+	api, err := devices.Domain().API(domain.APIDeps{DB: v.db, Clock: v.appClock, Guard: guard, Logger: v.log})
+	require.NoError(t, err)
 
 	var e *echo.Echo
 	app := fxtest.New(t,
 		fx.NopLogger,
-		fx.Supply(v.db, v.log, apiserver.Params{Logger: v.log, JWTSecret: secret}),
-		fx.Provide(
-			func() ports.Clock {
-				if o.fakeClock {
-					return v.clock
-				}
-				return ports.ClockFunc(time.Now)
-			},
-			func() ports.Guard { return guard },
-		),
+		fx.Supply(v.db, v.log, apiserver.Params{Logger: v.log, JWTSecret: secret, Routes: api.AccessRoutes, Mappers: []httpx.ErrorMapper{api.ErrorMapper}}),
+		fx.Provide(func() ports.Clock { return v.appClock }),
 		apiserver.Module,
-		devices.APIModule,
+		fx.Invoke(func(s *apiserver.Server) { api.Register(s.API) }),
 		fx.Options(extra...),
 		fx.Populate(&e),
 	)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/july/template/adapters/asynq/queue"
 	"github.com/july/template/adapters/postgres/pgoutbox"
+	"github.com/july/template/apps/domain"
 	"github.com/july/template/core/ports"
 	"github.com/july/template/core/relay"
 	"github.com/july/template/core/sweep"
@@ -19,10 +20,13 @@ import (
 )
 
 // relayOptions is the relay side of apps/relay on a private queue: the
-// asynq module with its worker, RelayModule's consumer and an outbox
-// relay. The queue's keys are removed after the worker stopped.
+// asynq module with its worker, the domain's consumer, an outbox relay
+// and the task-recovery sweep over the domain's task table. The queue's
+// keys are removed after the worker stopped.
 func relayOptions(t *testing.T, v *env) fx.Option {
 	t.Helper()
+	part, err := devices.RelayWithAfterChunk(domain.RelayDeps{DB: v.db, Clock: v.appClock, Logger: v.log}, v.opts.afterChunk)
+	require.NoError(t, err)
 	// Registered before the app starts, so it runs after the app stopped.
 	q := v.redis.AsynqQueue(t, "devices")
 	v.queue = q
@@ -34,12 +38,7 @@ func relayOptions(t *testing.T, v *env) fx.Option {
 		}),
 		queue.Module,
 		queue.RunWorker,
-		devices.RelayModule,
-		fx.Invoke(func(w *devices.Worker) {
-			if v.opts.afterChunk != nil {
-				devices.SetAfterChunk(w, v.opts.afterChunk)
-			}
-		}),
+		fx.Provide(queue.AsConsumer(func() queue.Consumer { return part.Consumers[0] })),
 		fx.Invoke(func(lc fx.Lifecycle, db *bun.DB, pub ports.Publisher, clock ports.Clock) error {
 			store, err := pgoutbox.NewStore(db, pgoutbox.Config{})
 			if err != nil {
@@ -53,15 +52,15 @@ func relayOptions(t *testing.T, v *env) fx.Option {
 			lc.Append(fx.Hook{OnStart: r.Start, OnStop: r.Stop})
 			return nil
 		}),
-		// apps/relay's task-recovery sweep over the registered task tables.
-		fx.Invoke(fx.Annotate(func(lc fx.Lifecycle, tables []ports.TaskTable, clock ports.Clock) error {
-			s, err := sweep.NewTaskRecovery(tables, clock, sweep.TaskRecoveryConfig{Every: sweep.MinTaskRecoveryEvery}, v.log)
+		// apps/relay's task-recovery sweep over the domain's task tables.
+		fx.Invoke(func(lc fx.Lifecycle, clock ports.Clock) error {
+			s, err := sweep.NewTaskRecovery(part.TaskTables, clock, sweep.TaskRecoveryConfig{Every: sweep.MinTaskRecoveryEvery}, v.log)
 			if err != nil {
 				return err
 			}
 			lc.Append(fx.Hook{OnStart: s.Start, OnStop: s.Stop})
 			return nil
-		}, fx.ParamTags(``, ports.TaskTableGroup, ``))),
+		}),
 	)
 }
 

@@ -6,10 +6,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.uber.org/fx"
-	"go.uber.org/fx/fxtest"
 
 	"github.com/july/template/adapters/http/idemhttp"
+	"github.com/july/template/apps/domain"
 	"github.com/july/template/core/ports"
 	"github.com/july/template/core/sweep"
 	"github.com/july/template/examples/devices"
@@ -35,19 +34,14 @@ func TestUploadKeyExpiresAfterRetention(t *testing.T) {
 	require.Equal(t, first, again)
 	require.Equal(t, "true", replayed, "rule: within the window the upload replays")
 
-	var tables []ports.IdempotencyTable
-	app := fxtest.New(t, fx.NopLogger, fx.Supply(v.db),
-		fx.Provide(func() ports.Clock { return ports.SystemClock }),
-		devices.RelayModule,
-		fx.Invoke(fx.Annotate(func(ts []ports.IdempotencyTable) { tables = ts }, fx.ParamTags(ports.IdempotencyTableGroup))))
-	app.RequireStart()
-	t.Cleanup(app.RequireStop)
+	relay, err := devices.Domain().Relay(domain.RelayDeps{DB: v.db, Clock: ports.SystemClock, Logger: v.log})
+	require.NoError(t, err)
 	later := time.Now().Add(sweep.DefaultIdempotencyRetention + time.Hour)
-	job, err := sweep.NewIdempotencyRetention(tables, ports.ClockFunc(func() time.Time { return later }), sweep.IdempotencyRetentionConfig{}, v.log)
+	job, err := sweep.NewIdempotencyRetention(relay.IdempotencyTables, ports.ClockFunc(func() time.Time { return later }), sweep.IdempotencyRetentionConfig{}, v.log)
 	require.NoError(t, err)
 	n, err := job.RunOnce(t.Context())
 	require.NoError(t, err)
-	require.Equal(t, 1, n, "rule: RelayModule registers ex_devices_task; its one record is cleared")
+	require.Equal(t, 1, n, "rule: the domain registers ex_devices_task; its one record is cleared")
 
 	require.Equal(t, first, v.getTask(t, "user-1", first).TaskID, "rule: the task stays")
 	_, fresh, replayed := upload()

@@ -30,7 +30,6 @@
 // service would move it on the payment callback instead, with the same
 // Transition).
 //
-// Wiring: APIModule in apps/api, RelayModule in apps/relay, Migrations()
-// in apps/migrate. Deleting the package and those three lines removes the
-// example.
+// Wiring: Domain() (domain.go), one line in apps/internal/domains.All.
+// Deleting the package and that line removes the example.
 package topup

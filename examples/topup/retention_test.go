@@ -7,10 +7,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.uber.org/fx"
-	"go.uber.org/fx/fxtest"
 
 	"github.com/july/template/adapters/http/idemhttp"
+	"github.com/july/template/apps/domain"
 	"github.com/july/template/core/ports"
 	"github.com/july/template/core/redaction"
 	"github.com/july/template/core/sweep"
@@ -18,25 +17,15 @@ import (
 )
 
 // retentionAt runs apps/relay's idempotency retention once, over the
-// tables topup.RelayModule registers, with the relay's clock at now.
+// tables the domain's relay side registers, with the relay's clock at now.
 func (e *env) retentionAt(t *testing.T, now time.Time) int {
 	t.Helper()
-	var (
-		tables []ports.IdempotencyTable
-		n      int
-	)
-	app := fxtest.New(t,
-		fx.NopLogger,
-		fx.Supply(e.db, e.logger()),
-		fx.Provide(func() ports.Clock { return ports.ClockFunc(func() time.Time { return now }) }),
-		topup.RelayModule,
-		fx.Invoke(fx.Annotate(func(ts []ports.IdempotencyTable) { tables = ts }, fx.ParamTags(ports.IdempotencyTableGroup))),
-	)
-	app.RequireStart()
-	defer app.RequireStop()
-	job, err := sweep.NewIdempotencyRetention(tables, ports.ClockFunc(func() time.Time { return now }), sweep.IdempotencyRetentionConfig{}, e.logger())
+	clock := ports.ClockFunc(func() time.Time { return now })
+	relay, err := topup.Domain().Relay(domain.RelayDeps{DB: e.db, Clock: clock, Logger: e.logger()})
 	require.NoError(t, err)
-	n, err = job.RunOnce(t.Context())
+	job, err := sweep.NewIdempotencyRetention(relay.IdempotencyTables, clock, sweep.IdempotencyRetentionConfig{}, e.logger())
+	require.NoError(t, err)
+	n, err := job.RunOnce(t.Context())
 	require.NoError(t, err)
 	return n
 }

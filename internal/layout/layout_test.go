@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -48,8 +49,11 @@ func rules(module string) []rule {
 		{"apps", func(_, imp string) bool {
 			return imp == "github.com/hibiken/asynq" || strings.HasPrefix(imp, "github.com/redis/rueidis")
 		}, "apps compose adapter Modules and core services: move the asynq/rueidis code into adapters/asynq or adapters/redis and provide it from the package's fx Module"},
-		{"examples", func(_, imp string) bool { return in(imp, "apps") }, // examples: delete this line
-			"examples are business code like a downstream service's: they import core and adapters, never a binary"}, // examples: delete this line
+		{"apps/domain", func(_, imp string) bool {
+			return imp == "go.uber.org/fx" || in(imp, "examples") || (in(imp, "apps") && !in(imp, "apps/domain"))
+		}, "apps/domain is the plain seam every domain imports: it names no fx tag, no binary and no domain; the apps turn its values into their graphs"},
+		{"examples", func(_, imp string) bool { return in(imp, "apps") && !in(imp, "apps/domain") }, // examples: delete this line
+			"examples are business code like a downstream service's: they import core, adapters and the seam apps/domain, never a binary"}, // examples: delete this line
 		{".", func(_, imp string) bool {
 			for _, h := range testHelpers {
 				if in(imp, h) {
@@ -98,7 +102,7 @@ func TestDependencyRules(t *testing.T) {
 		})
 		require.NoError(t, err)
 	}
-	dirs := []string{"core", "adapters", "internal", "apps", "."}
+	dirs := []string{"core", "adapters", "internal", "apps", "apps/domain", "."}
 	dirs = append(dirs, "examples") // examples: delete this line
 	for _, dir := range dirs {
 		require.Positive(t, checked[dir], "no source files found under %s; is the test running in internal/layout?", dir)
@@ -116,4 +120,25 @@ func modulePath(t *testing.T, root string) string {
 	}
 	t.Fatal("no module line in go.mod")
 	return ""
+}
+
+// fx is the apps' business (DESIGN.md: core never sees fx), so core
+// declares no fx tag either: a value group or a name is the wiring's, in
+// apps/ or an adapter's fx.go.
+func TestCoreNamesNoFxTags(t *testing.T) {
+	t.Parallel()
+
+	tag := regexp.MustCompile(`(group|name):\\?"`)
+	err := filepath.WalkDir("../../core", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		require.False(t, tag.Match(b), "%s declares an fx tag (%s): move it to the app or adapter that wires it", path, tag.Find(b))
+		return nil
+	})
+	require.NoError(t, err)
 }

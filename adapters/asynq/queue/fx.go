@@ -36,8 +36,7 @@ const ConsumerGroup = `group:"asynq.consumers"`
 // Module provides asynq.RedisConnOpt, *asynq.Client and *asynq.Inspector
 // (closed on stop), *Enqueuer also as ports.Publisher, ports.RetainedTasks
 // and ports.QueueInventory on the Enqueuer's queue, LossWatchers, a
-// *DurabilityChecker (closed on stop), a "redis" ports.Probe in
-// ports.ProbeGroup, and
+// *DurabilityChecker (closed on stop), its readiness Probe, and
 // *asynq.Server whose handlers are the Consumers in ConsumerGroup. The
 // server starts only in apps that include RunWorker (or otherwise depend
 // on *asynq.Server).
@@ -51,7 +50,7 @@ var Module = fx.Module("asynq",
 		fx.Annotate(newInventory, fx.As(new(ports.QueueInventory))),
 		newLossWatchers,
 		newDurabilityChecker,
-		fx.Annotate(newProbe, fx.ResultTags(ports.ProbeGroup)),
+		newProbe,
 		newWorker,
 	),
 )
@@ -152,8 +151,12 @@ func newLossWatchers(opt asynq.RedisConnOpt, e *Enqueuer) LossWatchers {
 	return LossWatchers{opt: opt, queue: e.Config().Queue}
 }
 
-func newProbe(c *asynq.Client) ports.Probe {
-	return ports.Probe{Name: "redis", Check: func(context.Context) error { return c.Ping() }}
+// Probe is Module's readiness probe of the queue's Redis, named "redis";
+// an app lists it among the ports.Probe its readiness endpoint checks.
+type Probe struct{ ports.Probe }
+
+func newProbe(c *asynq.Client) Probe {
+	return Probe{ports.Probe{Name: "redis", Check: func(context.Context) error { return c.Ping() }}}
 }
 
 type workerParams struct {

@@ -9,15 +9,12 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/fx"
-	"go.uber.org/fx/fxtest"
 
-	"github.com/july/template/adapters/asynq/queue"
 	"github.com/july/template/adapters/http/accesslog"
-	"github.com/july/template/adapters/http/httpx"
 	"github.com/july/template/adapters/postgres/pgconfig"
 	"github.com/july/template/adapters/postgres/pgoutbox"
 	"github.com/july/template/adapters/postgres/release"
+	"github.com/july/template/apps/domain"
 	"github.com/july/template/contracttests/testinfra"
 	"github.com/july/template/core/configsvc"
 	"github.com/july/template/core/ports"
@@ -26,45 +23,28 @@ import (
 	"github.com/july/template/examples/topup"
 )
 
-// The modules plug into the graph apps/api and apps/relay provide: routes
-// on the api_v1 group, the access-log policies, the error mapper and the
-// consumer.
-func TestModulesWireIntoAppGraphs(t *testing.T) {
+// The domain plugs into apps/api and apps/relay: routes on the /api/v1
+// group, the access-log policies, the error mapper, the consumer and the
+// idempotency table; its migration set and config keys are apps/migrate's.
+func TestDomainPlugsIntoTheApps(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOpts{guard: downGuard(t)})
-	echoSrv := echo.New()
-	var (
-		routes    []accesslog.Route
-		mappers   []httpx.ErrorMapper
-		consumers []queue.Consumer
-	)
-	app := fxtest.New(t,
-		fx.NopLogger,
-		fx.Supply(e.db, slog.New(slog.NewTextHandler(io.Discard, nil))),
-		fx.Provide(
-			func() ports.Guard { return downGuard(t) },
-			func() ports.Clock { return ports.ClockFunc(time.Now) },
-			func() (*configsvc.Service, error) { // apps/api's, over the service's one registry
-				reg := sysconfig.NewRegistry()
-				if err := reg.Register(topup.ConfigSpecs()...); err != nil {
-					return nil, err
-				}
-				store, err := pgconfig.NewStore(e.db, pgoutbox.NewEventAuditWriter(pgoutbox.AuditConfig{}))
-				if err != nil {
-					return nil, err
-				}
-				return configsvc.New(reg, store, nil, ports.SystemClock, configsvc.Options{})
-			},
-			fx.Annotate(func() *echo.Group { return echoSrv.Group("/api/v1") }, fx.ResultTags(`name:"api_v1"`)),
-		),
-		topup.APIModule,
-		topup.RelayModule,
-		fx.Invoke(fx.Annotate(func(r []accesslog.Route, m []httpx.ErrorMapper, c []queue.Consumer) {
-			routes, mappers, consumers = r, m, c
-		}, fx.ParamTags(`group:"access_routes"`, `group:"error_mappers"`, queue.ConsumerGroup))),
-	)
-	app.RequireStart().RequireStop()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	reg := sysconfig.NewRegistry() // apps/api's, over the service's one registry
+	require.NoError(t, reg.Register(topup.ConfigSpecs()...))
+	store, err := pgconfig.NewStore(e.db, pgoutbox.NewEventAuditWriter(pgoutbox.AuditConfig{}))
+	require.NoError(t, err)
+	cfg, err := configsvc.New(reg, store, nil, ports.SystemClock, configsvc.Options{})
+	require.NoError(t, err)
+	d := topup.Domain()
+	require.Equal(t, "examples/topup", d.Name)
+	require.Equal(t, topup.Migrations().Name, d.Migrations.Name)
+	require.Equal(t, topup.ConfigSpecs(), d.ConfigSpecs)
 
+	api, err := d.API(domain.APIDeps{DB: e.db, Clock: ports.ClockFunc(time.Now), Config: cfg, Guard: downGuard(t), Logger: log})
+	require.NoError(t, err)
+	echoSrv := echo.New()
+	api.Register(echoSrv.Group("/api/v1"))
 	var served []string
 	for _, r := range echoSrv.Routes() {
 		served = append(served, r.Method+" "+r.Path)
@@ -74,14 +54,20 @@ func TestModulesWireIntoAppGraphs(t *testing.T) {
 	require.ElementsMatch(t, []accesslog.Route{
 		{Path: "/api/v1/topups", RoutePolicy: accesslog.RoutePolicy{Policy: redaction.PolicyPayment}},
 		{Path: "/api/v1/topups/:id", RoutePolicy: accesslog.RoutePolicy{Policy: redaction.PolicyPayment}},
-	}, routes)
-	require.Len(t, mappers, 1)
-	mapped, ok := mappers[0](topup.ErrNotFound)
+	}, api.AccessRoutes)
+	require.NotNil(t, api.ErrorMapper)
+	mapped, ok := api.ErrorMapper(topup.ErrNotFound)
 	require.True(t, ok)
 	require.Equal(t, topup.CodeNotFound, mapped.Code)
-	require.Len(t, consumers, 1)
-	require.Equal(t, topup.EventCreated, consumers[0].EventType)
-	require.NotNil(t, consumers[0].Handler)
+
+	relay, err := d.Relay(domain.RelayDeps{DB: e.db, Clock: ports.ClockFunc(time.Now), Config: cfg, Logger: log})
+	require.NoError(t, err)
+	require.Len(t, relay.Consumers, 1)
+	require.Equal(t, topup.EventCreated, relay.Consumers[0].EventType)
+	require.NotNil(t, relay.Consumers[0].Handler)
+	require.Empty(t, relay.TaskTables)
+	require.Len(t, relay.IdempotencyTables, 1)
+	require.Equal(t, topup.SweepName, relay.IdempotencyTables[0].Name)
 }
 
 // The set passes the release step apps/migrate runs: check, apply,
