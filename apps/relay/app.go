@@ -184,11 +184,10 @@ func startRetention(lc fx.Lifecycle, cfg config, store ports.OutboxStore, clock 
 	if cfg.Retention == 0 {
 		return nil
 	}
-	job, err := relay.NewRetention(store, clock, cfg.Retention, 1000, log)
+	job, err := relay.NewRetention(store, clock, relay.RetentionConfig{Window: cfg.Retention, RemovedFunc: removed, Logger: log})
 	if err != nil {
 		return err
 	}
-	job.RemovedFunc = removed
 	lc.Append(fx.Hook{OnStart: job.Start, OnStop: job.Stop})
 	return nil
 }

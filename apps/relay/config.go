@@ -180,7 +180,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 	c.QueueDurabilityEvery = r.Duration("RELAY_QUEUE_DURABILITY_CHECK", DefaultQueueDurabilityEvery, 10*time.Second, 24*time.Hour)
 	c.Tracing = tracing.Config{Service: tracing.Service{Name: "relay", Instance: c.Owner}, Getenv: getenv}
 	if s := r.String("OUTBOX_RETENTION", "0"); s != "0" {
-		c.Retention = r.Duration("OUTBOX_RETENTION", 0, time.Hour, 10*365*24*time.Hour)
+		c.Retention = r.Duration("OUTBOX_RETENTION", 0, relay.MinRetentionWindow, relay.MaxRetentionWindow)
 	}
 	return c, r.Err()
 }

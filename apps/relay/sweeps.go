@@ -17,7 +17,8 @@ func startTaskRecovery(lc fx.Lifecycle, cfg config, tables []ports.TaskTable, cl
 		Every:             cfg.TaskRecoveryEvery,
 		RecoveredFunc:     m.TaskRecovered,
 		EnqueueFailedFunc: m.TaskDeliveryFailed,
-	}, log)
+		Logger:            log,
+	})
 	if err != nil {
 		return err
 	}
@@ -31,7 +32,8 @@ func startIdempotencyRetention(lc fx.Lifecycle, cfg config, tables []ports.Idemp
 	j, err := sweep.NewIdempotencyRetention(tables, clock, sweep.IdempotencyRetentionConfig{
 		Window:      cfg.IdemRetention,
 		ExpiredFunc: m.IdempotencyExpired,
-	}, log)
+		Logger:      log,
+	})
 	if err != nil {
 		return err
 	}

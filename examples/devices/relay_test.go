@@ -55,7 +55,7 @@ func relayOptions(t *testing.T, v *env) fx.Option {
 		}),
 		// apps/relay's task-recovery sweep over the registered task tables.
 		fx.Invoke(fx.Annotate(func(lc fx.Lifecycle, tables []ports.TaskTable, clock ports.Clock) error {
-			s, err := sweep.NewTaskRecovery(tables, clock, sweep.TaskRecoveryConfig{Every: sweep.MinTaskRecoveryEvery}, v.log)
+			s, err := sweep.NewTaskRecovery(tables, clock, sweep.TaskRecoveryConfig{Every: sweep.MinTaskRecoveryEvery, Logger: v.log})
 			if err != nil {
 				return err
 			}

@@ -43,7 +43,7 @@ func TestUploadKeyExpiresAfterRetention(t *testing.T) {
 	app.RequireStart()
 	t.Cleanup(app.RequireStop)
 	later := time.Now().Add(sweep.DefaultIdempotencyRetention + time.Hour)
-	job, err := sweep.NewIdempotencyRetention(tables, ports.ClockFunc(func() time.Time { return later }), sweep.IdempotencyRetentionConfig{}, v.log)
+	job, err := sweep.NewIdempotencyRetention(tables, ports.ClockFunc(func() time.Time { return later }), sweep.IdempotencyRetentionConfig{Logger: v.log})
 	require.NoError(t, err)
 	n, err := job.RunOnce(t.Context())
 	require.NoError(t, err)

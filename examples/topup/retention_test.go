@@ -34,7 +34,7 @@ func (e *env) retentionAt(t *testing.T, now time.Time) int {
 	)
 	app.RequireStart()
 	defer app.RequireStop()
-	job, err := sweep.NewIdempotencyRetention(tables, ports.ClockFunc(func() time.Time { return now }), sweep.IdempotencyRetentionConfig{}, e.logger())
+	job, err := sweep.NewIdempotencyRetention(tables, ports.ClockFunc(func() time.Time { return now }), sweep.IdempotencyRetentionConfig{Logger: e.logger()})
 	require.NoError(t, err)
 	n, err = job.RunOnce(t.Context())
 	require.NoError(t, err)
