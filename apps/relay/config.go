@@ -158,7 +158,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		LeaseTTL:          r.Duration("RELAY_LEASE_TTL", 0, relay.MinLeaseFor, relay.MaxLeaseFor),
 		PollInterval:      r.Duration("RELAY_POLL_INTERVAL", relay.DefaultPollInterval, relay.MinPollInterval, relay.MaxPollInterval),
 		MaxAttempts:       r.Int("RELAY_MAX_ATTEMPTS", 0, relay.MinMaxAttempts, relay.MaxMaxAttempts),
-		RedeliverWindow:   r.Duration("RELAY_REDELIVER_WINDOW", relay.DefaultRedeliverWindow, time.Second, time.Hour),
+		RedeliverWindow:   r.Duration("RELAY_REDELIVER_WINDOW", relay.DefaultRedeliverWindow, relay.MinRedeliverWindow, relay.MaxRedeliverWindow),
 		Reconcile:         r.Bool("RELAY_RECONCILE", true),
 		ReconcileEvery:    r.Duration("RELAY_RECONCILE_INTERVAL", relay.DefaultReconcileEvery, time.Second, time.Hour),
 		ReconcileGrace:    r.Duration("RELAY_RECONCILE_GRACE", relay.DefaultReconcileGrace, 100*time.Millisecond, 10*time.Minute),
