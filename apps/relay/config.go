@@ -177,7 +177,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		DrainDelay:      r.Duration("SHUTDOWN_DRAIN_DELAY", httpx.DefaultDrainDelay, 0, time.Minute),
 		ShutdownTimeout: r.Duration("SHUTDOWN_TIMEOUT", 15*time.Second, time.Second, 5*time.Minute),
 	}
-	c.QueueDurabilityEvery = r.Duration("RELAY_QUEUE_DURABILITY_CHECK", DefaultQueueDurabilityEvery, 10*time.Second, 24*time.Hour)
+	c.QueueDurabilityEvery = r.Duration("RELAY_QUEUE_DURABILITY_CHECK", DefaultQueueDurabilityEvery, queue.MinDurabilityWatchEvery, queue.MaxDurabilityWatchEvery)
 	c.Tracing = tracing.Config{Service: tracing.Service{Name: "relay", Instance: c.Owner}, Getenv: getenv}
 	if s := r.String("OUTBOX_RETENTION", "0"); s != "0" {
 		c.Retention = r.Duration("OUTBOX_RETENTION", 0, relay.MinRetentionWindow, relay.MaxRetentionWindow)
