@@ -146,9 +146,10 @@ func newRelay(p relayParams) (*relay.Relay, error) {
 
 // tuning fills the settings the environment left unset from the
 // registered system-config keys (configsvc.Service.RelayTuning), at start
-// and then every TuningRefresh (tuningOption): an operator changes them through the config API and the
-// relay applies them without a restart, unless the environment pins them. An unreachable or broken key falls back to
-// its default with an alert (configsvc.Service.Value).
+// and then every TuningRefresh (tuningOption): an operator changes them
+// through the config API and the relay applies them without a restart,
+// unless the environment pins them. An unreachable or broken key falls
+// back to its default with an alert (configsvc.Service.Value).
 func tuning(cfg config, svc *configsvc.Service, log *slog.Logger) config {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
