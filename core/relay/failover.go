@@ -107,7 +107,7 @@ func (f *FailoverRedeliver) redeliver(ctx context.Context, newMaster string, fro
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	start := f.clock.Now()
-	n, err := Redeliver(ctx, f.reader, f.pub, from)
+	n, err := Redeliver(ctx, f.reader, f.pub, f.clock, from)
 	if err != nil {
 		f.cfg.Logger.Error("redis master switched; publishing the window's deliveries again failed part-way: replay the rest with relay outbox replay",
 			"new_master", newMaster, "since", from, "published", n, "err", err)
