@@ -172,26 +172,16 @@ func newRelay(p relayParams) (*relay.Relay, error) {
 }
 
 // tuning fills the settings the environment left unset from the
-// registered system-config keys, at start and then every TuningRefresh
-// (tuningOption): an operator changes them through the config API and the
-// relay applies them without a restart, unless the environment pins them. An unreachable or broken key falls back to
-// its default with an alert (configsvc.Service.Value).
+// registered system-config keys (configsvc.Service.RelayTuning), at start
+// and then every TuningRefresh (tuningOption): an operator changes them
+// through the config API and the relay applies them without a restart,
+// unless the environment pins them. An unreachable or broken key falls
+// back to its default with an alert (configsvc.Service.Value).
 func tuning(cfg config, svc *configsvc.Service, log *slog.Logger) config {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	read := func(key string) int64 {
-		v, _ := svc.Value(ctx, key) // the keys are registered: no error
-		return v.Int()
-	}
-	if cfg.BatchSize == 0 {
-		cfg.BatchSize = int(read(configsvc.KeyRelayBatchSize))
-	}
-	if cfg.LeaseTTL == 0 {
-		cfg.LeaseTTL = time.Duration(read(configsvc.KeyRelayLeaseTTL)) * time.Second
-	}
-	if cfg.MaxAttempts == 0 {
-		cfg.MaxAttempts = int(read(configsvc.KeyRelayMaxAttempts))
-	}
+	t := svc.RelayTuning(ctx, relay.Tuning{BatchSize: cfg.BatchSize, LeaseFor: cfg.LeaseTTL, MaxAttempts: cfg.MaxAttempts})
+	cfg.BatchSize, cfg.LeaseTTL, cfg.MaxAttempts = t.BatchSize, t.LeaseFor, t.MaxAttempts
 	log.Info("relay tuning", "batch_size", cfg.BatchSize, "lease_ttl", cfg.LeaseTTL.String(), "max_attempts", cfg.MaxAttempts)
 	return cfg
 }
@@ -211,11 +201,10 @@ func startRetention(lc fx.Lifecycle, cfg config, store ports.OutboxStore, clock 
 	if cfg.Retention == 0 {
 		return nil
 	}
-	job, err := relay.NewRetention(store, clock, cfg.Retention, 1000, log)
+	job, err := relay.NewRetention(store, clock, relay.RetentionConfig{Window: cfg.Retention, RemovedFunc: removed, Logger: log})
 	if err != nil {
 		return err
 	}
-	job.RemovedFunc = removed
 	lc.Append(fx.Hook{OnStart: job.Start, OnStop: job.Stop})
 	return nil
 }

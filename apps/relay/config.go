@@ -158,7 +158,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		LeaseTTL:          r.Duration("RELAY_LEASE_TTL", 0, relay.MinLeaseFor, relay.MaxLeaseFor),
 		PollInterval:      r.Duration("RELAY_POLL_INTERVAL", relay.DefaultPollInterval, relay.MinPollInterval, relay.MaxPollInterval),
 		MaxAttempts:       r.Int("RELAY_MAX_ATTEMPTS", 0, relay.MinMaxAttempts, relay.MaxMaxAttempts),
-		RedeliverWindow:   r.Duration("RELAY_REDELIVER_WINDOW", relay.DefaultRedeliverWindow, time.Second, time.Hour),
+		RedeliverWindow:   r.Duration("RELAY_REDELIVER_WINDOW", relay.DefaultRedeliverWindow, relay.MinRedeliverWindow, relay.MaxRedeliverWindow),
 		Reconcile:         r.Bool("RELAY_RECONCILE", true),
 		ReconcileEvery:    r.Duration("RELAY_RECONCILE_INTERVAL", relay.DefaultReconcileEvery, time.Second, time.Hour),
 		ReconcileGrace:    r.Duration("RELAY_RECONCILE_GRACE", relay.DefaultReconcileGrace, 100*time.Millisecond, 10*time.Minute),
@@ -177,10 +177,10 @@ func loadConfig(getenv func(string) string) (config, error) {
 		DrainDelay:      r.Duration("SHUTDOWN_DRAIN_DELAY", httpx.DefaultDrainDelay, 0, time.Minute),
 		ShutdownTimeout: r.Duration("SHUTDOWN_TIMEOUT", 15*time.Second, time.Second, 5*time.Minute),
 	}
-	c.QueueDurabilityEvery = r.Duration("RELAY_QUEUE_DURABILITY_CHECK", DefaultQueueDurabilityEvery, 10*time.Second, 24*time.Hour)
+	c.QueueDurabilityEvery = r.Duration("RELAY_QUEUE_DURABILITY_CHECK", DefaultQueueDurabilityEvery, queue.MinDurabilityWatchEvery, queue.MaxDurabilityWatchEvery)
 	c.Tracing = tracing.Config{Service: tracing.Service{Name: "relay", Instance: c.Owner}, Getenv: getenv}
 	if s := r.String("OUTBOX_RETENTION", "0"); s != "0" {
-		c.Retention = r.Duration("OUTBOX_RETENTION", 0, time.Hour, 10*365*24*time.Hour)
+		c.Retention = r.Duration("OUTBOX_RETENTION", 0, relay.MinRetentionWindow, relay.MaxRetentionWindow)
 	}
 	return c, r.Err()
 }

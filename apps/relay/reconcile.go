@@ -2,8 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
 	"log/slog"
-	"sync"
 
 	"go.uber.org/fx"
 
@@ -47,18 +47,9 @@ func startReconciler(lc fx.Lifecycle, cfg config, watchers queue.LossWatchers, r
 	if err != nil {
 		return err
 	}
-	run, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
 	lc.Append(fx.Hook{
-		OnStart: func(ctx context.Context) error {
-			wg.Go(func() { w.Run(run) })
-			return r.Start(ctx)
-		},
-		OnStop: func(ctx context.Context) error {
-			cancel()
-			wg.Wait()
-			return r.Stop(ctx)
-		},
+		OnStart: func(ctx context.Context) error { return errors.Join(w.Start(ctx), r.Start(ctx)) },
+		OnStop:  func(ctx context.Context) error { return errors.Join(w.Stop(ctx), r.Stop(ctx)) }, // the watcher first: it signals r
 	})
 	return nil
 }

@@ -11,13 +11,14 @@ import (
 )
 
 // startTaskRecovery runs the task-recovery sweep over every task table the
-// domains registered (ports.TaskTableGroup).
+// domains registered (apps/internal/domains.All, through domain.BuildRelay).
 func startTaskRecovery(lc fx.Lifecycle, cfg config, tables []ports.TaskTable, clock ports.Clock, m *metrics.SweepMetrics, log *slog.Logger) error {
 	s, err := sweep.NewTaskRecovery(tables, clock, sweep.TaskRecoveryConfig{
 		Every:             cfg.TaskRecoveryEvery,
 		RecoveredFunc:     m.TaskRecovered,
 		EnqueueFailedFunc: m.TaskDeliveryFailed,
-	}, log)
+		Logger:            log,
+	})
 	if err != nil {
 		return err
 	}
@@ -26,12 +27,13 @@ func startTaskRecovery(lc fx.Lifecycle, cfg config, tables []ports.TaskTable, cl
 }
 
 // startIdempotencyRetention runs the idempotency retention over every
-// table the domains registered (ports.IdempotencyTableGroup).
+// table the domains registered (apps/internal/domains.All, through domain.BuildRelay).
 func startIdempotencyRetention(lc fx.Lifecycle, cfg config, tables []ports.IdempotencyTable, clock ports.Clock, m *metrics.SweepMetrics, log *slog.Logger) error {
 	j, err := sweep.NewIdempotencyRetention(tables, clock, sweep.IdempotencyRetentionConfig{
 		Window:      cfg.IdemRetention,
 		ExpiredFunc: m.IdempotencyExpired,
-	}, log)
+		Logger:      log,
+	})
 	if err != nil {
 		return err
 	}

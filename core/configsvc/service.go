@@ -10,7 +10,9 @@
 // the cache itself (ports.ConfigCache.Fill).
 //
 // It also registers the template's own keys (TemplateSpecs), whose
-// defaults and ranges come from the packages that use them.
+// defaults and ranges come from the packages that use them, and keeps a
+// running relay on them (RelayTuner: re-reads relay.delivery.* and
+// announces the keys the relay's environment pins).
 package configsvc
 
 import (

@@ -23,3 +23,17 @@ type OutboxDeliveredReader interface {
 	// id); fewer than limit means the window is exhausted.
 	DeliveredSince(ctx context.Context, from time.Time, after DeliveredCursor, limit int) ([]outbox.Event, error)
 }
+
+// MasterSwitchWatcher tells the relay that the task queue's Redis failed
+// over to a new master (Sentinel's +switch-master): Redis replicates
+// asynchronously, so the old master may have dropped tasks it had
+// acknowledged.
+type MasterSwitchWatcher interface {
+	// WatchMasterSwitch calls onSwitch with the new master's address
+	// ("host:port") each time the queue's master is switched, one call at
+	// a time, until ctx ends; then it returns. It reconnects by itself
+	// when its connection to the announcer drops; a switch announced while
+	// it is disconnected is missed, so a caller's window should cover the
+	// reconnect delay. onSwitch should return quickly.
+	WatchMasterSwitch(ctx context.Context, onSwitch func(newMaster string))
+}

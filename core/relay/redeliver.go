@@ -24,9 +24,10 @@ const redeliverPage = 500
 // again. Publishing the window again is safe: the queue absorbs an event
 // whose task it still holds (same task id), and consumers are idempotent
 // by event id for one it had already run and removed. Row states do not
-// change. A publish that fails is retried up to three times, then the
-// error is returned with the count sent so far; call it again to resume.
-func Redeliver(ctx context.Context, store ports.OutboxDeliveredReader, pub ports.Publisher, from time.Time) (int, error) {
+// change. A publish that fails is retried up to three times, pausing on
+// clock, then the error is returned with the count sent so far; call it
+// again to resume.
+func Redeliver(ctx context.Context, store ports.OutboxDeliveredReader, pub ports.Publisher, clock ports.Clock, from time.Time) (int, error) {
 	sent := 0
 	var cur ports.DeliveredCursor
 	for {
@@ -58,7 +59,7 @@ func Redeliver(ctx context.Context, store ports.OutboxDeliveredReader, pub ports
 			envs = again
 			select {
 			case <-ctx.Done():
-			case <-time.After(time.Duration(attempt) * 200 * time.Millisecond):
+			case <-clock.After(time.Duration(attempt) * 200 * time.Millisecond):
 			}
 		}
 		if len(evs) < redeliverPage {

@@ -72,14 +72,14 @@ func TestRedeliverPublishesTheWindowAgain(t *testing.T) {
 
 	pub := memory.NewPublisher()
 	f := &flaky{Publisher: pub}
-	sent, err := relay.Redeliver(ctx, store, f, now)
+	sent, err := relay.Redeliver(ctx, store, f, ports.SystemClock, now)
 	require.NoError(t, err)
 	require.Equal(t, n-200, inWindow)
 	require.Equal(t, inWindow, sent)
 	require.Len(t, pub.Tasks(), inWindow, "every delivery of the window is published again, once")
 	require.Greater(t, f.calls, 1, "the failed first publish was retried")
 
-	_, err = relay.Redeliver(ctx, store, downPublisher{}, now)
+	_, err = relay.Redeliver(ctx, store, downPublisher{}, ports.SystemClock, now)
 	require.ErrorIs(t, err, ports.ErrUnavailable, "a queue that stays down is reported")
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/july/template/core/outbox"
 	"github.com/july/template/core/ports"
 	"github.com/july/template/core/relay"
+	"github.com/july/template/core/startstop"
 )
 
 type clock struct {
@@ -365,10 +366,10 @@ func TestRetentionRemovesOnlyOldDelivered(t *testing.T) {
 	}
 	require.NoError(t, b.store.RecordConsumed(t.Context(), consumed))
 
-	ret, err := relay.NewRetention(b.store, b.clock, 24*time.Hour, 2, nil)
-	require.NoError(t, err)
 	removed := 0
-	ret.RemovedFunc = func(n int) { removed += n }
+	ret, err := relay.NewRetention(b.store, b.clock, relay.RetentionConfig{Window: 24 * time.Hour, Batch: 2,
+		RemovedFunc: func(n int) { removed += n }})
+	require.NoError(t, err)
 	n, err := ret.RunOnce(t.Context())
 	require.NoError(t, err)
 	require.Equal(t, 5, n)
@@ -381,6 +382,8 @@ func TestRetentionRemovesOnlyOldDelivered(t *testing.T) {
 		_, err := b.store.Get(t.Context(), id)
 		require.NoError(t, err, "event %s must be kept", id)
 	}
-	_, err = relay.NewRetention(b.store, b.clock, time.Minute, 0, nil)
-	require.Error(t, err, "a window below an hour is refused")
+	_, err = relay.NewRetention(b.store, b.clock, relay.RetentionConfig{Window: time.Minute})
+	var ce *startstop.ConfigError
+	require.ErrorAs(t, err, &ce, "a window below an hour is refused")
+	require.Equal(t, "Window", ce.Field)
 }

@@ -2,6 +2,10 @@
 // service (relay loops, sweepers, the LISTEN connection, HTTP servers):
 // Start returns at once, Stop is safe before Start and more than once, and
 // Stop waits for the work to end or for its context.
+//
+// Periodic builds on Service for every periodic job of the service floor
+// (a pass now, then one every interval on a ports.Clock), and ConfigError
+// is how the floor's constructors refuse a setting.
 package startstop
 
 import (

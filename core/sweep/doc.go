@@ -1,7 +1,8 @@
 // Package sweep is part of the service floor (with core/relay and
 // core/configsvc): background sweeps over the tables the domains register,
 // reaching the world only through core/ports and taking time from
-// ports.Clock. apps/relay runs them; each follows core/startstop.
+// ports.Clock. apps/relay runs them; each embeds a startstop.Periodic for
+// its Start and Stop.
 //
 //   - TaskRecovery returns tasks whose worker crashed (lease expired) to
 //     Pending and delivers each again, for every registered

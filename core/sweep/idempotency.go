@@ -21,6 +21,8 @@ const (
 	MaxIdempotencyRetention     = 365 * 24 * time.Hour
 
 	DefaultIdempotencyRetentionEvery = 10 * time.Minute
+	MinIdempotencyRetentionEvery     = time.Second
+	MaxIdempotencyRetentionEvery     = 24 * time.Hour
 	DefaultIdempotencyRetentionBatch = 1000
 )
 
@@ -32,7 +34,8 @@ type IdempotencyRetentionConfig struct {
 	// MinIdempotencyRetention..MaxIdempotencyRetention.
 	Window time.Duration
 	// Every is the pause between passes. Default:
-	// DefaultIdempotencyRetentionEvery; 1s..24h.
+	// DefaultIdempotencyRetentionEvery; range
+	// MinIdempotencyRetentionEvery..MaxIdempotencyRetentionEvery.
 	Every time.Duration
 	// Batch caps one ExpireRecords call; a pass repeats it until a call
 	// clears fewer. Default: DefaultIdempotencyRetentionBatch; 1..10000.
@@ -40,76 +43,69 @@ type IdempotencyRetentionConfig struct {
 	// ExpiredFunc is told, per table and batch, how many records were
 	// cleared (a metric). Default: nothing.
 	ExpiredFunc func(table string, n int)
+	// Logger receives the job's log lines. Default: slog.Default().
+	Logger *slog.Logger
 }
 
 // IdempotencyRetention is the idempotency-record retention job (see the
 // package doc).
 type IdempotencyRetention struct {
+	// Periodic gives the job Start (a pass now, then every Config.Every)
+	// and Stop.
+	*startstop.Periodic
+
 	tables []ports.IdempotencyTable
 	clock  ports.Clock
 	cfg    IdempotencyRetentionConfig
 	log    *slog.Logger
-	svc    startstop.Service
 }
 
 // NewIdempotencyRetention returns the job over tables. It does not start
-// it. Every table needs a unique non-empty Name and Records.
-func NewIdempotencyRetention(tables []ports.IdempotencyTable, clock ports.Clock, cfg IdempotencyRetentionConfig, log *slog.Logger) (*IdempotencyRetention, error) {
+// it. Every table needs a unique non-empty Name and Records. A refused
+// setting is a *startstop.ConfigError.
+func NewIdempotencyRetention(tables []ports.IdempotencyTable, clock ports.Clock, cfg IdempotencyRetentionConfig) (*IdempotencyRetention, error) {
 	cfg.Window = cmp.Or(cfg.Window, DefaultIdempotencyRetention)
 	cfg.Every = cmp.Or(cfg.Every, DefaultIdempotencyRetentionEvery)
 	cfg.Batch = cmp.Or(cfg.Batch, DefaultIdempotencyRetentionBatch)
-	switch {
-	case clock == nil:
-		return nil, errors.New("sweep: NewIdempotencyRetention needs a clock")
-	case cfg.Window < MinIdempotencyRetention || cfg.Window > MaxIdempotencyRetention:
-		return nil, fmt.Errorf("sweep: IdempotencyRetentionConfig.Window %s outside %s..%s; keep records at least as long as callers retry",
-			cfg.Window, MinIdempotencyRetention, MaxIdempotencyRetention)
-	case cfg.Every < time.Second || cfg.Every > 24*time.Hour:
-		return nil, fmt.Errorf("sweep: IdempotencyRetentionConfig.Every %s outside 1s..24h", cfg.Every)
-	case cfg.Batch < 1 || cfg.Batch > 10_000:
-		return nil, fmt.Errorf("sweep: IdempotencyRetentionConfig.Batch %d outside 1..10000", cfg.Batch)
+	if err := cmp.Or(
+		startstop.CheckRange("sweep", "IdempotencyRetentionConfig", "Window", cfg.Window, MinIdempotencyRetention, MaxIdempotencyRetention),
+		startstop.CheckRange("sweep", "IdempotencyRetentionConfig", "Every", cfg.Every, MinIdempotencyRetentionEvery, MaxIdempotencyRetentionEvery),
+		startstop.CheckRange("sweep", "IdempotencyRetentionConfig", "Batch", cfg.Batch, 1, 10_000),
+	); err != nil {
+		var ce *startstop.ConfigError
+		if errors.As(err, &ce) && ce.Field == "Window" {
+			ce.Want += "; keep records at least as long as callers retry"
+		}
+		return nil, err
 	}
 	seen := map[string]bool{}
 	for i, it := range tables {
-		if err := checkName(it.Name, seen); err != nil {
-			return nil, fmt.Errorf("sweep: idempotency table %d: %w", i, err)
+		if err := checkName(fmt.Sprintf("idempotency table %d", i), it.Name, seen); err != nil {
+			return nil, err
 		}
 		if it.Records == nil {
-			return nil, fmt.Errorf("sweep: idempotency table %q needs Records", it.Name)
+			return nil, &startstop.ConfigError{Pkg: "sweep", Field: fmt.Sprintf("idempotency table %q", it.Name),
+				Want: "register it with Records"}
 		}
 	}
 	if cfg.ExpiredFunc == nil {
 		cfg.ExpiredFunc = func(string, int) {}
 	}
-	if log == nil {
-		log = slog.Default()
+	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
+	j := &IdempotencyRetention{tables: tables, clock: clock, cfg: cfg, log: cfg.Logger}
+	var err error
+	j.Periodic, err = startstop.NewPeriodic(func(ctx context.Context) error {
+		_, err := j.RunOnce(ctx)
+		return err
+	}, clock, startstop.PeriodicConfig{Name: "idempotency retention", Every: cfg.Every, Logger: cfg.Logger})
+	if err != nil {
+		return nil, fmt.Errorf("sweep: NewIdempotencyRetention: %w", err)
 	}
-	return &IdempotencyRetention{tables: tables, clock: clock, cfg: cfg, log: log}, nil
+	return j, nil
 }
 
 // Window returns the configured retention window.
 func (j *IdempotencyRetention) Window() time.Duration { return j.cfg.Window }
-
-// Start runs a pass now and then every Config.Every in the background, and
-// returns at once. Stop ends it; both follow startstop's contract.
-func (j *IdempotencyRetention) Start(context.Context) error {
-	j.svc.Start(func(ctx context.Context) { repeat(ctx, j.clock, j.cfg.Every, j.pass) })
-	return nil
-}
-
-// Stop ends the job and waits for the pass in flight or for ctx.
-func (j *IdempotencyRetention) Stop(ctx context.Context) error {
-	if err := j.svc.Stop(ctx); err != nil {
-		return fmt.Errorf("idempotency retention: %w", err)
-	}
-	return nil
-}
-
-func (j *IdempotencyRetention) pass(ctx context.Context) {
-	if _, err := j.RunOnce(ctx); err != nil && ctx.Err() == nil {
-		j.log.Error("idempotency retention failed; will retry", "err", err)
-	}
-}
 
 // RunOnce clears, on every registered table, the records saved at or
 // before now minus the window, in batches, and returns how many it

@@ -39,12 +39,18 @@ type TaskRecoveryConfig struct {
 	// EnqueueFailedFunc is told of each failed re-delivery (a metric).
 	// Default: nothing.
 	EnqueueFailedFunc func(table string)
+	// Logger receives the sweep's log lines. Default: slog.Default().
+	Logger *slog.Logger
 }
 
 // TaskRecovery is the task-recovery sweep (see the package doc). A task
 // recovered while its old message still exists is delivered twice; the
 // worker's claim and lease make the second delivery harmless.
 type TaskRecovery struct {
+	// Periodic gives the sweep Start (a pass now, then every
+	// Config.Every) and Stop.
+	*startstop.Periodic
+
 	tables []ports.TaskTable
 	clock  ports.Clock
 	cfg    TaskRecoveryConfig
@@ -54,30 +60,28 @@ type TaskRecovery struct {
 	// each pass tries them again first. They are Pending, so RecoverExpired
 	// no longer returns them.
 	undelivered map[string][]string
-
-	svc startstop.Service
 }
 
 // NewTaskRecovery returns the sweep over tables. It does not start it.
 // Every table needs a unique non-empty Name, a Store and an EnqueueFunc.
-func NewTaskRecovery(tables []ports.TaskTable, clock ports.Clock, cfg TaskRecoveryConfig, log *slog.Logger) (*TaskRecovery, error) {
+// A refused setting is a *startstop.ConfigError.
+func NewTaskRecovery(tables []ports.TaskTable, clock ports.Clock, cfg TaskRecoveryConfig) (*TaskRecovery, error) {
 	cfg.Every = cmp.Or(cfg.Every, DefaultTaskRecoveryEvery)
 	cfg.Batch = cmp.Or(cfg.Batch, DefaultTaskRecoveryBatch)
-	switch {
-	case clock == nil:
-		return nil, errors.New("sweep: NewTaskRecovery needs a clock")
-	case cfg.Every < MinTaskRecoveryEvery || cfg.Every > MaxTaskRecoveryEvery:
-		return nil, fmt.Errorf("sweep: TaskRecoveryConfig.Every %s outside %s..%s", cfg.Every, MinTaskRecoveryEvery, MaxTaskRecoveryEvery)
-	case cfg.Batch < 1 || cfg.Batch > 10_000:
-		return nil, fmt.Errorf("sweep: TaskRecoveryConfig.Batch %d outside 1..10000", cfg.Batch)
+	if err := cmp.Or(
+		startstop.CheckRange("sweep", "TaskRecoveryConfig", "Every", cfg.Every, MinTaskRecoveryEvery, MaxTaskRecoveryEvery),
+		startstop.CheckRange("sweep", "TaskRecoveryConfig", "Batch", cfg.Batch, 1, 10_000),
+	); err != nil {
+		return nil, err
 	}
 	seen := map[string]bool{}
 	for i, tt := range tables {
-		if err := checkName(tt.Name, seen); err != nil {
-			return nil, fmt.Errorf("sweep: task table %d: %w", i, err)
+		if err := checkName(fmt.Sprintf("task table %d", i), tt.Name, seen); err != nil {
+			return nil, err
 		}
 		if tt.Store == nil || tt.EnqueueFunc == nil {
-			return nil, fmt.Errorf("sweep: task table %q needs a Store and an EnqueueFunc", tt.Name)
+			return nil, &startstop.ConfigError{Pkg: "sweep", Field: fmt.Sprintf("task table %q", tt.Name),
+				Want: "register it with a Store and an EnqueueFunc"}
 		}
 	}
 	if cfg.RecoveredFunc == nil {
@@ -86,31 +90,17 @@ func NewTaskRecovery(tables []ports.TaskTable, clock ports.Clock, cfg TaskRecove
 	if cfg.EnqueueFailedFunc == nil {
 		cfg.EnqueueFailedFunc = func(string) {}
 	}
-	if log == nil {
-		log = slog.Default()
+	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
+	r := &TaskRecovery{tables: tables, clock: clock, cfg: cfg, log: cfg.Logger, undelivered: map[string][]string{}}
+	var err error
+	r.Periodic, err = startstop.NewPeriodic(func(ctx context.Context) error {
+		_, err := r.RunOnce(ctx)
+		return err
+	}, clock, startstop.PeriodicConfig{Name: "task recovery", Every: cfg.Every, Logger: cfg.Logger})
+	if err != nil {
+		return nil, fmt.Errorf("sweep: NewTaskRecovery: %w", err)
 	}
-	return &TaskRecovery{tables: tables, clock: clock, cfg: cfg, log: log, undelivered: map[string][]string{}}, nil
-}
-
-// Start runs a pass now and then every Config.Every in the background, and
-// returns at once. Stop ends it; both follow startstop's contract.
-func (r *TaskRecovery) Start(context.Context) error {
-	r.svc.Start(func(ctx context.Context) { repeat(ctx, r.clock, r.cfg.Every, r.pass) })
-	return nil
-}
-
-// Stop ends the sweep and waits for the pass in flight or for ctx.
-func (r *TaskRecovery) Stop(ctx context.Context) error {
-	if err := r.svc.Stop(ctx); err != nil {
-		return fmt.Errorf("task recovery: %w", err)
-	}
-	return nil
-}
-
-func (r *TaskRecovery) pass(ctx context.Context) {
-	if _, err := r.RunOnce(ctx); err != nil && ctx.Err() == nil {
-		r.log.Error("task recovery failed; will retry", "err", err)
-	}
+	return r, nil
 }
 
 // RunOnce recovers every registered table once: it first delivers again
@@ -179,24 +169,14 @@ func (r *TaskRecovery) deliver(ctx context.Context, tt ports.TaskTable, ids []st
 	}
 }
 
-// repeat runs f now and then every period until ctx ends, waiting on clock.
-func repeat(ctx context.Context, clock ports.Clock, period time.Duration, f func(context.Context)) {
-	for {
-		f(ctx)
-		select {
-		case <-ctx.Done():
-			return
-		case <-clock.After(period):
-		}
-	}
-}
-
-func checkName(name string, seen map[string]bool) error {
+// checkName refuses a table name that is empty, too long for a metric
+// label, or registered twice.
+func checkName(table, name string, seen map[string]bool) error {
 	switch {
 	case name == "" || len(name) > maxTableName:
-		return fmt.Errorf("name %q must be 1..%d bytes", name, maxTableName)
+		return &startstop.ConfigError{Pkg: "sweep", Field: table + " Name", Value: fmt.Sprintf("%q", name), Want: fmt.Sprintf("name it in 1..%d bytes", maxTableName)}
 	case seen[name]:
-		return fmt.Errorf("name %q registered twice", name)
+		return &startstop.ConfigError{Pkg: "sweep", Field: table + " Name", Value: fmt.Sprintf("%q", name), Want: "register each table once"}
 	}
 	seen[name] = true
 	return nil

@@ -12,6 +12,7 @@ import (
 
 	"github.com/july/template/adapters/memory"
 	"github.com/july/template/core/ports"
+	"github.com/july/template/core/startstop"
 	"github.com/july/template/core/sweep"
 	"github.com/july/template/core/tasks"
 )
@@ -81,7 +82,7 @@ func TestTaskRecovery(t *testing.T) {
 			Batch:             batch,
 			RecoveredFunc:     func(name string, n int) { mu.Lock(); b.recovered[name] += n; mu.Unlock() },
 			EnqueueFailedFunc: func(name string) { mu.Lock(); b.failed[name]++; mu.Unlock() },
-		}, nil)
+		})
 		require.NoError(t, err)
 		b.sweep = s
 		return b
@@ -183,14 +184,16 @@ func TestTaskRecovery(t *testing.T) {
 			"no store":       {{Name: "a", EnqueueFunc: q.enqueue}},
 			"no enqueue":     {{Name: "a", Store: s}},
 		} {
-			_, err := sweep.NewTaskRecovery(tables, c, sweep.TaskRecoveryConfig{}, nil)
-			require.Error(t, err, name)
+			_, err := sweep.NewTaskRecovery(tables, c, sweep.TaskRecoveryConfig{})
+			var ce *startstop.ConfigError
+			require.ErrorAs(t, err, &ce, name)
 		}
-		_, err := sweep.NewTaskRecovery(nil, c, sweep.TaskRecoveryConfig{Every: time.Millisecond}, nil)
-		require.Error(t, err, "Every below the minimum")
-		_, err = sweep.NewTaskRecovery(nil, nil, sweep.TaskRecoveryConfig{}, nil)
-		require.Error(t, err, "no clock")
-		_, err = sweep.NewTaskRecovery(nil, c, sweep.TaskRecoveryConfig{}, nil)
+		_, err := sweep.NewTaskRecovery(nil, c, sweep.TaskRecoveryConfig{Every: time.Millisecond})
+		require.EqualError(t, err, "sweep: TaskRecoveryConfig.Every 1ms: set it within 1s..1h0m0s", "Every below the minimum")
+		_, err = sweep.NewTaskRecovery(nil, nil, sweep.TaskRecoveryConfig{})
+		var ce *startstop.ConfigError
+		require.ErrorAs(t, err, &ce, "no clock")
+		_, err = sweep.NewTaskRecovery(nil, c, sweep.TaskRecoveryConfig{})
 		require.NoError(t, err, "no tables is valid: nothing to sweep")
 	})
 }

@@ -54,7 +54,7 @@ func relayOptions(t *testing.T, v *env) fx.Option {
 		}),
 		// apps/relay's task-recovery sweep over the domain's task tables.
 		fx.Invoke(func(lc fx.Lifecycle, clock ports.Clock) error {
-			s, err := sweep.NewTaskRecovery(part.TaskTables, clock, sweep.TaskRecoveryConfig{Every: sweep.MinTaskRecoveryEvery}, v.log)
+			s, err := sweep.NewTaskRecovery(part.TaskTables, clock, sweep.TaskRecoveryConfig{Every: sweep.MinTaskRecoveryEvery, Logger: v.log})
 			if err != nil {
 				return err
 			}

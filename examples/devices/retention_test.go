@@ -37,7 +37,7 @@ func TestUploadKeyExpiresAfterRetention(t *testing.T) {
 	relay, err := devices.Domain().Relay(domain.RelayDeps{DB: v.db, Clock: ports.SystemClock, Logger: v.log})
 	require.NoError(t, err)
 	later := time.Now().Add(sweep.DefaultIdempotencyRetention + time.Hour)
-	job, err := sweep.NewIdempotencyRetention(relay.IdempotencyTables, ports.ClockFunc(func() time.Time { return later }), sweep.IdempotencyRetentionConfig{}, v.log)
+	job, err := sweep.NewIdempotencyRetention(relay.IdempotencyTables, ports.ClockFunc(func() time.Time { return later }), sweep.IdempotencyRetentionConfig{Logger: v.log})
 	require.NoError(t, err)
 	n, err := job.RunOnce(t.Context())
 	require.NoError(t, err)

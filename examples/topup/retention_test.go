@@ -23,7 +23,7 @@ func (e *env) retentionAt(t *testing.T, now time.Time) int {
 	clock := ports.ClockFunc(func() time.Time { return now })
 	relay, err := topup.Domain().Relay(domain.RelayDeps{DB: e.db, Clock: clock, Logger: e.logger()})
 	require.NoError(t, err)
-	job, err := sweep.NewIdempotencyRetention(relay.IdempotencyTables, clock, sweep.IdempotencyRetentionConfig{}, e.logger())
+	job, err := sweep.NewIdempotencyRetention(relay.IdempotencyTables, clock, sweep.IdempotencyRetentionConfig{Logger: e.logger()})
 	require.NoError(t, err)
 	n, err := job.RunOnce(t.Context())
 	require.NoError(t, err)

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/july/template/core/ports"
+	"github.com/july/template/core/startstop"
 )
 
 // DefaultLossCheckEvery is how often a LossWatcher looks at the queue's
@@ -37,6 +39,8 @@ type LossWatcher struct {
 	seen  bool
 	last  nodeState
 	token string
+
+	svc startstop.Service
 }
 
 type nodeState struct {
@@ -61,6 +65,22 @@ func NewLossWatcher(opt asynq.RedisConnOpt, queue string, every time.Duration, l
 	_, _ = rand.Read(b)
 	return &LossWatcher{client: c, canary: "asynq:{" + queue + "}:july:canary", every: every, log: log,
 		signal: signal, token: hex.EncodeToString(b)}, nil
+}
+
+// Start runs Run in the background and returns at once; Stop ends it.
+// Both follow startstop's contract. The watcher's client closes when Run
+// returns, so a stopped watcher is not started again.
+func (w *LossWatcher) Start(context.Context) error {
+	w.svc.Start(w.Run)
+	return nil
+}
+
+// Stop ends Run and waits for it or for ctx.
+func (w *LossWatcher) Stop(ctx context.Context) error {
+	if err := w.svc.Stop(ctx); err != nil {
+		return fmt.Errorf("queue loss watcher: %w", err)
+	}
+	return nil
 }
 
 // Run checks every period until ctx ends. An unreachable Redis is not a

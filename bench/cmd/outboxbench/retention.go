@@ -243,11 +243,11 @@ func retentionOnce(ctx context.Context, c common, p retentionParams, variant str
 		if err != nil {
 			return r, "", err
 		}
-		job, err := relay.NewRetention(store, ports.ClockFunc(func() time.Time { return end }), time.Duration(p.keep)*time.Hour, p.batch, quietLogger)
+		job, err := relay.NewRetention(store, ports.ClockFunc(func() time.Time { return end }), relay.RetentionConfig{
+			Window: time.Duration(p.keep) * time.Hour, Batch: p.batch, RemovedFunc: func(int) { r.steps++ }, Logger: quietLogger})
 		if err != nil {
 			return r, "", err
 		}
-		job.RemovedFunc = func(int) { r.steps++ }
 		remove = func(ctx context.Context) error { _, err := job.RunOnce(ctx); return err }
 	case "partition":
 		remove = func(ctx context.Context) error {

@@ -1,21 +1,23 @@
-package examples_test
+package domains_test
 
 import (
 	"context"
 	"fmt"
+	"io/fs"
+	"log/slog"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	"github.com/uptrace/bun"
-	"go.uber.org/fx"
 
 	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/adapters/postgres/pgidem"
 	"github.com/july/template/adapters/postgres/pgtasks"
+	"github.com/july/template/apps/domain"
+	"github.com/july/template/apps/internal/domains"
 	"github.com/july/template/contracttests/testinfra"
 	"github.com/july/template/core/ports"
-	"github.com/july/template/examples"
 )
 
 // The task and idempotency contract columns have one source,
@@ -33,11 +35,15 @@ import (
 func TestRegisteredTablesMatchColumnsSQL(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	db := testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.MigrateWith(examples.MigrationsFS()...)}).Bun
+	var migrations []fs.FS
+	for _, set := range domains.MigrationSets() {
+		migrations = append(migrations, set.FS)
+	}
+	db := testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.MigrateWith(migrations...)}).Bun
 
 	taskTables, idemTables := registeredTables(t, db)
-	require.NotEmpty(t, taskTables, "no domain registers a task table; is examples.RelayModule still the list of domains?")
-	require.NotEmpty(t, idemTables, "no domain registers an idempotency table; is examples.RelayModule still the list of domains?")
+	// None registered (no domain listed, or none with tables) leaves only
+	// the reference tables to build: nothing to compare, nothing wrong.
 
 	for _, q := range []string{
 		`CREATE SCHEMA contract_ref`,
@@ -73,23 +79,13 @@ func TestRegisteredTablesMatchColumnsSQL(t *testing.T) {
 	}
 }
 
-// registeredTables returns the tables the domains register with the
-// relay's sweeps, built the way apps/relay builds them.
+// registeredTables returns the tables the listed domains register with
+// the relay's sweeps, built the way apps/relay builds them.
 func registeredTables(t *testing.T, db *bun.DB) ([]ports.TaskTable, []ports.IdempotencyTable) {
 	t.Helper()
-	var taskTables []ports.TaskTable
-	var idemTables []ports.IdempotencyTable
-	app := fx.New(
-		fx.NopLogger,
-		fx.Supply(db),
-		fx.Provide(func() ports.Clock { return ports.SystemClock }),
-		examples.RelayModule,
-		fx.Invoke(fx.Annotate(func(ts []ports.TaskTable, is []ports.IdempotencyTable) {
-			taskTables, idemTables = ts, is
-		}, fx.ParamTags(ports.TaskTableGroup, ports.IdempotencyTableGroup))),
-	)
-	require.NoError(t, app.Err(), "build the registered tables from examples.RelayModule")
-	return taskTables, idemTables
+	relay, err := domain.BuildRelay(domains.All(), domain.RelayDeps{DB: db, Clock: ports.SystemClock, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err, "build the relay sides of domains.All()")
+	return relay.TaskTables, relay.IdempotencyTables
 }
 
 // tableOf returns the SQL table behind a registered store.
