@@ -40,7 +40,7 @@ func WatchMasterSwitch(ctx context.Context, t redisurl.Topology, log *slog.Logge
 		if ctx.Err() != nil {
 			return
 		}
-		log.Warn("sentinel subscription lost; trying the next sentinel", "component", "redis-sentinel", "sentinel", addr, "err", err)
+		log.Warn("sentinel subscription lost; trying the next sentinel", "component", "redis-sentinel", "sentinel", addr, "error", err)
 		select {
 		case <-ctx.Done():
 		case <-time.After(time.Second):
