@@ -207,7 +207,7 @@ func (c *statsCollector) snapshot() (ports.OutboxStats, error) {
 	c.last, c.lastErr = c.store.Stats(ctx, now)
 	c.lastAt = now
 	if c.lastErr != nil {
-		c.log.Warn("outbox backlog query failed; outbox_stats_up=0", "err", c.lastErr)
+		c.log.Warn("outbox backlog query failed; outbox_stats_up=0", "error", c.lastErr)
 	}
 	return c.last, c.lastErr
 }

@@ -138,7 +138,7 @@ func (l *Listener) run(ctx context.Context) {
 			return
 		}
 		l.cfg.Log.Warn("postgres LISTEN connection lost; relay falls back to polling until it reconnects",
-			"channel", l.cfg.Channel, "retry_in", backoff.String(), "err", err)
+			"channel", l.cfg.Channel, "retry_in", backoff.String(), "error", err)
 		select {
 		case <-ctx.Done():
 			return
@@ -197,7 +197,7 @@ func (l *Listener) probe(ctx context.Context, token string) {
 			// Not a verdict on the LISTEN connection: the writers' pool
 			// failed too.
 			l.cfg.Log.Warn("postgres LISTEN probe: could not send the probe NOTIFY; polling every "+l.cfg.FallbackPoll.String()+" until a notification arrives",
-				"channel", l.cfg.Channel, "err", err)
+				"channel", l.cfg.Channel, "error", err)
 		}
 		if !sleep(ctx, l.cfg.ProbeTimeout-time.Since(start)) || l.state.Load() == listenWorking {
 			return

@@ -11,6 +11,7 @@ import (
 	"github.com/uptrace/bun"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -28,8 +29,15 @@ func TraceHook() bun.QueryHook { return traceHook{} }
 // It is ours rather than bunotel (served only at v1.2.x for our bun
 // v1.3.0) because bun inlines the arguments into the query text and
 // bunotel exports that text as db.statement: payloads and secrets would
-// leave the process. The span carries the operation and, on failure, the
-// SQLSTATE only.
+// leave the process. The span carries the operation, the table and, on
+// failure, the SQLSTATE only.
+//
+// Names and attributes follow OpenTelemetry's database conventions: the
+// span is "{db.operation.name} {db.collection.name}" (SELECT
+// tb_outbox_event), or the operation alone when the statement does not
+// name exactly one table; db.system.name is postgresql; a failure sets
+// error.type and db.response.status_code to the SQLSTATE (a driver or
+// context error to its Go type).
 type traceHook struct{}
 
 type spanKey struct{}
@@ -40,9 +48,13 @@ func (traceHook) BeforeQuery(ctx context.Context, ev *bun.QueryEvent) context.Co
 		return ctx
 	}
 	op := operation(ev)
-	_, span := parent.TracerProvider().Tracer(tracerName).Start(ctx, "postgresql "+op,
-		trace.WithSpanKind(trace.SpanKindClient),
-		trace.WithAttributes(attribute.String("db.system.name", "postgresql"), attribute.String("db.operation.name", op)))
+	name, attrs := op, []attribute.KeyValue{semconv.DBSystemNamePostgreSQL, semconv.DBOperationName(op)}
+	if table := collection(op, ev.Query); table != "" {
+		name += " " + table
+		attrs = append(attrs, semconv.DBCollectionName(table))
+	}
+	_, span := parent.TracerProvider().Tracer(tracerName).Start(ctx, name,
+		trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
 	// The span rides on the event, not the context: bun keeps BEGIN's
 	// context for the whole transaction, which would make every later
 	// query a child of the (ended) BEGIN span.
@@ -59,13 +71,15 @@ func (traceHook) AfterQuery(_ context.Context, ev *bun.QueryEvent) {
 		return
 	}
 	if ev.Err != nil && !errors.Is(ev.Err, sql.ErrNoRows) {
-		code := "error"
 		var pgErr *pgconn.PgError
 		if errors.As(ev.Err, &pgErr) {
-			code = pgErr.Code
+			span.SetAttributes(semconv.ErrorTypeKey.String(pgErr.Code), semconv.DBResponseStatusCode(pgErr.Code))
+			span.SetStatus(codes.Error, "query failed: SQLSTATE "+pgErr.Code)
+		} else {
+			et := semconv.ErrorType(ev.Err)
+			span.SetAttributes(et)
+			span.SetStatus(codes.Error, "query failed: "+et.Value.AsString())
 		}
-		span.SetAttributes(attribute.String("db.response.status_code", code))
-		span.SetStatus(codes.Error, "query failed: SQLSTATE "+code)
 	}
 	span.End()
 }
@@ -82,4 +96,158 @@ func operation(ev *bun.QueryEvent) string {
 		q = q[:i]
 	}
 	return strings.ToUpper(q[:min(len(q), 16)])
+}
+
+// collection is the one table the statement works on, or "" when it names
+// none or several (a join, a subquery, a list of tables) or the text is
+// not the shape this reads: UPDATE t, INSERT INTO t, DELETE FROM t, and a
+// SELECT with a single FROM t. The name is an identifier from our code
+// (bun quotes it; a value is a quoted literal and never matches).
+func collection(op, query string) string {
+	if strings.Contains(query, "$$") {
+		return ""
+	}
+	query = blankLiterals(query) // bun inlines values: never read one as a name
+	upper := asciiUpper(query)   // same byte offsets as query
+	var after string
+	switch op {
+	case "UPDATE":
+		after = "UPDATE"
+	case "INSERT":
+		after = "INTO"
+	case "DELETE", "SELECT":
+		after = "FROM"
+		if keywordCount(upper, "FROM") != 1 || keywordCount(upper, "JOIN") > 0 {
+			return ""
+		}
+	default:
+		return ""
+	}
+	i := keywordIndex(upper, after)
+	if i < 0 {
+		return ""
+	}
+	rest := strings.TrimLeftFunc(query[i+len(after):], unicode.IsSpace)
+	if op == "UPDATE" || op == "DELETE" { // UPDATE ONLY t, DELETE FROM ONLY t
+		if r, ok := cutKeyword(rest, "ONLY"); ok {
+			rest = r
+		}
+	}
+	table, rest := identifier(rest)
+	if table == "" {
+		return ""
+	}
+	if op == "SELECT" || op == "DELETE" { // FROM f(...), FROM a, b, DELETE ... USING b: not one table
+		r := strings.TrimLeftFunc(rest, unicode.IsSpace)
+		if strings.HasPrefix(r, "(") || strings.HasPrefix(r, ",") || keywordCount(asciiUpper(r), "USING") > 0 {
+			return ""
+		}
+		if alias, ok := cutKeyword(r, "AS"); ok {
+			r = alias
+		}
+		if _, after := identifier(r); strings.HasPrefix(strings.TrimLeftFunc(after, unicode.IsSpace), ",") {
+			return ""
+		}
+	}
+	return table
+}
+
+// keywordCount is how often kw stands as a word in upper.
+func keywordCount(upper, kw string) int {
+	n := 0
+	for i := keywordIndex(upper, kw); i >= 0; i = keywordIndex(upper, kw) {
+		n++
+		upper = upper[i+len(kw):]
+	}
+	return n
+}
+
+// keywordIndex is the index of the first kw in upper that stands as a
+// word, or -1.
+func keywordIndex(upper, kw string) int {
+	for off := 0; ; {
+		i := strings.Index(upper[off:], kw)
+		if i < 0 {
+			return -1
+		}
+		i += off
+		end := i + len(kw)
+		if (i == 0 || !isIdent(rune(upper[i-1]))) && (end == len(upper) || !isIdent(rune(upper[end]))) {
+			return i
+		}
+		off = end
+	}
+}
+
+func cutKeyword(s, kw string) (string, bool) {
+	if len(s) > len(kw) && strings.EqualFold(s[:len(kw)], kw) && unicode.IsSpace(rune(s[len(kw)])) {
+		return strings.TrimLeftFunc(s[len(kw):], unicode.IsSpace), true
+	}
+	return s, false
+}
+
+// identifier reads a possibly schema-qualified, possibly double-quoted
+// name at the start of s: the name without quotes (at most 127 bytes) and
+// what follows it.
+func identifier(s string) (string, string) {
+	var b strings.Builder
+	for {
+		if strings.HasPrefix(s, `"`) {
+			end := strings.IndexByte(s[1:], '"')
+			if end <= 0 || strings.ContainsFunc(s[1:1+end], func(r rune) bool { return !isIdent(r) }) {
+				return "", s
+			}
+			b.WriteString(s[1 : 1+end])
+			s = s[end+2:]
+		} else {
+			n := strings.IndexFunc(s, func(r rune) bool { return !isIdent(r) })
+			if n < 0 {
+				n = len(s)
+			}
+			if n == 0 || unicode.IsDigit(rune(s[0])) {
+				return "", s
+			}
+			b.WriteString(s[:n])
+			s = s[n:]
+		}
+		if !strings.HasPrefix(s, ".") {
+			break
+		}
+		b.WriteByte('.')
+		s = s[1:]
+	}
+	if b.Len() > 127 {
+		return "", s
+	}
+	return b.String(), s
+}
+
+// blankLiterals replaces the contents of single-quoted literals with
+// spaces, keeping every offset.
+func blankLiterals(s string) string {
+	b := []byte(s)
+	in := false
+	for i, c := range b {
+		switch {
+		case c == '\'':
+			in = !in
+		case in:
+			b[i] = ' '
+		}
+	}
+	return string(b)
+}
+
+func asciiUpper(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'a' <= c && c <= 'z' {
+			b[i] = c - 'a' + 'A'
+		}
+	}
+	return string(b)
+}
+
+func isIdent(r rune) bool {
+	return r == '_' || r == '$' || ('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z') || ('0' <= r && r <= '9')
 }

@@ -54,7 +54,7 @@ func newFxClient(lc fx.Lifecycle, cfg ModuleConfig, log *slog.Logger) (rueidis.C
 	}
 	if err != nil {
 		log.Warn("redis unavailable at start; system config is read from Postgres until it answers",
-			"component", "system-config", "err", err)
+			"component", "system-config", "error", err)
 	}
 	lc.Append(fx.StopHook(client.Close))
 	return Traced(client), nil

@@ -65,7 +65,7 @@ func (w *MasterSwitchWatcher) WatchMasterSwitch(ctx context.Context, onSwitch fu
 		if ctx.Err() != nil {
 			return
 		}
-		log.Warn("sentinel subscription lost; trying the next sentinel", "component", "redis-sentinel", "sentinel", addr, "err", err)
+		log.Warn("sentinel subscription lost; trying the next sentinel", "component", "redis-sentinel", "sentinel", addr, "error", err)
 		select {
 		case <-ctx.Done():
 		case <-time.After(time.Second):

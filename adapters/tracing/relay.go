@@ -6,6 +6,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/july/template/core/outbox"
@@ -17,9 +18,11 @@ const tracerName = "github.com/july/template/adapters/tracing"
 
 // Relay traces the outbox relay: a root span "outbox.relay.batch" per
 // claimed batch (an empty poll records nothing), linked to the span that
-// wrote each event, with the children "outbox.claim", "outbox.publish",
-// "outbox.complete" and "outbox.fail". Pass it as relay.Options.Tracer and
-// wrap the relay's store and publisher with Store and Publisher.
+// wrote each event, with the children "outbox.claim", "send <queue>" (see
+// Publisher), "outbox.complete" and "outbox.fail". Pass it as
+// relay.Options.Tracer and wrap the relay's store and publisher with Store
+// and Publisher. The template's own attributes are namespaced july.*
+// (july.outbox.*, july.request_id, july.correlation_id).
 type Relay struct{ tracer trace.Tracer }
 
 // NewRelay returns the relay tracer of tp.
@@ -31,21 +34,21 @@ func (r *Relay) StartBatch(ctx context.Context, b relay.ClaimedBatch) (context.C
 	links := make([]trace.Link, 0, len(b.Events))
 	for i := range b.Events {
 		if sc := spanContextOf(b.Events[i].TraceParent, b.Events[i].TraceState); sc.IsValid() {
-			links = append(links, trace.Link{SpanContext: sc, Attributes: []attribute.KeyValue{attribute.String("event_id", b.Events[i].EventID)}})
+			links = append(links, trace.Link{SpanContext: sc, Attributes: []attribute.KeyValue{attribute.String(AttrEventID, b.Events[i].EventID)}})
 		}
 	}
-	attrs := []attribute.KeyValue{attribute.String("outbox.owner", b.Owner), attribute.Int("outbox.batch_size", len(b.Events))}
+	attrs := []attribute.KeyValue{attribute.String("july.outbox.owner", b.Owner), attribute.Int("july.outbox.batch_size", len(b.Events))}
 	if len(b.Events) == 1 {
 		attrs = append(attrs, eventAttrs(b.Events[0].EventID, b.Events[0].EventType, b.Events[0].RequestID, b.Events[0].CorrelationID)...)
 	}
 	ctx, span := r.tracer.Start(ctx, "outbox.relay.batch", trace.WithNewRoot(), trace.WithTimestamp(b.ClaimStart),
 		trace.WithLinks(links...), trace.WithAttributes(attrs...))
 	_, claim := r.tracer.Start(ctx, "outbox.claim", trace.WithTimestamp(b.ClaimStart), trace.WithSpanKind(trace.SpanKindClient),
-		trace.WithAttributes(attribute.Int("outbox.claimed", len(b.Events))))
+		trace.WithAttributes(attribute.Int("july.outbox.claimed", len(b.Events))))
 	claim.End(trace.WithTimestamp(b.ClaimEnd))
 	return ctx, func(res relay.BatchResult, err error) {
-		span.SetAttributes(attribute.Int("outbox.delivered", res.Delivered), attribute.Int("outbox.retried", res.Retried),
-			attribute.Int("outbox.failed", res.Failed), attribute.Int("outbox.lost", res.Lost))
+		span.SetAttributes(attribute.Int("july.outbox.delivered", res.Delivered), attribute.Int("july.outbox.retried", res.Retried),
+			attribute.Int("july.outbox.failed", res.Failed), attribute.Int("july.outbox.lost", res.Lost))
 		if err != nil {
 			span.SetStatus(codes.Error, "outbox batch not fully marked; see the relay's log line with this trace_id")
 		}
@@ -53,27 +56,46 @@ func (r *Relay) StartBatch(ctx context.Context, b relay.ClaimedBatch) (context.C
 	}
 }
 
-// Publisher wraps pub so each Publish call runs under an "outbox.publish"
-// producer span, child of the batch span, with one span event per
-// envelope that failed (event_id and error class, never the message).
+// Publisher wraps pub so each Publish call runs under a producer span,
+// child of the batch span, named and attributed by OpenTelemetry's
+// messaging conventions: "send <queue>" (the queue from pub's
+// Destination() string method; "send" alone without one), with
+// messaging.system asynq, messaging.operation.name and .type send,
+// messaging.destination.name, messaging.message.id (the event_id) for one
+// envelope or messaging.batch.message_count for several, and one span
+// event "july.outbox.publish_failed" per envelope that failed (its
+// july.outbox.event_id and error.type, never the message).
 func Publisher(pub ports.Publisher, tp trace.TracerProvider) ports.Publisher {
-	return &publisher{next: pub, tracer: tp.Tracer(tracerName)}
+	p := &publisher{next: pub, tracer: tp.Tracer(tracerName), name: "send"}
+	if d, ok := pub.(interface{ Destination() string }); ok && d.Destination() != "" {
+		p.queue = d.Destination()
+		p.name += " " + p.queue
+	}
+	return p
 }
 
 type publisher struct {
-	next   ports.Publisher
-	tracer trace.Tracer
+	next        ports.Publisher
+	tracer      trace.Tracer
+	name, queue string
 }
 
 func (p *publisher) Publish(ctx context.Context, envs []outbox.Envelope) []error {
 	if !trace.SpanFromContext(ctx).IsRecording() {
 		return p.next.Publish(ctx, envs)
 	}
-	attrs := []attribute.KeyValue{attribute.String("messaging.system", "asynq"), attribute.Int("outbox.batch_size", len(envs))}
-	if len(envs) == 1 {
-		attrs = append(attrs, eventAttrs(envs[0].EventID, envs[0].EventType, envs[0].RequestID, envs[0].CorrelationID)...)
+	attrs := []attribute.KeyValue{messagingSystem, semconv.MessagingOperationName("send"), semconv.MessagingOperationTypeSend,
+		attribute.Int("july.outbox.batch_size", len(envs))}
+	if p.queue != "" {
+		attrs = append(attrs, semconv.MessagingDestinationName(p.queue))
 	}
-	ctx, span := p.tracer.Start(ctx, "outbox.publish", trace.WithSpanKind(trace.SpanKindProducer), trace.WithAttributes(attrs...))
+	if len(envs) == 1 {
+		attrs = append(attrs, semconv.MessagingMessageID(envs[0].EventID))
+		attrs = append(attrs, eventAttrs(envs[0].EventID, envs[0].EventType, envs[0].RequestID, envs[0].CorrelationID)...)
+	} else {
+		attrs = append(attrs, semconv.MessagingBatchMessageCount(len(envs)))
+	}
+	ctx, span := p.tracer.Start(ctx, p.name, trace.WithSpanKind(trace.SpanKindProducer), trace.WithAttributes(attrs...))
 	defer span.End()
 	errs := p.next.Publish(ctx, envs)
 	failed := 0
@@ -82,8 +104,8 @@ func (p *publisher) Publish(ctx context.Context, envs []outbox.Envelope) []error
 			continue
 		}
 		failed++
-		span.AddEvent("outbox.publish_failed", trace.WithAttributes(
-			attribute.String("event_id", envs[i].EventID), attribute.String("error.class", outbox.Classify(err).String())))
+		span.AddEvent("july.outbox.publish_failed", trace.WithAttributes(
+			attribute.String(AttrEventID, envs[i].EventID), semconv.ErrorTypeKey.String(outbox.Classify(err).String())))
 	}
 	if failed > 0 {
 		span.SetStatus(codes.Error, "some envelopes were not enqueued; they are retried")
@@ -121,9 +143,9 @@ func (s *store) start(ctx context.Context, name string, n int) (context.Context,
 	if !trace.SpanFromContext(ctx).IsRecording() {
 		return ctx, func(int, error) {}
 	}
-	ctx, span := s.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attribute.Int("outbox.rows", n)))
+	ctx, span := s.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attribute.Int("july.outbox.rows", n)))
 	return ctx, func(lost int, err error) {
-		span.SetAttributes(attribute.Int("outbox.lost", lost))
+		span.SetAttributes(attribute.Int("july.outbox.lost", lost))
 		if err != nil {
 			span.SetStatus(codes.Error, name+" failed; the leases expire and the events are published again")
 		}
@@ -131,12 +153,24 @@ func (s *store) start(ctx context.Context, name string, n int) (context.Context,
 	}
 }
 
+// The template's own span attributes carrying an event's ids.
+const (
+	AttrEventID       = "july.outbox.event_id"
+	AttrEventType     = "july.outbox.event_type"
+	AttrRequestID     = "july.request_id"
+	AttrCorrelationID = "july.correlation_id"
+)
+
+// messagingSystem is messaging.system for Asynq: the conventions register
+// no value for it and allow a custom one.
+var messagingSystem = semconv.MessagingSystemKey.String("asynq")
+
 func eventAttrs(eventID, eventType, requestID, correlationID string) []attribute.KeyValue {
 	return []attribute.KeyValue{
-		attribute.String("event_id", eventID),
-		attribute.String("event_type", eventType),
-		attribute.String("request_id", requestID),
-		attribute.String("correlation_id", correlationID),
+		attribute.String(AttrEventID, eventID),
+		attribute.String(AttrEventType, eventType),
+		attribute.String(AttrRequestID, requestID),
+		attribute.String(AttrCorrelationID, correlationID),
 	}
 }
 

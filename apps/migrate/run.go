@@ -246,7 +246,7 @@ func (c *cli) cmd(ctx context.Context, name string, args []string, summary strin
 		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		if err := tp.Shutdown(fctx); err != nil {
-			c.log.Warn("tracing: spans not flushed", "err", err)
+			c.log.Warn("tracing: spans not flushed", "error", err)
 		}
 	}()
 	ctx, span := tp.Tracer("github.com/july/template/apps/migrate").Start(ctx, "migrate "+name)
@@ -282,7 +282,7 @@ func (c *cli) emit(v any, text func(w io.Writer)) {
 // Its message passes through release.SafeError: no row values.
 func (c *cli) fail(code int, command string, err error) int {
 	err = release.SafeError(err)
-	c.log.Error("command failed", "command", command, "exit_code", code, "err", err)
+	c.log.Error("command failed", "command", command, "exit_code", code, "error", err)
 	fmt.Fprintf(c.stderr, "migrate %s: %v\n", command, err)
 	return code
 }

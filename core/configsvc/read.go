@@ -40,7 +40,7 @@ func (s *Service) load(ctx context.Context, key string) (*sysconfig.Stored, erro
 	if row, err := s.cache.Get(ctx, key); err == nil {
 		return &row, nil
 	} else if !errors.Is(err, ports.ErrNotFound) {
-		s.opts.Logger.WarnContext(ctx, "config cache unavailable; reading Postgres", "config_key", key, "err", err)
+		s.opts.Logger.WarnContext(ctx, "config cache unavailable; reading Postgres", "config_key", key, "error", err)
 	}
 	row, err := s.store.Get(ctx, key)
 	switch {
@@ -50,7 +50,7 @@ func (s *Service) load(ctx context.Context, key string) (*sysconfig.Stored, erro
 		return nil, err
 	}
 	if _, err := s.cache.Fill(ctx, row, s.opts.CacheTTL); err != nil {
-		s.opts.Logger.WarnContext(ctx, "config cache refill failed; Postgres stays the truth", "config_key", key, "err", err)
+		s.opts.Logger.WarnContext(ctx, "config cache refill failed; Postgres stays the truth", "config_key", key, "error", err)
 	}
 	return &row, nil
 }

@@ -3,8 +3,10 @@ package redaction_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -64,4 +66,26 @@ func TestReplaceAttrKeepsCleanText(t *testing.T) {
 	require.NoError(t, json.Unmarshal(buf.Bytes(), &line), buf.String())
 	require.Equal(t, text, line.Resp.Text, "rule: policy-redacted text is kept")
 	require.Equal(t, redaction.Redacted, line.Password, "rule: a sensitive key is still redacted")
+}
+
+// An error logged as a value (slog.Any, or a bare err after its key) is
+// text to slog's JSON handler, written without ReplaceAttr ever reading
+// it; the root handler turns it into redacted text, and a string under
+// "error" is cleaned the same way: the message stays, its secrets go.
+func TestReplaceAttrRedactsErrors(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	log := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{ReplaceAttr: redaction.ReplaceAttr}))
+	cause := fmt.Errorf("connect postgres://app:PLANTED6@db:5432/app: %w", errors.New("dial tcp: refused"))
+	log.Error("query failed", redaction.ErrorKey, cause)
+	log.Error("query failed", slog.Any(redaction.ErrorKey, cause))
+	log.Error("query failed", redaction.ErrorKey, "load user: password=PLANTED7 host=10.0.0.1")
+	for line := range strings.Lines(buf.String()) {
+		var rec map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &rec))
+		msg, _ := rec[redaction.ErrorKey].(string)
+		require.NotContains(t, msg, plant, "log line %s", line)
+		require.NotEqual(t, redaction.Redacted, msg, "the message is kept, only its secret goes: %s", line)
+		require.Regexp(t, `^(connect postgres://|load user: password=\[REDACTED\] host=10\.0\.0\.1)`, msg)
+	}
 }

@@ -66,11 +66,12 @@ func (d *DeadLetter) Record(ctx context.Context, eventID, eventType string, caus
 	marked, err := d.store.MarkConsumerFailed(ctx, ports.ConsumerFailure{
 		EventID: eventID, Code: outbox.ConsumerFailedCode, Message: msg, At: d.clock.Now(),
 	})
-	attrs := []any{slog.String("event_id", eventID), slog.String("event_type", eventType), slog.String("error", msg)}
+	ids := []any{slog.String("event_id", eventID), slog.String("event_type", eventType)}
+	attrs := append(ids, slog.String("error", msg))
 	switch {
-	case err != nil:
+	case err != nil: // one error key: the consumer's failure, then why marking it failed
 		d.log.ErrorContext(ctx, "outbox event failed in its consumer but could not be marked failed; only the queue's archive holds it",
-			append(attrs, slog.String("reason", err.Error()))...)
+			append(ids, slog.String("error", msg+"; marking it failed: "+d.red.RedactText(err.Error())))...)
 	case marked:
 		d.cfg.MarkedFunc(eventType)
 		d.log.ErrorContext(ctx, "outbox event failed in its consumer; replay after fixing the cause",

@@ -176,7 +176,7 @@ func (r *Reconciler) run(ctx context.Context) {
 	for {
 		res := r.Pass(ctx, trigger)
 		if res.Err != nil && ctx.Err() == nil {
-			r.log.Warn("reconcile pass failed; retrying at the next one", "trigger", trigger, "err", res.Err)
+			r.log.Warn("reconcile pass failed; retrying at the next one", "trigger", trigger, "error", res.Err)
 		}
 		select {
 		case <-ctx.Done():

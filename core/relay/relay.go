@@ -146,7 +146,7 @@ func (r *Relay) loop(ctx context.Context, i int) {
 			}
 		}
 		if err != nil && ctx.Err() == nil {
-			r.opts.Logger.Error("outbox relay batch failed; will retry", "owner", owner, "err", err)
+			r.opts.Logger.Error("outbox relay batch failed; will retry", "owner", owner, "error", err)
 		}
 		if next != nil {
 			continue // the prefetched batch is finished on the next pass, even when stopping
@@ -176,7 +176,7 @@ func (r *Relay) sweep(ctx context.Context) {
 		// The requeued rows come due after the policy's backoff; the claim
 		// loops' poll picks them up, so there is nobody to wake now.
 		if _, err := r.RecoverOnce(ctx); err != nil && ctx.Err() == nil {
-			r.opts.Logger.Error("outbox lease recovery failed; will retry", "err", err)
+			r.opts.Logger.Error("outbox lease recovery failed; will retry", "error", err)
 		}
 	}
 }

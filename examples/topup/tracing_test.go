@@ -27,7 +27,7 @@ func TestOneTopupIsOneTraceWithLinkedDelivery(t *testing.T) {
 	t.Cleanup(func() { _ = tp.Shutdown(t.Context()) })
 
 	e := newEnv(t, envOpts{trace: tp})
-	e.startRelay(t)
+	w := e.startRelay(t)
 	res := e.create(t, "agent-trace", "topup-req-trace-1", createBody)
 	o := decodeOrder(t, res)
 	require.Eventually(t, func() bool { return e.orderStatus(t, o.TopupID) == topup.StatusCredited },
@@ -37,26 +37,26 @@ func TestOneTopupIsOneTraceWithLinkedDelivery(t *testing.T) {
 	var consumer tracetest.SpanStub
 	require.Eventually(t, func() bool {
 		var ok bool
-		consumer, ok = findSpan(exp.GetSpans(), "process "+topup.EventCreated, "event_id", env.EventID)
+		consumer, ok = findSpan(exp.GetSpans(), "process "+w.queue, "messaging.message.id", env.EventID)
 		return ok && consumer.EndTime.After(consumer.StartTime)
 	}, waitLong, tick, "no ended consumer span for event %s", env.EventID)
 	spans := exp.GetSpans()
 
 	// API: server span -> outbox.append -> the INSERT, one trace.
-	server, ok := findSpan(spans, "POST /api/v1/topups", "request_id", "topup-req-trace-1")
+	server, ok := findSpan(spans, "POST /api/v1/topups", "july.request_id", "topup-req-trace-1")
 	require.True(t, ok, "server span; got %v", names(spans))
 	require.Equal(t, trace.SpanKindServer, server.SpanKind)
 	require.Equal(t, "/api/v1/topups", attr(server, "http.route"))
 	require.Equal(t, "201", attr(server, "http.response.status_code"))
-	appendSpan, ok := findSpan(spans, "outbox.append", "event_id", env.EventID)
+	appendSpan, ok := findSpan(spans, "outbox.append", "july.outbox.event_id", env.EventID)
 	require.True(t, ok, "outbox.append span; got %v", names(spans))
 	require.Equal(t, server.SpanContext.SpanID(), appendSpan.Parent.SpanID(), "outbox.append is a child of the request")
 	require.Equal(t, server.SpanContext.TraceID(), appendSpan.SpanContext.TraceID())
-	require.Equal(t, env.RequestID, attr(appendSpan, "request_id"))
-	require.Equal(t, env.CorrelationID, attr(appendSpan, "correlation_id"))
-	require.Equal(t, topup.EventCreated, attr(appendSpan, "event_type"))
-	require.NotEmpty(t, inTrace(spans, server.SpanContext.TraceID(), "postgresql INSERT"), "the request's queries are spans of its trace")
-	require.NotEmpty(t, inTrace(spans, server.SpanContext.TraceID(), "redis SET"), "the request's guard acquire is a span of its trace")
+	require.Equal(t, env.RequestID, attr(appendSpan, "july.request_id"))
+	require.Equal(t, env.CorrelationID, attr(appendSpan, "july.correlation_id"))
+	require.Equal(t, topup.EventCreated, attr(appendSpan, "july.outbox.event_type"))
+	require.NotEmpty(t, inTrace(spans, server.SpanContext.TraceID(), "INSERT tb_outbox_event"), "the request's queries are spans of its trace")
+	require.NotEmpty(t, inTrace(spans, server.SpanContext.TraceID(), "SET"), "the request's guard acquire is a span of its trace")
 
 	// The row (and so the envelope) carries outbox.append's W3C context.
 	require.Equal(t, "00-"+appendSpan.SpanContext.TraceID().String()+"-"+appendSpan.SpanContext.SpanID().String()+"-01", env.TraceParent)
@@ -66,22 +66,23 @@ func TestOneTopupIsOneTraceWithLinkedDelivery(t *testing.T) {
 	batch, ok := linkedTo(spans, "outbox.relay.batch", appendSpan.SpanContext)
 	require.True(t, ok, "relay batch span linked to the append; got %v", names(spans))
 	require.NotEqual(t, server.SpanContext.TraceID(), batch.SpanContext.TraceID(), "delivery is a trace of its own")
-	for _, step := range []string{"outbox.claim", "outbox.publish", "outbox.complete"} {
+	for _, step := range []string{"outbox.claim", "send " + w.queue, "outbox.complete"} {
 		require.NotEmpty(t, inTrace(spans, batch.SpanContext.TraceID(), step), "%s in the batch's trace", step)
 	}
-	require.Equal(t, "1", attr(batch, "outbox.delivered"))
-	require.NotEmpty(t, inTrace(spans, batch.SpanContext.TraceID(), "postgresql UPDATE"), "the complete write, named by its statement (bun calls every raw query SELECT)")
+	require.Equal(t, "1", attr(batch, "july.outbox.delivered"))
+	require.NotEmpty(t, inTrace(spans, batch.SpanContext.TraceID(), "UPDATE tb_outbox_event"), "the complete write, named by its statement and table (bun calls every raw query SELECT)")
 
 	// WORKER: a consumer span linked (not parented) to outbox.append.
 	require.Equal(t, trace.SpanKindConsumer, consumer.SpanKind)
 	require.False(t, consumer.Parent.IsValid(), "the consumer span is a root, not a child of the request")
 	_, linked := linkedTo([]tracetest.SpanStub{consumer}, consumer.Name, appendSpan.SpanContext)
 	require.True(t, linked, "consumer links to the producer; links %+v", consumer.Links)
-	require.Equal(t, env.EventID, attr(consumer, "task_id"))
-	require.Equal(t, env.RequestID, attr(consumer, "request_id"))
-	require.Equal(t, env.CorrelationID, attr(consumer, "correlation_id"))
-	require.Equal(t, topup.EventCreated, attr(consumer, "event_type"))
-	require.NotEmpty(t, inTrace(spans, consumer.SpanContext.TraceID(), "postgresql UPDATE"), "the credit's queries are children of the task")
+	require.Equal(t, env.EventID, attr(consumer, "messaging.message.id"))
+	require.Equal(t, env.RequestID, attr(consumer, "july.request_id"))
+	require.Equal(t, env.CorrelationID, attr(consumer, "july.correlation_id"))
+	require.Equal(t, topup.EventCreated, attr(consumer, "july.outbox.event_type"))
+	require.Equal(t, topup.EventCreated, attr(consumer, "july.asynq.task_type"))
+	require.NotEmpty(t, inTrace(spans, consumer.SpanContext.TraceID(), "UPDATE"), "the credit's queries are children of the task")
 
 	// Logs: the consumer's line names its span.
 	credited := e.logs.Records(t, "topup credited")

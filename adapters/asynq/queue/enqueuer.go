@@ -117,3 +117,7 @@ func (e *Enqueuer) enqueue(ctx context.Context, task *asynq.Task, opts ...asynq.
 func isDuplicate(err error) bool {
 	return errors.Is(err, asynq.ErrTaskIDConflict) || errors.Is(err, asynq.ErrDuplicateTask)
 }
+
+// Destination is the queue Publish sends to: the relay's tracing names
+// its "send <queue>" span after it.
+func (e *Enqueuer) Destination() string { return e.cfg.Queue }

@@ -95,7 +95,7 @@ func NewServer(redisOpt asynq.RedisConnOpt, cfg ServerConfig) *asynq.Server {
 		ErrorHandler:    errorHandler(logger, cfg.DeadLetterFunc),
 		HealthCheckFunc: func(err error) {
 			if err != nil {
-				logger.Warn("asynq queue: redis health check failed", slog.String("reason", reasonOf(err)))
+				logger.Warn("asynq queue: redis health check failed", slog.String("error", reasonOf(err)))
 			}
 		},
 	})

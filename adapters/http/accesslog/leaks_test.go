@@ -225,7 +225,7 @@ func TestOperatorsStillRead(t *testing.T) {
 	causes := map[string]bool{}
 	for _, id := range []string{"op-401-missing", "op-401-bad", "op-403-role"} {
 		rej := line(t, b.logs, "request rejected", id)
-		err, _ := rej["err"].(string)
+		err, _ := rej["error"].(string)
 		require.NotContains(t, err, redaction.Redacted, "cause of %s: %q", id, err)
 		causes[err] = true
 		acc := line(t, b.logs, "access", id)

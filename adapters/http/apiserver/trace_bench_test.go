@@ -49,7 +49,7 @@ func BenchmarkAccessPathTracing(b *testing.B) {
 			b.Fatal(err)
 		}
 		srv.API.POST("/things", func(c echo.Context) error {
-			_, span := trace.SpanFromContext(c.Request().Context()).TracerProvider().Tracer("bench").Start(c.Request().Context(), "postgresql INSERT")
+			_, span := trace.SpanFromContext(c.Request().Context()).TracerProvider().Tracer("bench").Start(c.Request().Context(), "INSERT tb_outbox_event")
 			span.End()
 			return c.JSON(http.StatusCreated, map[string]string{"id": "t-1"})
 		})

@@ -83,7 +83,7 @@ func (h *handlers) requireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
 		if ok && !p.HasRole(auth.RoleSuperAdmin) && c.Request().Method == http.MethodPut {
 			if err := h.svc.RecordForbidden(ctx, auditKey(c.Param("key")), p.Subject, meta(c)); err != nil {
 				httpx.Logger(ctx, h.log).ErrorContext(ctx, "audit of a forbidden config update failed",
-					"code", configsvc.CodeAuditFailed, "component", "system-config", "err", err)
+					"code", configsvc.CodeAuditFailed, "component", "system-config", "error", err)
 			}
 		}
 		return guarded(c)
@@ -104,7 +104,7 @@ func (h *handlers) rejected(c echo.Context, err error) error {
 	}
 	if aerr := h.svc.RecordRejected(ctx, auditKey(c.Param("key")), p.Subject, e.Code, reason, meta(c)); aerr != nil {
 		httpx.Logger(ctx, h.log).ErrorContext(ctx, "audit of a rejected config update failed",
-			"code", configsvc.CodeAuditFailed, "component", "system-config", "rejection", e.Code, "err", aerr)
+			"code", configsvc.CodeAuditFailed, "component", "system-config", "rejection", e.Code, "error", aerr)
 	}
 	return err
 }

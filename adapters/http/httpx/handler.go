@@ -62,7 +62,7 @@ func NewErrorHandler(log *slog.Logger, mappers ...ErrorMapper) echo.HTTPErrorHan
 			body.Message = MsgInternal
 		}
 		if werr := c.JSON(e.Status, envelope{Error: body}); werr != nil {
-			Logger(ctx, log).DebugContext(ctx, "error response not written", slog.Any("err", werr))
+			Logger(ctx, log).DebugContext(ctx, "error response not written", slog.Any("error", werr))
 		}
 	}
 }
@@ -153,7 +153,7 @@ func logError(log *slog.Logger, c echo.Context, e *Error, err error) {
 	if e.Err != nil {
 		// Causes may quote upstream text (a DSN, a header, a value in a
 		// constraint message): redact before it reaches the log.
-		attrs = append(attrs, slog.String("err", causeRedactor.RedactText(e.Err.Error())))
+		attrs = append(attrs, slog.String("error", causeRedactor.RedactText(e.Err.Error())))
 	}
 	if e.Status >= http.StatusInternalServerError {
 		log.LogAttrs(ctx, slog.LevelError, "request failed", attrs...)

@@ -108,7 +108,7 @@ func (h *Health) Readyz(c echo.Context) error {
 		case checks[i].Optional:
 			degraded = append(degraded, checks[i].Name)
 			Logger(ctx, cmp.Or(h.Logger, slog.Default())).LogAttrs(ctx, slog.LevelWarn, "dependency degraded",
-				slog.String("dependency", checks[i].Name), slog.String("err", causeRedactor.RedactText(err.Error())))
+				slog.String("dependency", checks[i].Name), slog.String("error", causeRedactor.RedactText(err.Error())))
 		default:
 			failed = append(failed, checks[i].Name)
 			details = append(details, Detail{Field: checks[i].Name, Reason: "不可用"})

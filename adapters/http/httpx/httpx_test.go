@@ -215,8 +215,8 @@ func TestInternalErrorLeaksNothing(t *testing.T) {
 			require.Equal(t, httpx.CodeInternal, line["code"])
 			if path == "/boom" {
 				require.Equal(t, "request failed", line["msg"])
-				require.Contains(t, line["err"], "load user: pq: password=[REDACTED] host=10.0.0.1", "cause chain in the log, secrets redacted")
-				require.NotContains(t, line["err"], "hunter2", "a cause's secrets never reach the log")
+				require.Contains(t, line["error"], "load user: pq: password=[REDACTED] host=10.0.0.1", "cause chain in the log, secrets redacted")
+				require.NotContains(t, line["error"], "hunter2", "a cause's secrets never reach the log")
 			} else {
 				require.Equal(t, "panic recovered", line["msg"])
 				require.Contains(t, line["panic"], "kaboom")

@@ -69,13 +69,13 @@ func (s *HTTPServer) Start(context.Context) error {
 		select {
 		case err := <-served:
 			if !errors.Is(err, http.ErrServerClosed) {
-				s.log.Error("http server stopped", "addr", s.srv.Addr, "err", err)
+				s.log.Error("http server stopped", "addr", s.srv.Addr, "error", err)
 			}
 		case <-ctx.Done():
 			sctx, cancel := context.WithTimeout(context.Background(), s.shutdownTimeout)
 			defer cancel()
 			if err := s.srv.Shutdown(sctx); err != nil {
-				s.log.Warn("http server did not drain in time", "addr", s.srv.Addr, "err", err)
+				s.log.Warn("http server did not drain in time", "addr", s.srv.Addr, "error", err)
 			}
 		}
 	})

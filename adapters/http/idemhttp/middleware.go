@@ -180,7 +180,7 @@ func (cfg *Config) acquire(ctx context.Context, key ports.IdempotencyKey) (relea
 	name, owner := GuardName(key), key.Fingerprint.String()+" "+rand.Text()
 	unavailable := func(err error) (func(), error) {
 		httpx.Logger(ctx, cfg.Logger).WarnContext(ctx, "idempotency guard unavailable; the database decides",
-			slog.String("operation", key.Scope.Operation), slog.Any("err", err))
+			slog.String("operation", key.Scope.Operation), slog.Any("error", err))
 		return func() {}, nil
 	}
 	var ok bool
@@ -213,7 +213,7 @@ func (cfg *Config) acquire(ctx context.Context, key ports.IdempotencyKey) (relea
 		rctx := context.WithoutCancel(ctx)
 		if _, err := cfg.Guard.Release(rctx, name, owner); err != nil {
 			httpx.Logger(ctx, cfg.Logger).WarnContext(ctx, "idempotency guard not released; it expires by itself",
-				slog.String("operation", key.Scope.Operation), slog.Any("err", err))
+				slog.String("operation", key.Scope.Operation), slog.Any("error", err))
 		}
 	}, nil
 }

@@ -27,7 +27,7 @@ func traceAppend(ctx context.Context, events []outbox.Event) (context.Context, t
 	if !parent.SpanContext().IsValid() {
 		return ctx, traceContext{}, func(error) {}
 	}
-	attrs := []attribute.KeyValue{attribute.Int("outbox.event_count", len(events))}
+	attrs := []attribute.KeyValue{attribute.Int("july.outbox.event_count", len(events))}
 	if len(events) == 1 {
 		attrs = append(attrs, eventAttrs(&events[0])...)
 	}
@@ -35,7 +35,7 @@ func traceAppend(ctx context.Context, events []outbox.Event) (context.Context, t
 		trace.WithSpanKind(trace.SpanKindProducer), trace.WithAttributes(attrs...))
 	if len(events) > 1 {
 		for i := range events {
-			span.AddEvent("outbox.event", trace.WithAttributes(eventAttrs(&events[i])...))
+			span.AddEvent("july.outbox.event", trace.WithAttributes(eventAttrs(&events[i])...))
 		}
 	}
 	carrier := propagation.MapCarrier{}
@@ -51,9 +51,9 @@ func traceAppend(ctx context.Context, events []outbox.Event) (context.Context, t
 // eventAttrs are the ids of ev: never its payload.
 func eventAttrs(ev *outbox.Event) []attribute.KeyValue {
 	return []attribute.KeyValue{
-		attribute.String("event_id", ev.EventID),
-		attribute.String("event_type", ev.EventType),
-		attribute.String("request_id", ev.RequestID),
-		attribute.String("correlation_id", ev.CorrelationID),
+		attribute.String("july.outbox.event_id", ev.EventID),
+		attribute.String("july.outbox.event_type", ev.EventType),
+		attribute.String("july.request_id", ev.RequestID),
+		attribute.String("july.correlation_id", ev.CorrelationID),
 	}
 }
