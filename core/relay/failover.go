@@ -110,7 +110,7 @@ func (f *FailoverRedeliver) redeliver(ctx context.Context, newMaster string, fro
 	n, err := Redeliver(ctx, f.reader, f.pub, f.clock, from)
 	if err != nil {
 		f.cfg.Logger.Error("redis master switched; publishing the window's deliveries again failed part-way: replay the rest with relay outbox replay",
-			"new_master", newMaster, "since", from, "published", n, "err", err)
+			"new_master", newMaster, "since", from, "published", n, "error", err)
 		return
 	}
 	f.cfg.Logger.Warn("redis master switched; published the window's deliveries again (the queue absorbs those it still holds)",

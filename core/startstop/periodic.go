@@ -79,7 +79,7 @@ func (p *Periodic) Stop(ctx context.Context) error {
 func (p *Periodic) run(ctx context.Context) {
 	for {
 		if err := p.pass(ctx); err != nil && ctx.Err() == nil {
-			p.cfg.Logger.Error(p.cfg.Name+" failed; will retry", "err", err)
+			p.cfg.Logger.Error(p.cfg.Name+" failed; will retry", "error", err)
 		}
 		select {
 		case <-ctx.Done():

@@ -163,7 +163,7 @@ func (r *TaskRecovery) deliver(ctx context.Context, tt ports.TaskTable, ids []st
 		if err := tt.EnqueueFunc(ctx, id); err != nil {
 			r.cfg.EnqueueFailedFunc(tt.Name)
 			r.log.Error("could not deliver a recovered task again; retrying next pass",
-				"task_table", tt.Name, "task_id", id, "err", err)
+				"task_table", tt.Name, "task_id", id, "error", err)
 			r.undelivered[tt.Name] = append(r.undelivered[tt.Name], id)
 		}
 	}
