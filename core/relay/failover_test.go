@@ -141,7 +141,7 @@ func TestFailoverRedeliver(t *testing.T) {
 		require.Eventually(t, func() bool { return len(b.logs.lines(t, "failed part-way")) == 1 }, 10*time.Second, 10*time.Millisecond)
 		line := b.logs.lines(t, "failed part-way")[0]
 		require.EqualValues(t, 0, line["published"])
-		require.Contains(t, line["err"], ports.ErrUnavailable.Error())
+		require.Contains(t, line["error"], ports.ErrUnavailable.Error())
 	})
 }
 
