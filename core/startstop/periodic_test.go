@@ -133,7 +133,7 @@ func TestPeriodic(t *testing.T) {
 		require.NoError(t, b.p.Start(t.Context()))
 		next(t, b.passes)
 		wait(t, b)
-		require.Contains(t, b.logs.String(), `msg="test sweep failed; will retry" err="store unavailable"`)
+		require.Contains(t, b.logs.String(), `msg="test sweep failed; will retry" error="store unavailable"`)
 		b.clock.fire <- time.Time{}
 		require.Equal(t, 2, next(t, b.passes), "a failed pass does not end the loop")
 	})
