@@ -284,6 +284,10 @@ func (w *world) startConsumer() *consumer {
 	require.NoError(w.t, err)
 	srv := queue.NewServer(opt, queue.ServerConfig{
 		Queues: map[string]int{w.queue: 1}, Concurrency: 8, Logger: log, ShutdownTimeout: 2 * time.Second,
+		// A handler that failed while Postgres or Redis switched over is
+		// retried within 2 s, not the production minute, so the waits
+		// below see steady progress.
+		RetryBase: 100 * time.Millisecond, RetryMax: 2 * time.Second,
 	})
 	require.NoError(w.t, srv.Start(mux))
 	w.t.Cleanup(func() {
