@@ -14,7 +14,7 @@ GO ?= go
 PKGS := ./...
 FUZZTIME ?= 10s
 
-.PHONY: openapi-lint run test ci test-pooler test-containers test-pg-matrix services lint alerts unit fuzz bench bench-relays rename remove-examples check-rename check-run
+.PHONY: openapi-lint openapi-client run test ci test-pooler test-containers test-pg-matrix services lint alerts unit fuzz bench bench-relays rename remove-examples check-rename check-run
 
 ## run: Postgres and Redis (reused, compose, or project-local), migrate up, api + relay; Ctrl-C stops them.
 run:
@@ -28,6 +28,7 @@ test: services lint alerts openapi-lint
 ci: test
 	$(MAKE) test-pooler
 	$(MAKE) supply-chain
+	$(MAKE) openapi-client
 	$(MAKE) fuzz FUZZTIME=5s
 	$(MAKE) check-rename
 	$(MAKE) check-run
@@ -70,6 +71,10 @@ alerts:
 ## openapi-lint: @redocly/cli (pinned, npm) lints docs/openapi.yaml with redocly.yaml: zero errors, zero warnings.
 openapi-lint:
 	./scripts/lint-openapi.sh
+
+## openapi-client: a Go client generated from docs/openapi.yaml by oapi-codegen (pinned) builds and vets, in a scratch module.
+openapi-client:
+	GO="$(GO)" ./scripts/check-openapi-client.sh
 
 ## unit: core rules only; no infrastructure needed.
 unit:
