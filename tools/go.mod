@@ -9,7 +9,7 @@ tool (
 
 require (
 	github.com/google/licensecheck v0.3.1
-	golang.org/x/mod v0.42.0
+	golang.org/x/mod v0.43.0
 )
 
 require (
