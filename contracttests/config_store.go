@@ -299,7 +299,7 @@ func configPlan(key, text string, base int64, actor string) sysconfig.Plan {
 		NewVersion:  base + 1,
 		OldMasked:   "",
 		NewMasked:   text,
-		Audit:       sysconfig.AuditRecord{Key: key, Actor: actor, Action: sysconfig.ActionUpdate, Outcome: sysconfig.OutcomeAccepted, Version: base + 1},
+		Decision:    sysconfig.UpdateDecision{Key: key, Actor: actor, Action: sysconfig.ActionUpdate, Outcome: sysconfig.OutcomeAccepted, Version: base + 1},
 	}
 }
 
@@ -309,7 +309,7 @@ var auditSeq atomic.Int64
 func configAudit(p sysconfig.Plan, at time.Time) ports.AuditRecord {
 	n := auditSeq.Add(1)
 	return ports.AuditRecord{
-		Action: sysconfig.ActionUpdate, Actor: p.Audit.Actor, ResourceType: "system_config",
+		Action: sysconfig.ActionUpdate, Actor: p.Decision.Actor, ResourceType: "system_config",
 		ResourceID: p.Spec.Key, Outcome: string(sysconfig.OutcomeAccepted),
 		Before: p.OldMasked, After: p.NewMasked,
 		RequestID: fmt.Sprintf("req-config-%d", n), CorrelationID: fmt.Sprintf("corr-config-%d", n), At: at,

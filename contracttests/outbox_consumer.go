@@ -135,7 +135,7 @@ func runOutboxConsumerFailure(t *testing.T, newStore func(t *testing.T) ports.Ou
 		ok, err := b.store.MarkConsumerFailed(b.ctx, ports.ConsumerFailure{EventID: ev.EventID, Code: "not a code", Message: "boom", At: t0})
 		require.NoError(t, err)
 		require.True(t, ok)
-		require.Equal(t, outbox.ConsumerFailedCode, b.openFailures()[0].Code, "rule: outbox.NewConsumerFailure decides the stored code")
+		require.Equal(t, outbox.ConsumerFailedCode, b.openFailures()[0].Code, "rule: outbox.NewConsumerFailureRecord decides the stored code")
 	})
 
 	t.Run("MarkConsumerFailed/AnyStatusOfAKnownEvent", func(t *testing.T) {
@@ -234,7 +234,7 @@ func (b *outboxBundle) audits() []outbox.AuditPayload {
 	return out
 }
 
-func (b *outboxBundle) openFailures() []outbox.ConsumerFailure {
+func (b *outboxBundle) openFailures() []outbox.ConsumerFailureRecord {
 	b.t.Helper()
 	got, err := b.store.OpenConsumerFailures(b.ctx, ports.ConsumerFailureFilter{Limit: 500})
 	require.NoError(b.t, err)

@@ -26,7 +26,7 @@ type OutboxStore struct {
 	rows   map[int64]*outbox.Event
 	byUUID map[string]int64
 	// failures are the consumer failures, open and resolved, oldest first.
-	failures []outbox.ConsumerFailure
+	failures []outbox.ConsumerFailureRecord
 	// consumed is the consumption evidence: event id -> consumer -> at.
 	consumed map[string]map[string]time.Time
 }
@@ -311,7 +311,7 @@ func (s *OutboxStore) MarkConsumerFailed(_ context.Context, f ports.ConsumerFail
 	if !ok {
 		return false, nil
 	}
-	rec, err := outbox.NewConsumerFailure(*s.rows[id], f.Code, f.Message, f.At)
+	rec, err := outbox.NewConsumerFailureRecord(*s.rows[id], f.Code, f.Message, f.At)
 	if err != nil {
 		return false, err
 	}
@@ -327,7 +327,7 @@ func (s *OutboxStore) MarkConsumerFailed(_ context.Context, f ports.ConsumerFail
 }
 
 // OpenConsumerFailures implements ports.ConsumerFailureStore.
-func (s *OutboxStore) OpenConsumerFailures(_ context.Context, f ports.ConsumerFailureFilter) ([]outbox.ConsumerFailure, error) {
+func (s *OutboxStore) OpenConsumerFailures(_ context.Context, f ports.ConsumerFailureFilter) ([]outbox.ConsumerFailureRecord, error) {
 	limit := cmp.Or(f.Limit, 50)
 	if limit < 1 || limit > 500 {
 		return nil, fmt.Errorf("list consumer failures: limit %d outside 1..500", f.Limit)
@@ -337,7 +337,7 @@ func (s *OutboxStore) OpenConsumerFailures(_ context.Context, f ports.ConsumerFa
 	if err := s.down("list consumer failures"); err != nil {
 		return nil, err
 	}
-	var out []outbox.ConsumerFailure
+	var out []outbox.ConsumerFailureRecord
 	for _, c := range s.failures {
 		if c.Open() && (len(f.EventIDs) == 0 || slices.Contains(f.EventIDs, c.EventID)) && len(out) < limit {
 			out = append(out, c)

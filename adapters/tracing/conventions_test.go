@@ -128,7 +128,7 @@ func TestSpanNamesAndAttributesFollowTheConventions(t *testing.T) {
 		require.NoError(t, err)
 		client := asynq.NewClient(opt)
 		t.Cleanup(func() { _ = client.Close() })
-		enq, err := queue.NewEnqueuer(client, queue.Config{Queue: q})
+		enq, err := queue.NewPublisher(client, queue.Config{Queue: q})
 		require.NoError(t, err)
 		done := make(chan struct{}, 1)
 		mux, err := queue.NewMux(slog.New(slog.DiscardHandler), []queue.Consumer{{EventType: "conv.happened",

@@ -28,7 +28,7 @@ func TestPinnedKeyIsShownAndRefused(t *testing.T) {
 	announce := func(at time.Time) {
 		t.Helper()
 		require.NoError(t, pins.Announce(t.Context(), "relay-a",
-			[]sysconfig.Pin{{Key: configsvc.KeyRelayBatchSize, Source: "env RELAY_BATCH_SIZE", Holder: "relay-a"}}, at))
+			[]sysconfig.Pin{{Key: configsvc.KeyRelayBatchSize, Source: "env RELAY_BATCH_SIZE", Owner: "relay-a"}}, at))
 	}
 
 	announce(time.Now())

@@ -15,7 +15,7 @@ import (
 
 	"github.com/july/template/adapters/http/apiserver"
 	"github.com/july/template/adapters/http/auth"
-	"github.com/july/template/adapters/http/configapi"
+	"github.com/july/template/adapters/http/confighttp"
 	"github.com/july/template/adapters/http/httpx"
 	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/adapters/redis"
@@ -95,8 +95,8 @@ func newServerParams(in serverParams) apiserver.Params {
 	for i, p := range probes {
 		checks[i] = httpx.Check{Name: p.Name, Check: p.Check, Optional: optionalDeps[p.Name]}
 	}
-	routes := configapi.AccessRoutes()
-	mappers := []httpx.ErrorMapper{configapi.MapError, mapPostgresDown}
+	routes := confighttp.AccessRoutes()
+	mappers := []httpx.ErrorMapper{confighttp.MapError, mapPostgresDown}
 	for _, a := range in.Domains {
 		routes = append(routes, a.AccessRoutes...)
 		if a.ErrorMapper != nil {
@@ -152,7 +152,7 @@ func registerConfigAPI(s *apiserver.Server, svc *configsvc.Service, log *slog.Lo
 	if err := metrics.Register(limited); err != nil {
 		return err
 	}
-	configapi.Register(s.API, svc, log, configapi.Options{RejectLimit: &configapi.RejectLimit{
+	confighttp.Register(s.API, svc, log, confighttp.Options{RejectLimit: &confighttp.RejectLimit{
 		Counter: counter, OnLimited: limited.Inc,
 	}})
 	return nil

@@ -50,8 +50,8 @@ func options(cfg config, log *slog.Logger) fx.Option {
 		postgres.Module,
 		postgres.RelayModule,
 		fx.Supply(queue.ModuleConfig{
-			RedisURL: cfg.RedisURL,
-			Enqueuer: queue.Config{Queue: cfg.Queue, MaxRetry: cfg.WorkerMaxRetry},
+			RedisURL:  cfg.RedisURL,
+			Publisher: queue.Config{Queue: cfg.Queue, MaxRetry: cfg.WorkerMaxRetry},
 			Server: queue.ServerConfig{Queues: map[string]int{cfg.Queue: 1}, Concurrency: cfg.WorkerConcurrency, Logger: log,
 				RetryBase: cfg.WorkerRetryBase, RetryMax: cfg.WorkerRetryMax, ShutdownTimeout: cfg.ShutdownTimeout},
 		}),

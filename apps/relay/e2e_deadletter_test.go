@@ -88,7 +88,7 @@ func TestE2EConsumerFailureIsDeadLetteredAndReplayed(t *testing.T) {
 	// The relay's publish of that event: the consumer fails permanently.
 	client := asynq.NewClient(opt)
 	t.Cleanup(func() { _ = client.Close() })
-	enq, err := queue.NewEnqueuer(client, queue.Config{Queue: w.queue})
+	enq, err := queue.NewPublisher(client, queue.Config{Queue: w.queue})
 	require.NoError(t, err)
 	require.Equal(t, []error{nil}, enq.Publish(ctx, []outbox.Envelope{claimed[0].Envelope()}))
 

@@ -221,7 +221,7 @@ func TestE2EEnqueuedButNotMarked(t *testing.T) {
 	require.NoError(t, err)
 	client := asynq.NewClient(opt)
 	t.Cleanup(func() { _ = client.Close() })
-	enq, err := queue.NewEnqueuer(client, queue.Config{Queue: w.queue})
+	enq, err := queue.NewPublisher(client, queue.Config{Queue: w.queue})
 	require.NoError(t, err)
 	for i, err := range enq.Publish(ctx, envs) {
 		require.NoError(t, err, "publish %s as the dying relay", envs[i].EventID)

@@ -42,7 +42,7 @@ func openOperator(getenv func(string) string) outboxcmd.OpenFunc {
 		}
 		if redisURL != "" {
 			opts = append(opts, queue.Module, fx.Provide(relay.NewOperator),
-				fx.Supply(queue.ModuleConfig{RedisURL: redisURL, Enqueuer: queue.Config{Queue: queueName}}))
+				fx.Supply(queue.ModuleConfig{RedisURL: redisURL, Publisher: queue.Config{Queue: queueName}}))
 		} else {
 			opts = append(opts, fx.Provide(func(s relay.OperatorStore, clock ports.Clock) (*relay.Operator, error) {
 				return relay.NewOperator(s, nil, nil, clock)

@@ -25,7 +25,7 @@ const TuningRefresh = configsvc.DefaultRelayTuneEvery
 func tuningOption(refresh time.Duration) fx.Option {
 	return fx.Invoke(func(lc fx.Lifecycle, cfg config, svc *configsvc.Service, r *relay.Relay, pins ports.ConfigPins, clock ports.Clock, log *slog.Logger) error {
 		t, err := configsvc.NewRelayTuner(svc, r, pins, clock, configsvc.RelayTunerConfig{
-			Holder: cfg.Owner,
+			Owner:  cfg.Owner,
 			Pinned: relay.Tuning{BatchSize: cfg.BatchSize, LeaseFor: cfg.LeaseTTL, MaxAttempts: cfg.MaxAttempts},
 			Pins:   envPins(cfg),
 			Every:  refresh,
@@ -44,7 +44,7 @@ func envPins(cfg config) []sysconfig.Pin {
 	var pins []sysconfig.Pin
 	add := func(set bool, key, env string) {
 		if set {
-			pins = append(pins, sysconfig.Pin{Key: key, Source: "env " + env, Holder: cfg.Owner})
+			pins = append(pins, sysconfig.Pin{Key: key, Source: "env " + env, Owner: cfg.Owner})
 		}
 	}
 	add(cfg.BatchSize != 0, configsvc.KeyRelayBatchSize, "RELAY_BATCH_SIZE")

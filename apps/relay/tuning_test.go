@@ -69,7 +69,7 @@ func TestRelayAnnouncesEnvironmentPins(t *testing.T) {
 	}
 	require.Eventually(t, func() bool { return len(active()) > 0 }, 5*time.Second, 50*time.Millisecond)
 	require.Equal(t, map[string][]sysconfig.Pin{
-		configsvc.KeyRelayLeaseTTL: {{Key: configsvc.KeyRelayLeaseTTL, Source: "env RELAY_LEASE_TTL", Holder: "relay-pins-1"}},
+		configsvc.KeyRelayLeaseTTL: {{Key: configsvc.KeyRelayLeaseTTL, Source: "env RELAY_LEASE_TTL", Owner: "relay-pins-1"}},
 	}, active(), "only the pinned key, by its variable and the relay's owner id")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

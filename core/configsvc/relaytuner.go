@@ -56,9 +56,9 @@ type Tunable interface {
 
 // RelayTunerConfig tunes a RelayTuner.
 type RelayTunerConfig struct {
-	// Holder names this process in the pins it announces (the relay's
+	// Owner names this process in the pins it announces (the relay's
 	// Config.Owner). Required.
-	Holder string
+	Owner string
 	// Pinned holds the settings this process's environment fixes; they
 	// are never re-read. Zero fields follow the registered keys.
 	Pinned relay.Tuning
@@ -97,8 +97,8 @@ func NewRelayTuner(svc *Service, r Tunable, pins ports.ConfigPins, clock ports.C
 	switch {
 	case svc == nil || r == nil || pins == nil:
 		return nil, &startstop.ConfigError{Pkg: "configsvc", Field: "NewRelayTuner", Want: "pass the config service, the relay and the pins store"}
-	case cfg.Holder == "":
-		return nil, &startstop.ConfigError{Pkg: "configsvc", Config: "RelayTunerConfig", Field: "Holder", Value: `""`,
+	case cfg.Owner == "":
+		return nil, &startstop.ConfigError{Pkg: "configsvc", Config: "RelayTunerConfig", Field: "Owner", Value: `""`,
 			Want: "set the relay's owner id, e.g. relay-<host>-<pid>"}
 	}
 	if err := startstop.CheckRange("configsvc", "RelayTunerConfig", "Every", cfg.Every, MinRelayTuneEvery, MaxRelayTuneEvery); err != nil {
@@ -122,7 +122,7 @@ func (t *RelayTuner) Start(ctx context.Context) error { return t.loop.Start(ctx)
 // withdraws the pins (a failure is logged: they age out).
 func (t *RelayTuner) Stop(ctx context.Context) error {
 	err := t.loop.Stop(ctx)
-	if werr := t.pins.Withdraw(ctx, t.cfg.Holder); werr != nil {
+	if werr := t.pins.Withdraw(ctx, t.cfg.Owner); werr != nil {
 		t.cfg.Logger.Warn("relay: withdrawing environment-pinned config keys failed; they age out within two minutes", "error", werr.Error())
 	}
 	return err
@@ -141,7 +141,7 @@ func (t *RelayTuner) pass(ctx context.Context) error {
 func (t *RelayTuner) announce(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, relayTuneTimeout)
 	defer cancel()
-	if err := t.pins.Announce(ctx, t.cfg.Holder, t.cfg.Pins, t.clock.Now()); err != nil && ctx.Err() == nil {
+	if err := t.pins.Announce(ctx, t.cfg.Owner, t.cfg.Pins, t.clock.Now()); err != nil && ctx.Err() == nil {
 		t.cfg.Logger.Warn("relay: announcing environment-pinned config keys failed; the config API may not show them until the next try", "error", err.Error())
 	}
 }

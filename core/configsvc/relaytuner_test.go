@@ -49,17 +49,17 @@ type recordingPins struct {
 	withdrawn []string
 }
 
-func (p *recordingPins) Announce(_ context.Context, holder string, pins []sysconfig.Pin, now time.Time) error {
+func (p *recordingPins) Announce(_ context.Context, owner string, pins []sysconfig.Pin, now time.Time) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.announced, p.pins = append(p.announced, now), pins
 	return nil
 }
 
-func (p *recordingPins) Withdraw(_ context.Context, holder string) error {
+func (p *recordingPins) Withdraw(_ context.Context, owner string) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.withdrawn = append(p.withdrawn, holder)
+	p.withdrawn = append(p.withdrawn, owner)
 	return nil
 }
 
@@ -107,9 +107,9 @@ func TestRelayTuner(t *testing.T) {
 	require.Equal(t, relay.Tuning{BatchSize: relay.DefaultBatchSize, LeaseFor: 20 * time.Second, MaxAttempts: relay.DefaultMaxAttempts}, r.cur,
 		"RelayTuning: the registered defaults where nothing is stored or pinned")
 	pins := &recordingPins{}
-	envPins := []sysconfig.Pin{{Key: configsvc.KeyRelayLeaseTTL, Source: "env RELAY_LEASE_TTL", Holder: "relay-1"}}
+	envPins := []sysconfig.Pin{{Key: configsvc.KeyRelayLeaseTTL, Source: "env RELAY_LEASE_TTL", Owner: "relay-1"}}
 	tuner, err := configsvc.NewRelayTuner(svc, r, pins, clock, configsvc.RelayTunerConfig{
-		Holder: "relay-1", Pinned: pinned, Pins: envPins, Every: time.Second})
+		Owner: "relay-1", Pinned: pinned, Pins: envPins, Every: time.Second})
 	require.NoError(t, err)
 
 	for _, key := range []string{configsvc.KeyRelayBatchSize, configsvc.KeyRelayLeaseTTL} {
@@ -149,8 +149,8 @@ func TestNewRelayTunerRefusesBadConfig(t *testing.T) {
 	var ce *startstop.ConfigError
 	_, err = configsvc.NewRelayTuner(svc, &tunable{}, &recordingPins{}, ports.SystemClock, configsvc.RelayTunerConfig{})
 	require.ErrorAs(t, err, &ce)
-	require.Equal(t, "Holder", ce.Field)
-	_, err = configsvc.NewRelayTuner(svc, &tunable{}, &recordingPins{}, ports.SystemClock, configsvc.RelayTunerConfig{Holder: "r", Every: time.Nanosecond})
+	require.Equal(t, "Owner", ce.Field)
+	_, err = configsvc.NewRelayTuner(svc, &tunable{}, &recordingPins{}, ports.SystemClock, configsvc.RelayTunerConfig{Owner: "r", Every: time.Nanosecond})
 	require.ErrorAs(t, err, &ce)
 	require.Equal(t, "Every", ce.Field)
 }

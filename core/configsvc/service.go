@@ -220,7 +220,7 @@ func (s *Service) update(ctx context.Context, req sysconfig.UpdateRequest, meta 
 	if err != nil {
 		return sysconfig.View{}, false, s.reject(ctx, req, current, err, meta, now)
 	}
-	stored, err := s.store.Apply(ctx, plan, toPort(plan.Audit, meta, now), now)
+	stored, err := s.store.Apply(ctx, plan, toPort(plan.Decision, meta, now), now)
 	if err != nil {
 		var vc *sysconfig.VersionConflictError
 		if errors.As(err, &vc) {
@@ -279,7 +279,7 @@ const ResourceType = "system_config"
 const CodeForbidden = "FORBIDDEN"
 
 func (s *Service) reject(ctx context.Context, req sysconfig.UpdateRequest, current *sysconfig.Stored, cause error, meta Meta, now time.Time) error {
-	rec := toPort(sysconfig.RejectedAudit(s.reg, req, current, cause), meta, now)
+	rec := toPort(sysconfig.RejectedDecision(s.reg, req, current, cause), meta, now)
 	if err := s.store.RecordRejected(ctx, rec); err != nil {
 		// The caller still gets the rejection; the missing audit record is
 		// an operator problem, so it is raised as an alert, not hidden.
@@ -289,7 +289,7 @@ func (s *Service) reject(ctx context.Context, req sysconfig.UpdateRequest, curre
 	return cause
 }
 
-func toPort(a sysconfig.AuditRecord, meta Meta, now time.Time) ports.AuditRecord {
+func toPort(a sysconfig.UpdateDecision, meta Meta, now time.Time) ports.AuditRecord {
 	return ports.AuditRecord{
 		Action: a.Action, Actor: a.Actor, ResourceType: ResourceType, ResourceID: a.Key,
 		Outcome: string(a.Outcome), Code: a.Code, Reason: a.Reason,

@@ -19,7 +19,7 @@ func delivered(t *testing.T) outbox.Event {
 	return ev
 }
 
-func TestNewConsumerFailure(t *testing.T) {
+func TestNewConsumerFailureRecord(t *testing.T) {
 	t.Parallel()
 
 	at := t0.Add(time.Hour)
@@ -39,7 +39,7 @@ func TestNewConsumerFailure(t *testing.T) {
 			t.Parallel()
 
 			ev := delivered(t)
-			got, err := outbox.NewConsumerFailure(ev, tt.code, tt.msg, at)
+			got, err := outbox.NewConsumerFailureRecord(ev, tt.code, tt.msg, at)
 			require.NoError(t, err, "code %q", tt.code)
 			require.Equal(t, ev.EventID, got.EventID)
 			require.Equal(t, ev.EventType, got.EventType)
@@ -64,13 +64,13 @@ func TestNewConsumerFailureWhateverTheStatus(t *testing.T) {
 
 			ev := delivered(t)
 			ev.Status = s
-			got, err := outbox.NewConsumerFailure(ev, "X", "boom", t0)
+			got, err := outbox.NewConsumerFailureRecord(ev, "X", "boom", t0)
 			require.NoError(t, err, "status %s", s)
 			require.Equal(t, ev.EventID, got.EventID)
 			require.True(t, got.Open())
 		})
 	}
-	_, err := outbox.NewConsumerFailure(outbox.Event{}, "X", "boom", t0)
+	_, err := outbox.NewConsumerFailureRecord(outbox.Event{}, "X", "boom", t0)
 	require.Error(t, err, "an event without an id has no failure")
 }
 

@@ -12,8 +12,8 @@
 // event (Fail with a final decision), or every relay that held it died
 // before finishing (Recover on its last attempt, CodeLeaseExpired). Replay
 // makes it Pending again under the same event_id. A consumer that gives up
-// on a delivered event does not change the row: that is a ConsumerFailure,
-// kept apart and replayed through the queue.
+// on a delivered event does not change the row: that is a
+// ConsumerFailureRecord, kept apart and replayed through the queue.
 //
 // The event_id is set once by the business transaction and never changes: a
 // retry, a recovery and a replay all keep it, so consumers must be idempotent.

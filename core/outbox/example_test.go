@@ -75,19 +75,19 @@ func ExampleBackoff_Delay() {
 	// 1000 5m0s 9m59.9999997s
 }
 
-func ExampleNewConsumerFailure() {
+func ExampleNewConsumerFailureRecord() {
 	now := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 	ev := outbox.Event{EventID: "0b7e6f2a-5c1d-4e8f-9a3b-2c4d6e8f0a1b", EventType: "order.created", Status: outbox.Delivered}
 
 	// The consumer gave up (asynq retries exhausted or a permanent error):
 	// the failure is recorded apart, the event stays delivered.
-	f, err := outbox.NewConsumerFailure(ev, "", "order 42 does not exist", now)
+	f, err := outbox.NewConsumerFailureRecord(ev, "", "order 42 does not exist", now)
 	fmt.Println(f.Code, f.Open(), ev.Status, err)
 
 	// An event the relay has not marked delivered yet (a slow batch) has
 	// a consumer failure all the same.
 	ev.Status = outbox.Delivering
-	f, err = outbox.NewConsumerFailure(ev, "", "again", now)
+	f, err = outbox.NewConsumerFailureRecord(ev, "", "again", now)
 	fmt.Println(f.Code, f.Open(), ev.Status, err)
 	// Output:
 	// CONSUMER_FAILED true delivered <nil>

@@ -16,7 +16,7 @@ const (
 	// Delivering events are leased to one relay worker (2 投递中).
 	Delivering Status = 2
 	// Delivered events were accepted by the queue (3 已投递). Terminal: a
-	// consumer's final failure is a ConsumerFailure beside the row and
+	// consumer's final failure is a ConsumerFailureRecord beside the row and
 	// never changes it.
 	Delivered Status = 3
 	// Failed events need an operator (4 投递失败): the relay could not
@@ -46,7 +46,7 @@ func (s Status) Valid() bool { return s >= Pending && s <= Failed }
 
 // next is the whole state machine (docs/architecture.md draws it).
 // Delivered has no entry: it is terminal, and a consumer's failure is
-// recorded beside the row (ConsumerFailure), never as a status.
+// recorded beside the row (ConsumerFailureRecord), never as a status.
 var next = map[Status][]Status{
 	Pending:    {Delivering},                 // claim
 	Delivering: {Delivered, Pending, Failed}, // success; retry, recovery or release; final failure

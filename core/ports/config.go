@@ -34,11 +34,11 @@ type ConfigStore interface {
 // announces its pins at start and again before they go stale, and
 // withdraws them when it stops; a crashed process's pins age out.
 type ConfigPins interface {
-	// Announce replaces holder's pins with pins, stamped at now.
-	Announce(ctx context.Context, holder string, pins []sysconfig.Pin, now time.Time) error
+	// Announce replaces owner's pins with pins, stamped at now.
+	Announce(ctx context.Context, owner string, pins []sysconfig.Pin, now time.Time) error
 
-	// Withdraw deletes holder's pins.
-	Withdraw(ctx context.Context, holder string) error
+	// Withdraw deletes owner's pins.
+	Withdraw(ctx context.Context, owner string) error
 
 	// Active returns the pins announced at or after since, by key.
 	Active(ctx context.Context, since time.Time) (map[string][]sysconfig.Pin, error)

@@ -7,8 +7,9 @@ import (
 	"github.com/july/template/core/outbox"
 )
 
-// ConsumerFailure is a delivered event whose consumer gave up on it for
-// good (retries exhausted, or a permanent error).
+// ConsumerFailure is the report that a delivered event's consumer gave up
+// on it for good (retries exhausted, or a permanent error); the store keeps
+// it as an outbox.ConsumerFailureRecord.
 type ConsumerFailure struct {
 	EventID string
 	Code    string // outbox.ConsumerFailedCode unless a valid UPPER_SNAKE_CASE code
@@ -42,8 +43,8 @@ type ConsumerFailureStore interface {
 	// MarkConsumerFailed records f as an open failure of its event, keyed by
 	// the event id whatever the event's status (the relay may not have
 	// marked it delivered yet, or lost its lease and put it back to pending):
-	// a consumer's final failure is never lost (outbox.NewConsumerFailure decides the stored code
-	// and message). The event row does not change. An open failure that a
+	// a consumer's final failure is never lost
+	// (outbox.NewConsumerFailureRecord decides the stored code and message). The event row does not change. An open failure that a
 	// replay has stamped is failed again: it takes f and loses the stamp, so
 	// that replay cannot resolve it. It reports whether a failure was
 	// recorded: false, with a nil error, when no event has that id (a plain
@@ -55,7 +56,7 @@ type ConsumerFailureStore interface {
 
 	// OpenConsumerFailures returns the unresolved failures matching f,
 	// oldest first.
-	OpenConsumerFailures(ctx context.Context, f ConsumerFailureFilter) ([]outbox.ConsumerFailure, error)
+	OpenConsumerFailures(ctx context.Context, f ConsumerFailureFilter) ([]outbox.ConsumerFailureRecord, error)
 
 	// RequestConsumerReplay stamps the open failures of p.EventIDs with
 	// p.BatchID and p.Now (they stay open until resolved) and writes

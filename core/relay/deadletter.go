@@ -27,8 +27,8 @@ type DeadLetterConfig struct {
 }
 
 // DeadLetter turns a consumer's final failure into a durable consumer
-// failure record (outbox.ConsumerFailure, beside the event's row, which
-// stays delivered), so an operator finds and replays it after the queue's
+// failure record (outbox.ConsumerFailureRecord, beside the event's row,
+// which stays delivered), so an operator finds and replays it after the queue's
 // trimmed archive is gone.
 type DeadLetter struct {
 	store ports.ConsumerFailureStore

@@ -13,9 +13,10 @@
 //
 // The package does no I/O. Adapters feed it stored rows ([Stored]) and HTTP
 // bodies and get back decisions: [PlanUpdate] runs the update checks in a
-// fixed order (registration, read-only, type, constraints, version) and yields the row to write plus an [AuditRecord];
-// [RejectedAudit] yields the audit record for a refused attempt; [ViewOf]
-// renders a masked row for the API; [Resolve] picks the value a reader
+// fixed order (registration, read-only, type, constraints, version) and
+// yields the row to write plus the accepted [UpdateDecision];
+// [RejectedDecision] yields the decision recorded for a refused attempt;
+// [ViewOf] renders a masked row for the API; [Resolve] picks the value a reader
 // should use when the stored one is missing or broken.
 //
 // Sensitive values never leave the package unmasked except through

@@ -35,17 +35,17 @@ func Example() {
 	plan, err := sysconfig.PlanUpdate(reg, sysconfig.UpdateRequest{
 		Key: "pay.order.max_items", Raw: json.RawMessage(`80`), ExpectedVersion: &current.Version, Actor: "admin-1",
 	}, current)
-	fmt.Println(plan.NewText, plan.NewVersion, plan.Audit.Outcome, err)
+	fmt.Println(plan.NewText, plan.NewVersion, plan.Decision.Outcome, err)
 
 	bad := sysconfig.UpdateRequest{Key: "pay.order.max_items", Raw: json.RawMessage(`1.5`), Actor: "admin-1"}
 	_, err = sysconfig.PlanUpdate(reg, bad, current)
-	rec := sysconfig.RejectedAudit(reg, bad, current, err)
+	rec := sysconfig.RejectedDecision(reg, bad, current, err)
 	fmt.Println(rec.Outcome, rec.Code, rec.Reason)
 
 	secretPlan, _ := sysconfig.PlanUpdate(reg, sysconfig.UpdateRequest{
 		Key: "pay.wechat.api_key", Raw: json.RawMessage(`"k-123"`), Actor: "admin-1",
 	}, nil)
-	fmt.Println(secretPlan.Audit.NewValue, secretPlan.Value)
+	fmt.Println(secretPlan.Decision.NewValue, secretPlan.Value)
 	fmt.Println(reg.Modules(), len(reg.List("pay")))
 	// Output:
 	// 80 4 accepted <nil>

@@ -11,14 +11,16 @@ import (
 const CodeKeyPinned = "CONFIG_KEY_PINNED"
 
 // Pin says that a running process reads Key from Source (for example
-// "env RELAY_BATCH_SIZE") instead of from system config. Holder names the
+// "env RELAY_BATCH_SIZE") instead of from system config. Owner names the
 // process (the relay's lease owner). Processes announce their pins so the
 // config view can show them and updates can be refused instead of
 // answering 200 for a change that takes no effect.
 type Pin struct {
 	Key    string
 	Source string
-	Holder string
+	// Owner is stored in tb_system_config_pin's holder column; the column
+	// keeps its name.
+	Owner string
 }
 
 // PinnedBy renders the pins of one key for the view, sorted and
@@ -30,7 +32,7 @@ func PinnedBy(pins []Pin) string {
 	}
 	bySource := map[string][]string{}
 	for _, p := range pins {
-		bySource[p.Source] = append(bySource[p.Source], p.Holder)
+		bySource[p.Source] = append(bySource[p.Source], p.Owner)
 	}
 	sources := make([]string, 0, len(bySource))
 	for s := range bySource {
@@ -39,8 +41,8 @@ func PinnedBy(pins []Pin) string {
 	slices.Sort(sources)
 	parts := make([]string, 0, len(sources))
 	for _, s := range sources {
-		holders := slices.Compact(slices.Sorted(slices.Values(bySource[s])))
-		parts = append(parts, fmt.Sprintf("%s (%s)", s, strings.Join(holders, ", ")))
+		owners := slices.Compact(slices.Sorted(slices.Values(bySource[s])))
+		parts = append(parts, fmt.Sprintf("%s (%s)", s, strings.Join(owners, ", ")))
 	}
 	return strings.Join(parts, "; ")
 }

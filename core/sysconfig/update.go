@@ -33,8 +33,9 @@ type Plan struct {
 	NewVersion int64
 	// OldMasked and NewMasked are the old and new text, masked when sensitive.
 	OldMasked, NewMasked string
-	// Audit is the accepted audit record.
-	Audit AuditRecord
+	// Decision is the accepted update decision, recorded as the attempt's
+	// audit record.
+	Decision UpdateDecision
 }
 
 // Row returns the tb_system_config row to write, updated by the request's
@@ -43,7 +44,7 @@ func (p Plan) Row(now time.Time) Stored {
 	return Stored{
 		Key: p.Spec.Key, Value: p.NewText, Type: p.Spec.Type, Module: p.Spec.Module,
 		Description: p.Spec.Description, ReadOnly: p.Spec.ReadOnly,
-		Version: p.NewVersion, UpdatedAt: now, UpdatedBy: p.Audit.Actor,
+		Version: p.NewVersion, UpdatedAt: now, UpdatedBy: p.Decision.Actor,
 	}
 }
 
@@ -53,7 +54,7 @@ func (p Plan) Row(now time.Time) Stored {
 // optimistic version (current version is 0 when current is nil). The first
 // failure is returned as ErrKeyNotRegistered, ErrReadOnly, *ValueError or
 // *VersionConflictError; the caller should then record
-// RejectedAudit(reg, req, current, err).
+// RejectedDecision(reg, req, current, err).
 func PlanUpdate(reg *Registry, req UpdateRequest, current *Stored) (Plan, error) {
 	spec, ok := reg.Lookup(req.Key)
 	if !ok {
@@ -78,7 +79,7 @@ func PlanUpdate(reg *Registry, req UpdateRequest, current *Stored) (Plan, error)
 		BaseVersion: base, NewVersion: base + 1,
 		OldMasked: oldMasked(&spec, current), NewMasked: MaskedText(&spec, v.Text()),
 	}
-	p.Audit = AuditRecord{
+	p.Decision = UpdateDecision{
 		Key: req.Key, Actor: req.Actor, Action: ActionUpdate, Outcome: OutcomeAccepted,
 		OldValue: p.OldMasked, NewValue: p.NewMasked, Version: p.NewVersion,
 	}
@@ -111,10 +112,10 @@ const (
 	OutcomeRejected Outcome = "rejected"
 )
 
-// AuditRecord is what the adapter hands to the audit writer for every
-// update attempt, accepted or not. Values are masked for sensitive and
-// unregistered keys.
-type AuditRecord struct {
+// UpdateDecision is the config pipeline's decision on one update attempt,
+// accepted or not; configsvc maps it onto ports.AuditRecord for the audit
+// writer. Values are masked for sensitive and unregistered keys.
+type UpdateDecision struct {
 	Key    string
 	Actor  string
 	Action string
@@ -133,18 +134,18 @@ type AuditRecord struct {
 	Version int64
 }
 
-// RejectedAudit builds the audit record of a refused attempt, including
-// failures the adapter detects itself (a lost compare-and-set, a database
-// error). Code falls back to "CONFIG_UPDATE_FAILED" for errors this package
+// RejectedDecision builds the decision (and so the audit record) of a
+// refused attempt, including failures the adapter detects itself (a lost
+// compare-and-set, a database error). Code falls back to "CONFIG_UPDATE_FAILED" for errors this package
 // does not know, and Reason never carries err's text, which may hold values.
-func RejectedAudit(reg *Registry, req UpdateRequest, current *Stored, err error) AuditRecord {
+func RejectedDecision(reg *Registry, req UpdateRequest, current *Stored, err error) UpdateDecision {
 	var spec *Spec
 	if reg != nil {
 		if s, ok := reg.Lookup(req.Key); ok {
 			spec = &s
 		}
 	}
-	rec := AuditRecord{
+	rec := UpdateDecision{
 		Key: req.Key, Actor: req.Actor, Action: ActionUpdate, Outcome: OutcomeRejected,
 		Code: Code(err), Reason: Message(err), OldValue: oldMasked(spec, current),
 		Version: currentVersion(current),

@@ -65,8 +65,8 @@ func TestPlanUpdateRejections(t *testing.T) {
 			}
 			require.NotContains(t, err.Error(), secret)
 
-			rec := sysconfig.RejectedAudit(reg, tt.req, tt.current, err)
-			require.Equal(t, sysconfig.AuditRecord{
+			rec := sysconfig.RejectedDecision(reg, tt.req, tt.current, err)
+			require.Equal(t, sysconfig.UpdateDecision{
 				Key: tt.req.Key, Actor: "admin-1", Action: sysconfig.ActionUpdate,
 				Outcome: sysconfig.OutcomeRejected, Code: tt.wantCode, Reason: sysconfig.Message(err),
 				OldValue: tt.wantOld, NewValue: tt.wantNewValue, Version: tt.wantVersion,
@@ -109,10 +109,10 @@ func TestPlanUpdateAccepted(t *testing.T) {
 			require.Equal(t, tt.wantBase+1, p.NewVersion)
 			require.Equal(t, tt.wantOld, p.OldMasked)
 			require.Equal(t, tt.wantNewMask, p.NewMasked)
-			require.Equal(t, sysconfig.AuditRecord{
+			require.Equal(t, sysconfig.UpdateDecision{
 				Key: tt.req.Key, Actor: "admin-1", Action: "config.update", Outcome: "accepted",
 				OldValue: tt.wantOld, NewValue: tt.wantNewMask, Version: tt.wantBase + 1,
-			}, p.Audit)
+			}, p.Decision)
 
 			now := time.Date(2025, 7, 1, 8, 0, 0, 0, time.UTC)
 			row := p.Row(now)
@@ -126,16 +126,16 @@ func TestPlanUpdateAccepted(t *testing.T) {
 	}
 }
 
-func TestRejectedAuditUnknownError(t *testing.T) {
+func TestRejectedDecisionUnknownError(t *testing.T) {
 	t.Parallel()
 	req := sysconfig.UpdateRequest{Key: "pay.wechat.token", Raw: json.RawMessage(`"` + secret + `"`), Actor: "a"}
-	rec := sysconfig.RejectedAudit(testRegistry(), req, nil, errors.New("db down while writing "+secret))
+	rec := sysconfig.RejectedDecision(testRegistry(), req, nil, errors.New("db down while writing "+secret))
 	require.Equal(t, sysconfig.CodeUpdateFailed, rec.Code)
 	require.Equal(t, sysconfig.OutcomeRejected, rec.Outcome)
 	require.Equal(t, sysconfig.Mask, rec.NewValue)
 	require.NotContains(t, fmt.Sprintf("%+v", rec), secret)
 
-	rec = sysconfig.RejectedAudit(nil, req, nil, sysconfig.ErrKeyNotRegistered)
+	rec = sysconfig.RejectedDecision(nil, req, nil, sysconfig.ErrKeyNotRegistered)
 	require.Equal(t, sysconfig.CodeKeyNotRegistered, rec.Code)
 	require.Empty(t, rec.NewValue)
 }

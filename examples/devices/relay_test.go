@@ -32,9 +32,9 @@ func relayOptions(t *testing.T, v *env) fx.Option {
 	v.queue = q
 	return fx.Options(
 		fx.Supply(queue.ModuleConfig{
-			RedisURL: v.redis.URL,
-			Enqueuer: queue.Config{Queue: q},
-			Server:   queue.ServerConfig{Queues: map[string]int{q: 1}, Concurrency: 2, ShutdownTimeout: 2 * time.Second},
+			RedisURL:  v.redis.URL,
+			Publisher: queue.Config{Queue: q},
+			Server:    queue.ServerConfig{Queues: map[string]int{q: 1}, Concurrency: 2, ShutdownTimeout: 2 * time.Second},
 		}),
 		queue.Module,
 		queue.RunWorker,

@@ -201,7 +201,7 @@ func (e *env) startRelay(t *testing.T) *worker {
 		_ = w.insp.Close()
 		_ = w.client.Close()
 	})
-	enq, err := queue.NewEnqueuer(w.client, queue.Config{Queue: w.queue})
+	enq, err := queue.NewPublisher(w.client, queue.Config{Queue: w.queue})
 	require.NoError(t, err)
 	pgStore, err := pgoutbox.NewStore(e.db, pgoutbox.Config{})
 	require.NoError(t, err)

@@ -42,7 +42,7 @@ func TestPublisherContract(t *testing.T) {
 				require.NoError(t, err)
 				c := asynq.NewClient(opt)
 				t.Cleanup(func() { _ = c.Close() })
-				enq, err := queue.NewEnqueuer(c, queue.Config{Queue: h.queue})
+				enq, err := queue.NewPublisher(c, queue.Config{Queue: h.queue})
 				require.NoError(t, err)
 				return enq, func() {}
 			},

@@ -3,12 +3,12 @@
 //
 // Producing:
 //
-//   - Enqueuer.EnqueueTask enqueues a service task. The payload must be a
+//   - Publisher.EnqueueTask enqueues a service task. The payload must be a
 //     struct, a pointer to a struct or a map with string keys; it is
 //     marshalled exactly once. []byte, json.RawMessage, strings, numbers and
 //     nil are refused with a *PayloadError, because passing pre-encoded
 //     bytes is how payloads end up marshalled twice (a Base64 string).
-//   - Enqueuer.Publish implements ports.Publisher for the outbox relay. The
+//   - Publisher.Publish implements ports.Publisher for the outbox relay. The
 //     task type is the event_type, the asynq task id is the event_id and
 //     the payload is the envelope, so a re-delivery while the first copy is
 //     still retained (Config.Retention) is absorbed by asynq.

@@ -166,7 +166,7 @@ func NewDurabilityChecker(opt asynq.RedisConnOpt, queueName string) (*Durability
 	return c, nil
 }
 
-func newDurabilityChecker(lc fx.Lifecycle, opt asynq.RedisConnOpt, e *Enqueuer) (*DurabilityChecker, error) {
+func newDurabilityChecker(lc fx.Lifecycle, opt asynq.RedisConnOpt, e *Publisher) (*DurabilityChecker, error) {
 	c, err := NewDurabilityChecker(opt, e.Config().Queue)
 	if err != nil {
 		return nil, err

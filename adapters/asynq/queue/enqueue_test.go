@@ -109,7 +109,7 @@ func TestEnqueueTaskOptionsOverrideDefaults(t *testing.T) {
 	require.ErrorIs(t, err, asynq.ErrTaskIDConflict, "second enqueue under the same task id")
 }
 
-func TestNewEnqueuerValidatesConfig(t *testing.T) {
+func TestNewPublisherValidatesConfig(t *testing.T) {
 	t.Parallel()
 	c := asynq.NewClient(asynq.RedisClientOpt{Addr: "127.0.0.1:1"})
 	t.Cleanup(func() { _ = c.Close() })
@@ -127,11 +127,11 @@ func TestNewEnqueuerValidatesConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := queue.NewEnqueuer(tt.client, tt.cfg)
+			_, err := queue.NewPublisher(tt.client, tt.cfg)
 			require.Error(t, err, "config %+v", tt.cfg)
 		})
 	}
-	e, err := queue.NewEnqueuer(c, queue.Config{})
+	e, err := queue.NewPublisher(c, queue.Config{})
 	require.NoError(t, err)
 	require.Equal(t, queue.Config{Queue: queue.DefaultQueue, Retention: queue.DefaultRetention, MaxRetry: queue.DefaultMaxRetry,
 		PublishConcurrency: queue.DefaultPublishConcurrency}, e.Config())

@@ -14,10 +14,10 @@ import (
 
 // Pre-encoded JSON is refused before anything reaches Redis: marshalling it
 // again would ship a Base64 string.
-func ExampleEnqueuer_EnqueueTask() {
+func ExamplePublisher_EnqueueTask() {
 	client := asynq.NewClient(asynq.RedisClientOpt{Addr: "127.0.0.1:6379"})
 	defer client.Close()
-	enq, _ := queue.NewEnqueuer(client, queue.Config{})
+	enq, _ := queue.NewPublisher(client, queue.Config{})
 
 	_, err := enq.EnqueueTask(context.Background(), "order.placed", []byte(`{"order_id":"o1"}`))
 	var pe *queue.PayloadError

@@ -22,9 +22,9 @@ type ModuleConfig struct {
 	// RedisURL is the asynq Redis (REDIS_URL): one node, Sentinel or
 	// Cluster (see redisurl).
 	RedisURL string
-	// Enqueuer configures the producer side.
-	Enqueuer Config
-	// Server configures the worker. Nil Queues process the Enqueuer's
+	// Publisher configures the producer side.
+	Publisher Config
+	// Server configures the worker. Nil Queues process the Publisher's
 	// queue; a nil Logger takes the app's *slog.Logger, and a nil
 	// DeadLetterFunc calls the app's DeadLetterRecorder, when provided.
 	Server ServerConfig
@@ -34,8 +34,8 @@ type ModuleConfig struct {
 const ConsumerGroup = `group:"asynq.consumers"`
 
 // Module provides asynq.RedisConnOpt, *asynq.Client and *asynq.Inspector
-// (closed on stop), *Enqueuer also as ports.Publisher, ports.RetainedTasks
-// and ports.QueueInventory on the Enqueuer's queue, LossWatchers, a
+// (closed on stop), *Publisher also as ports.Publisher, ports.RetainedTasks
+// and ports.QueueInventory on the Publisher's queue, LossWatchers, a
 // *DurabilityChecker (closed on stop), its readiness Probe, and
 // *asynq.Server whose handlers are the Consumers in ConsumerGroup. The
 // server starts only in apps that include RunWorker (or otherwise depend
@@ -45,7 +45,7 @@ var Module = fx.Module("asynq",
 		newRedisConnOpt,
 		newClient,
 		newInspector,
-		fx.Annotate(newEnqueuer, fx.As(fx.Self()), fx.As(new(ports.Publisher))),
+		fx.Annotate(newPublisher, fx.As(fx.Self()), fx.As(new(ports.Publisher))),
 		fx.Annotate(newRetained, fx.As(new(ports.RetainedTasks))),
 		fx.Annotate(newInventory, fx.As(new(ports.QueueInventory))),
 		newLossWatchers,
@@ -55,13 +55,13 @@ var Module = fx.Module("asynq",
 	),
 )
 
-// MetricsModule exports the sizes of the app's queues (the Enqueuer's
+// MetricsModule exports the sizes of the app's queues (the Publisher's
 // queue and the worker's Queues) as asynq_queue_tasks{queue,state} and
 // asynq_queue_stats_up{queue}, read through Module's *asynq.Inspector at
 // scrape time (NewQueueStats). It needs a prometheus.Registerer from the app.
 var MetricsModule = fx.Module("asynq-metrics", fx.Invoke(registerQueueStats))
 
-func registerQueueStats(reg prometheus.Registerer, ins *asynq.Inspector, e *Enqueuer, cfg ModuleConfig) error {
+func registerQueueStats(reg prometheus.Registerer, ins *asynq.Inspector, e *Publisher, cfg ModuleConfig) error {
 	queues := []string{e.Config().Queue}
 	for q := range cfg.Server.Queues {
 		queues = append(queues, q)
@@ -118,15 +118,15 @@ func newInspector(lc fx.Lifecycle, opt asynq.RedisConnOpt) *asynq.Inspector {
 	return ins
 }
 
-func newEnqueuer(c *asynq.Client, cfg ModuleConfig) (*Enqueuer, error) {
-	return NewEnqueuer(c, cfg.Enqueuer)
+func newPublisher(c *asynq.Client, cfg ModuleConfig) (*Publisher, error) {
+	return NewPublisher(c, cfg.Publisher)
 }
 
-func newRetained(ins *asynq.Inspector, e *Enqueuer) (*Retained, error) {
+func newRetained(ins *asynq.Inspector, e *Publisher) (*Retained, error) {
 	return NewRetained(ins, e.Config().Queue)
 }
 
-func newInventory(lc fx.Lifecycle, opt asynq.RedisConnOpt, e *Enqueuer) (*Inventory, error) {
+func newInventory(lc fx.Lifecycle, opt asynq.RedisConnOpt, e *Publisher) (*Inventory, error) {
 	inv, err := NewInventory(opt, e.Config().Queue)
 	if err != nil {
 		return nil, err
@@ -135,7 +135,7 @@ func newInventory(lc fx.Lifecycle, opt asynq.RedisConnOpt, e *Enqueuer) (*Invent
 	return inv, nil
 }
 
-// LossWatchers makes LossWatchers of the Enqueuer's queue (Module
+// LossWatchers makes LossWatchers of the Publisher's queue (Module
 // provides it, so apps need not know asynq's connection options).
 type LossWatchers struct {
 	opt   asynq.RedisConnOpt
@@ -147,7 +147,7 @@ func (l LossWatchers) New(every time.Duration, log *slog.Logger, signal func(por
 	return NewLossWatcher(l.opt, l.queue, every, log, signal)
 }
 
-func newLossWatchers(opt asynq.RedisConnOpt, e *Enqueuer) LossWatchers {
+func newLossWatchers(opt asynq.RedisConnOpt, e *Publisher) LossWatchers {
 	return LossWatchers{opt: opt, queue: e.Config().Queue}
 }
 
@@ -165,7 +165,7 @@ type workerParams struct {
 	Lifecycle  fx.Lifecycle
 	Opt        asynq.RedisConnOpt
 	Config     ModuleConfig
-	Enqueuer   *Enqueuer
+	Publisher  *Publisher
 	Logger     *slog.Logger       `optional:"true"`
 	DeadLetter DeadLetterRecorder `optional:"true"`
 	Consumers  []Consumer         `group:"asynq.consumers"`
@@ -186,7 +186,7 @@ func newWorker(p workerParams) (*asynq.Server, error) {
 		sc.DeadLetterFunc = RecordDeadLetters(p.DeadLetter)
 	}
 	if len(sc.Queues) == 0 {
-		sc.Queues = map[string]int{p.Enqueuer.Config().Queue: 1}
+		sc.Queues = map[string]int{p.Publisher.Config().Queue: 1}
 	}
 	var opts []MuxOption
 	var ev *Evidence

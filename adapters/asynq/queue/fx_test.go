@@ -24,14 +24,14 @@ func TestModuleWiresPublisherAndConsumerGroup(t *testing.T) {
 	}
 	var (
 		pub ports.Publisher
-		enq *queue.Enqueuer
+		enq *queue.Publisher
 	)
 	app := fxtest.New(t,
 		fx.NopLogger,
 		fx.Supply(queue.ModuleConfig{
-			RedisURL: h.url,
-			Enqueuer: queue.Config{Queue: h.queue},
-			Server:   queue.ServerConfig{Concurrency: 2, Logger: discardLogger(), ShutdownTimeout: 2 * time.Second},
+			RedisURL:  h.url,
+			Publisher: queue.Config{Queue: h.queue},
+			Server:    queue.ServerConfig{Concurrency: 2, Logger: discardLogger(), ShutdownTimeout: 2 * time.Second},
 		}),
 		queue.Module,
 		fx.Provide(queue.AsConsumer(newConsumer)),
@@ -41,7 +41,7 @@ func TestModuleWiresPublisherAndConsumerGroup(t *testing.T) {
 	app.RequireStart()
 	t.Cleanup(app.RequireStop) // before the harness deletes the queue
 
-	require.Same(t, enq, pub.(*queue.Enqueuer), "Publisher is the Enqueuer")
+	require.Same(t, enq, pub.(*queue.Publisher), "Publisher is the Publisher")
 	env := envelope(t, "order.placed", orderPlaced{OrderID: "o1", Amount: 3})
 	require.Equal(t, []error{nil}, pub.Publish(context.Background(), []outbox.Envelope{env}))
 	select {

@@ -23,7 +23,7 @@ type harness struct {
 	opt    asynq.RedisConnOpt
 	client *asynq.Client
 	insp   *asynq.Inspector
-	enq    *queue.Enqueuer
+	enq    *queue.Publisher
 }
 
 func newHarness(t *testing.T) *harness {
@@ -38,7 +38,7 @@ func newHarness(t *testing.T) *harness {
 		_ = h.insp.Close()
 		_ = h.client.Close()
 	})
-	h.enq, err = queue.NewEnqueuer(h.client, queue.Config{Queue: h.queue})
+	h.enq, err = queue.NewPublisher(h.client, queue.Config{Queue: h.queue})
 	require.NoError(t, err)
 	return h
 }

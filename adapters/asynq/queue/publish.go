@@ -13,7 +13,7 @@ import (
 	"github.com/july/template/core/ports"
 )
 
-var _ ports.Publisher = (*Enqueuer)(nil)
+var _ ports.Publisher = (*Publisher)(nil)
 
 // Publish implements ports.Publisher. Each envelope becomes one task of type
 // env.EventType with asynq task id env.EventID, whose payload is the
@@ -25,7 +25,7 @@ var _ ports.Publisher = (*Enqueuer)(nil)
 // event_id or event_type, or whose payload is not a JSON object, fails
 // permanently with code ENVELOPE_INVALID; a Redis failure is an
 // *UnavailableError (transient, wraps ports.ErrUnavailable).
-func (e *Enqueuer) Publish(ctx context.Context, envs []outbox.Envelope) []error {
+func (e *Publisher) Publish(ctx context.Context, envs []outbox.Envelope) []error {
 	errs := make([]error, len(envs))
 	workers := min(e.cfg.PublishConcurrency, len(envs))
 	if workers <= 1 {
@@ -55,7 +55,7 @@ func (e *Enqueuer) Publish(ctx context.Context, envs []outbox.Envelope) []error 
 	return errs
 }
 
-func (e *Enqueuer) publishOne(ctx context.Context, env outbox.Envelope) error {
+func (e *Publisher) publishOne(ctx context.Context, env outbox.Envelope) error {
 	if err := checkEnvelope(env); err != nil {
 		return err
 	}

@@ -77,7 +77,7 @@ func TestUnreachableRedisErrorsAreTypedAndRedacted(t *testing.T) {
 	t.Parallel()
 	c := asynq.NewClient(asynq.RedisClientOpt{Addr: "127.0.0.1:1", DialTimeout: 200 * time.Millisecond})
 	t.Cleanup(func() { _ = c.Close() })
-	enq, err := queue.NewEnqueuer(c, queue.Config{Queue: "unreachable"})
+	enq, err := queue.NewPublisher(c, queue.Config{Queue: "unreachable"})
 	require.NoError(t, err)
 
 	errs := enq.Publish(context.Background(), []outbox.Envelope{envelope(t, "order.placed", orderPlaced{OrderID: "o1"})})

@@ -26,7 +26,7 @@ import (
 type topoHarness struct {
 	queue string
 	opt   asynq.RedisConnOpt
-	enq   *queue.Enqueuer
+	enq   *queue.Publisher
 	insp  *asynq.Inspector
 }
 
@@ -38,7 +38,7 @@ func newTopoHarness(t *testing.T, topo *redistopo.Topology) *topoHarness {
 	c, insp := asynq.NewClient(opt), asynq.NewInspector(opt)
 	t.Cleanup(func() { _ = insp.Close(); _ = c.Close() })
 	h := &topoHarness{queue: "q_" + uuid.NewString()[:8], opt: opt, insp: insp}
-	h.enq, err = queue.NewEnqueuer(c, queue.Config{Queue: h.queue})
+	h.enq, err = queue.NewPublisher(c, queue.Config{Queue: h.queue})
 	require.NoError(t, err)
 	return h
 }
@@ -95,7 +95,7 @@ func TestPublisherOnTopologies(t *testing.T) {
 					Outage: func(t *testing.T, _ ports.Publisher) (ports.Publisher, func()) {
 						c := asynq.NewClient(asynq.RedisClientOpt{Addr: "127.0.0.1:1"})
 						t.Cleanup(func() { _ = c.Close() })
-						enq, err := queue.NewEnqueuer(c, queue.Config{Queue: h.queue})
+						enq, err := queue.NewPublisher(c, queue.Config{Queue: h.queue})
 						require.NoError(t, err)
 						return enq, func() {}
 					},

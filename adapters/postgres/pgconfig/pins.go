@@ -26,32 +26,32 @@ func NewPins(db *bun.DB) (*Pins, error) {
 	return &Pins{db: db}, nil
 }
 
-// Announce replaces holder's rows with pins in one transaction.
-func (p *Pins) Announce(ctx context.Context, holder string, pins []sysconfig.Pin, now time.Time) error {
+// Announce replaces owner's rows with pins in one transaction.
+func (p *Pins) Announce(ctx context.Context, owner string, pins []sysconfig.Pin, now time.Time) error {
 	err := p.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM tb_system_config_pin WHERE holder = ?`, holder); err != nil {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM tb_system_config_pin WHERE holder = ?`, owner); err != nil {
 			return err
 		}
 		for _, pin := range pins {
 			if _, err := tx.ExecContext(ctx,
 				`INSERT INTO tb_system_config_pin (config_key, holder, source, seen_at) VALUES (?, ?, ?, ?)
 				 ON CONFLICT (config_key, holder) DO UPDATE SET source = EXCLUDED.source, seen_at = EXCLUDED.seen_at`,
-				pin.Key, holder, pin.Source, now); err != nil {
+				pin.Key, owner, pin.Source, now); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("announce config pins of %q: %w", holder, pgerr.Translate(err))
+		return fmt.Errorf("announce config pins of %q: %w", owner, pgerr.Translate(err))
 	}
 	return nil
 }
 
-// Withdraw deletes holder's rows.
-func (p *Pins) Withdraw(ctx context.Context, holder string) error {
-	if _, err := p.db.ExecContext(ctx, `DELETE FROM tb_system_config_pin WHERE holder = ?`, holder); err != nil {
-		return fmt.Errorf("withdraw config pins of %q: %w", holder, pgerr.Translate(err))
+// Withdraw deletes owner's rows.
+func (p *Pins) Withdraw(ctx context.Context, owner string) error {
+	if _, err := p.db.ExecContext(ctx, `DELETE FROM tb_system_config_pin WHERE holder = ?`, owner); err != nil {
+		return fmt.Errorf("withdraw config pins of %q: %w", owner, pgerr.Translate(err))
 	}
 	return nil
 }
@@ -60,7 +60,7 @@ func (p *Pins) Withdraw(ctx context.Context, holder string) error {
 func (p *Pins) Active(ctx context.Context, since time.Time) (map[string][]sysconfig.Pin, error) {
 	var rows []struct {
 		Key    string `bun:"config_key"`
-		Holder string `bun:"holder"`
+		Owner  string `bun:"holder"` // sysconfig.Pin.Owner; the column keeps its name
 		Source string `bun:"source"`
 	}
 	if err := p.db.NewRaw(`SELECT config_key, holder, source FROM tb_system_config_pin WHERE seen_at >= ? ORDER BY config_key, holder`, since).
@@ -69,7 +69,7 @@ func (p *Pins) Active(ctx context.Context, since time.Time) (map[string][]syscon
 	}
 	out := make(map[string][]sysconfig.Pin, len(rows))
 	for _, r := range rows {
-		out[r.Key] = append(out[r.Key], sysconfig.Pin{Key: r.Key, Source: r.Source, Holder: r.Holder})
+		out[r.Key] = append(out[r.Key], sysconfig.Pin{Key: r.Key, Source: r.Source, Owner: r.Owner})
 	}
 	return out, nil
 }

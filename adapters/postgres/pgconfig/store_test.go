@@ -98,7 +98,7 @@ func TestStoredTimesAreUTC(t *testing.T) {
 	plan := sysconfig.Plan{
 		Spec:    sysconfig.Spec{Key: "tz.demo.key", Module: "tz", Type: sysconfig.TypeString, Description: "time zone"},
 		NewText: "x", NewVersion: 1, NewMasked: "x",
-		Audit: sysconfig.AuditRecord{Key: "tz.demo.key", Actor: "admin", Action: sysconfig.ActionUpdate, Outcome: sysconfig.OutcomeAccepted, Version: 1},
+		Decision: sysconfig.UpdateDecision{Key: "tz.demo.key", Actor: "admin", Action: sysconfig.ActionUpdate, Outcome: sysconfig.OutcomeAccepted, Version: 1},
 	}
 	audit := ports.AuditRecord{Action: sysconfig.ActionUpdate, Actor: "admin", ResourceType: "system_config", ResourceID: "tz.demo.key",
 		Outcome: string(sysconfig.OutcomeAccepted), RequestID: "req-tz", At: at}

@@ -38,7 +38,7 @@ func (s *Store) MarkConsumerFailed(ctx context.Context, f ports.ConsumerFailure)
 	}
 	// Run the core rule, so the stored code and message are exactly what it
 	// decides.
-	rec, err := outbox.NewConsumerFailure(outbox.Event{EventID: f.EventID}, f.Code, f.Message, f.At)
+	rec, err := outbox.NewConsumerFailureRecord(outbox.Event{EventID: f.EventID}, f.Code, f.Message, f.At)
 	if err != nil {
 		return false, err
 	}
@@ -51,7 +51,7 @@ func (s *Store) MarkConsumerFailed(ctx context.Context, f ports.ConsumerFailure)
 }
 
 // OpenConsumerFailures implements ports.ConsumerFailureStore.
-func (s *Store) OpenConsumerFailures(ctx context.Context, f ports.ConsumerFailureFilter) ([]outbox.ConsumerFailure, error) {
+func (s *Store) OpenConsumerFailures(ctx context.Context, f ports.ConsumerFailureFilter) ([]outbox.ConsumerFailureRecord, error) {
 	limit := cmp.Or(f.Limit, defaultListLimit)
 	if limit < 1 || limit > maxListLimit {
 		return nil, fmt.Errorf("list consumer failures: limit %d outside 1..%d", f.Limit, maxListLimit)
@@ -72,9 +72,9 @@ func (s *Store) OpenConsumerFailures(ctx context.Context, f ports.ConsumerFailur
 		return nil, fmt.Errorf("list consumer failures: %w", pgerr.Translate(err))
 	}
 	defer rows.Close()
-	var out []outbox.ConsumerFailure
+	var out []outbox.ConsumerFailureRecord
 	for rows.Next() {
-		var c outbox.ConsumerFailure
+		var c outbox.ConsumerFailureRecord
 		var requested, resolved bun.NullTime
 		if err := rows.Scan(&c.EventID, &c.EventType, &c.Code, &c.Message, &c.FailedAt, &c.ReplayBatchID, &requested, &resolved); err != nil {
 			return nil, fmt.Errorf("list consumer failures: %w", err)

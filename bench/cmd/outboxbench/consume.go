@@ -177,7 +177,7 @@ func (e *env) consumeDrain(ctx context.Context, p consumeParams, evidence bool, 
 	defer stop()
 	cl := asynq.NewClient(e.redis)
 	defer cl.Close()
-	enq, err := queue.NewEnqueuer(cl, queue.Config{Queue: q, PublishConcurrency: 16})
+	enq, err := queue.NewPublisher(cl, queue.Config{Queue: q, PublishConcurrency: 16})
 	if err != nil {
 		return 0, err
 	}
@@ -226,7 +226,7 @@ func (e *env) consumeLatency(ctx context.Context, p consumeParams, evidence bool
 	}
 	cl := asynq.NewClient(e.redis)
 	defer cl.Close()
-	enq, err := queue.NewEnqueuer(cl, queue.Config{Queue: q})
+	enq, err := queue.NewPublisher(cl, queue.Config{Queue: q})
 	if err != nil {
 		return [2]time.Duration{}, err
 	}

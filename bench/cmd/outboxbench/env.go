@@ -183,10 +183,10 @@ func (e *env) reset(ctx context.Context, db *bun.DB) error {
 	return nil
 }
 
-// scratchQueue is an Enqueuer on a queue of its own, with a client of its
+// scratchQueue is a Publisher on a queue of its own, with a client of its
 // own (asynq caches which queues it registered per client).
 type scratchQueue struct {
-	*queue.Enqueuer
+	*queue.Publisher
 	client *asynq.Client
 	redis  asynq.RedisConnOpt
 	name   string
@@ -194,12 +194,12 @@ type scratchQueue struct {
 
 func (e *env) newQueue() (*scratchQueue, error) {
 	q := &scratchQueue{client: asynq.NewClient(e.redis), redis: e.redis, name: "outboxbench-" + randomHex(6)}
-	enq, err := queue.NewEnqueuer(q.client, queue.Config{Queue: q.name, PublishConcurrency: e.c.publishConcurrency})
+	enq, err := queue.NewPublisher(q.client, queue.Config{Queue: q.name, PublishConcurrency: e.c.publishConcurrency})
 	if err != nil {
 		_ = q.client.Close()
 		return nil, err
 	}
-	q.Enqueuer = enq
+	q.Publisher = enq
 	return q, nil
 }
 

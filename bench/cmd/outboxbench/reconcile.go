@@ -70,7 +70,7 @@ func reconcile(ctx context.Context, c common, out io.Writer, p reconcileParams) 
 	q := "bench_reconcile_" + randomHex(4)
 	cl := asynq.NewClient(e.redis)
 	defer cl.Close()
-	enq, err := queue.NewEnqueuer(cl, queue.Config{Queue: q, PublishConcurrency: 16})
+	enq, err := queue.NewPublisher(cl, queue.Config{Queue: q, PublishConcurrency: 16})
 	if err != nil {
 		return err
 	}

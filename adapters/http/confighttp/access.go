@@ -1,4 +1,4 @@
-package configapi
+package confighttp
 
 import (
 	"github.com/july/template/adapters/http/accesslog"

@@ -1,4 +1,4 @@
-package configapi_test
+package confighttp_test
 
 import "net/http"
 

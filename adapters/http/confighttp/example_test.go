@@ -1,4 +1,4 @@
-package configapi_test
+package confighttp_test
 
 import (
 	"fmt"
@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/july/template/adapters/http/auth"
-	"github.com/july/template/adapters/http/configapi"
+	"github.com/july/template/adapters/http/confighttp"
 	"github.com/july/template/adapters/http/httpx"
 	"github.com/july/template/adapters/memory"
 	"github.com/july/template/core/configsvc"
@@ -26,8 +26,8 @@ func ExampleRegister() {
 	secret := []byte(strings.Repeat("s", 32))
 	jwt, _ := auth.NewJWT(secret, 0, now)
 	log := slog.New(slog.DiscardHandler)
-	e := httpx.NewServer(httpx.ServerConfig{NewRequestID: func() string { return "req-00000001" }}, log, configapi.MapError)
-	configapi.Register(e.Group("/api/v1", auth.Middleware(jwt)), svc, log)
+	e := httpx.NewServer(httpx.ServerConfig{NewRequestID: func() string { return "req-00000001" }}, log, confighttp.MapError)
+	confighttp.Register(e.Group("/api/v1", auth.Middleware(jwt)), svc, log)
 
 	token, _ := auth.IssueToken(secret, "alice", []string{auth.RoleSuperAdmin}, time.Hour, now())
 	req := httptest.NewRequest(http.MethodPut, "/api/v1/system-configs/shop.order.max_items", strings.NewReader(`{"value":"ten"}`))

@@ -1,4 +1,4 @@
-// Package configapi is the HTTP face of the system-config shell
+// Package confighttp is the HTTP face of the system-config shell
 // (tb_system_config, core/configsvc): list, read and update registered keys under
 // /system-configs for authenticated super admins.
 //
@@ -8,4 +8,4 @@
 // their errors become statuses is MapError, which the app registers with
 // httpx.NewServer. Values are rendered through sysconfig.View, which masks
 // sensitive and unregistered keys.
-package configapi
+package confighttp

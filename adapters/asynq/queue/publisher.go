@@ -12,7 +12,7 @@ import (
 	"github.com/july/template/core/outbox"
 )
 
-// Defaults applied by NewEnqueuer to zero Config fields.
+// Defaults applied by NewPublisher to zero Config fields.
 const (
 	DefaultQueue              = "default"
 	DefaultRetention          = 24 * time.Hour
@@ -20,7 +20,7 @@ const (
 	DefaultPublishConcurrency = 16
 )
 
-// Config tunes an Enqueuer. Zero fields take the defaults above.
+// Config tunes a Publisher. Zero fields take the defaults above.
 type Config struct {
 	// Queue is the asynq queue tasks go to. Default "default".
 	Queue string
@@ -41,16 +41,18 @@ type Config struct {
 	PublishConcurrency int
 }
 
-// Enqueuer puts tasks on an asynq queue. It is safe for concurrent use.
-type Enqueuer struct {
+// Publisher puts queue items on an asynq queue: outbox envelopes through
+// Publish (it implements ports.Publisher) and a service's own items through
+// EnqueueTask, the asynq call. It is safe for concurrent use.
+type Publisher struct {
 	client *asynq.Client
 	cfg    Config
 	opts   []asynq.Option // defaults from cfg; callers' options come after
 }
 
-// NewEnqueuer returns an Enqueuer using client, which the caller owns and
+// NewPublisher returns a Publisher using client, which the caller owns and
 // closes. It rejects negative durations and counts.
-func NewEnqueuer(client *asynq.Client, cfg Config) (*Enqueuer, error) {
+func NewPublisher(client *asynq.Client, cfg Config) (*Publisher, error) {
 	if client == nil {
 		return nil, errors.New("asynq queue: nil asynq client")
 	}
@@ -73,11 +75,11 @@ func NewEnqueuer(client *asynq.Client, cfg Config) (*Enqueuer, error) {
 	if cfg.Timeout > 0 {
 		opts = append(opts, asynq.Timeout(cfg.Timeout))
 	}
-	return &Enqueuer{client: client, cfg: cfg, opts: opts}, nil
+	return &Publisher{client: client, cfg: cfg, opts: opts}, nil
 }
 
 // Config returns the effective configuration, defaults applied.
-func (e *Enqueuer) Config() Config { return e.cfg }
+func (e *Publisher) Config() Config { return e.cfg }
 
 // EnqueueTask marshals payload once and enqueues it as a taskType task on
 // the configured queue; opts override the configured defaults.
@@ -90,7 +92,7 @@ func (e *Enqueuer) Config() Config { return e.cfg }
 // ports.ErrUnavailable). asynq.ErrTaskIDConflict and asynq.ErrDuplicateTask
 // are returned wrapped, for callers that passed asynq.TaskID or
 // asynq.Unique.
-func (e *Enqueuer) EnqueueTask(ctx context.Context, taskType string, payload any, opts ...asynq.Option) (*asynq.TaskInfo, error) {
+func (e *Publisher) EnqueueTask(ctx context.Context, taskType string, payload any, opts ...asynq.Option) (*asynq.TaskInfo, error) {
 	if strings.TrimSpace(taskType) == "" {
 		return nil, ErrEmptyTaskType
 	}
@@ -108,7 +110,7 @@ func (e *Enqueuer) EnqueueTask(ctx context.Context, taskType string, payload any
 	return nil, unavailable("enqueue "+taskType, err)
 }
 
-func (e *Enqueuer) enqueue(ctx context.Context, task *asynq.Task, opts ...asynq.Option) (*asynq.TaskInfo, error) {
+func (e *Publisher) enqueue(ctx context.Context, task *asynq.Task, opts ...asynq.Option) (*asynq.TaskInfo, error) {
 	all := make([]asynq.Option, 0, len(e.opts)+len(opts))
 	all = append(append(all, e.opts...), opts...)
 	return e.client.EnqueueContext(ctx, task, all...)
@@ -120,4 +122,4 @@ func isDuplicate(err error) bool {
 
 // Destination is the queue Publish sends to: the relay's tracing names
 // its "send <queue>" span after it.
-func (e *Enqueuer) Destination() string { return e.cfg.Queue }
+func (e *Publisher) Destination() string { return e.cfg.Queue }

@@ -1,4 +1,4 @@
-package configapi
+package confighttp
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package configapi_test
+package confighttp_test
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/july/template/adapters/http/auth"
-	"github.com/july/template/adapters/http/configapi"
+	"github.com/july/template/adapters/http/confighttp"
 	"github.com/july/template/adapters/http/httpx"
 	"github.com/july/template/adapters/memory"
 	"github.com/july/template/core/configsvc"
@@ -56,8 +56,8 @@ func setup(t *testing.T) bundle {
 		ports.ClockFunc(func() time.Time { return now }), configsvc.Options{Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	log := slog.New(slog.DiscardHandler)
-	e := httpx.NewServer(httpx.ServerConfig{}, log, configapi.MapError)
-	configapi.Register(e.Group("/api/v1", auth.Middleware(headerAuth{})), svc, log)
+	e := httpx.NewServer(httpx.ServerConfig{}, log, confighttp.MapError)
+	confighttp.Register(e.Group("/api/v1", auth.Middleware(headerAuth{})), svc, log)
 	srv := httptest.NewServer(e)
 	t.Cleanup(srv.Close)
 	return bundle{url: srv.URL, store: store}
@@ -209,7 +209,7 @@ func TestMapError(t *testing.T) {
 		{&sysconfig.VersionConflictError{Key: "a.b.c", Expected: 1, Actual: 2}, 409, sysconfig.CodeVersionConflict, "version"},
 	}
 	for _, tt := range tests {
-		e, ok := configapi.MapError(tt.err)
+		e, ok := confighttp.MapError(tt.err)
 		require.True(t, ok, "err %v", tt.err)
 		require.Equal(t, tt.status, e.Status, "err %v", tt.err)
 		require.Equal(t, tt.code, e.Code, "err %v", tt.err)
@@ -219,6 +219,6 @@ func TestMapError(t *testing.T) {
 			require.Equal(t, tt.field, e.Details[0].Field, "err %v", tt.err)
 		}
 	}
-	_, ok := configapi.MapError(errors.New("other"))
+	_, ok := confighttp.MapError(errors.New("other"))
 	require.False(t, ok)
 }
