@@ -59,7 +59,7 @@ type API struct {
 	// bearer token is checked before a handler runs).
 	Register func(g *echo.Group)
 	// AccessRoutes are the access-log policies of the routes Register adds
-	// (full paths, e.g. "/api/v1/topups").
+	// (full paths, e.g. "/api/v1/orders").
 	AccessRoutes []accesslog.Route
 	// ErrorMapper renders the domain's errors in the error envelope; nil
 	// when the domain has none of its own.
