@@ -14,18 +14,22 @@ GO ?= go
 PKGS := ./...
 FUZZTIME ?= 10s
 
-.PHONY: openapi-lint openapi-client run test ci test-pooler test-containers test-pg-matrix services lint alerts unit fuzz bench bench-relays rename remove-examples check-rename check-run
+.PHONY: openapi-lint openapi-client run test test-full ci test-pooler test-containers test-pg-matrix services lint alerts unit fuzz bench bench-relays rename remove-examples check-rename check-run
 
 ## run: Postgres and Redis (reused, compose, or project-local), migrate up, api + relay; Ctrl-C stops them.
 run:
 	./scripts/run.sh
 
-## test: the inner loop: start/install Postgres+Redis (and promtool) if needed, lint, check the alert rules, run every test (race detector on).
+## test: the inner loop: start/install Postgres+Redis (and promtool) if needed, lint, check the alert rules, run every test but the failover/loss/crash scenarios (go test -short; race detector on).
 test: services lint alerts openapi-lint
-	$(GO) test -race -count=1 -timeout 30m $(PKGS)
+	$(GO) test -race -short -count=1 -timeout 30m $(PKGS)
 
-## ci: the full gate (.ci/run): make test, then the pooler, the supply chain, fuzzing, the rename and run checks, containers and the PostgreSQL matrix.
-ci: test
+## test-full: make test with the scenarios too (no -short): HA topologies, failovers, lost queues, killed processes.
+test-full: services lint alerts openapi-lint
+	$(GO) test -race -count=1 -timeout 45m $(PKGS)
+
+## ci: the full gate (.ci/run): make test-full, then the pooler, the supply chain, fuzzing, the rename and run checks, containers and the PostgreSQL matrix.
+ci: test-full
 	$(MAKE) test-pooler
 	$(MAKE) supply-chain
 	$(MAKE) openapi-client

@@ -59,7 +59,7 @@ type Notifier interface{ Notify() }
 var RelayModule = fx.Module("postgres-relay",
 	fx.Provide(
 		fx.Annotate(newFxRelayDB, fx.ResultTags(relayDBName)),
-		fx.Annotate(newFxRelayOutbox, fx.ParamTags(relayDBName), fx.ResultTags(RelayOutboxName), fx.As(new(ports.OutboxStore)), fx.As(new(ports.OutboxOperatorStore))),
+		fx.Annotate(newFxRelayOutbox, fx.ResultTags(RelayOutboxName), fx.As(new(ports.OutboxStore)), fx.As(new(ports.OutboxOperatorStore))),
 		newFxListener,
 	),
 	fx.Invoke(func(*Listener) {}),
@@ -107,8 +107,14 @@ func newFxRelayDB(lc fx.Lifecycle, cfg Config) (*bun.DB, error) {
 	return db, nil
 }
 
-func newFxRelayOutbox(db *bun.DB) (*pgoutbox.Store, error) {
-	return pgoutbox.NewStore(db, pgoutbox.Config{AsynchronousCommit: true})
+// relayDB is RelayModule's pool as an fx parameter.
+type relayDB struct {
+	fx.In
+	DB *bun.DB `name:"postgres_relay_db"` // relayDBName
+}
+
+func newFxRelayOutbox(p relayDB) (*pgoutbox.Store, error) {
+	return pgoutbox.NewStore(p.DB, pgoutbox.Config{AsynchronousCommit: true})
 }
 
 // newFxListener LISTENs on cfg.DirectURL (default URL) and probes itself

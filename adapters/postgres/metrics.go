@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -31,9 +32,20 @@ const relayDBName = `name:"postgres_relay_db"`
 // In the relay (RelayModule's *Listener in the graph) it also exports
 // outbox_listen_working (RegisterListenerMetrics).
 var MetricsModule = fx.Module("postgres-metrics",
-	fx.Invoke(fx.Annotate(RegisterPoolStats, fx.ParamTags(``, ``, relayDBName+` optional:"true"`))),
-	fx.Invoke(fx.Annotate(RegisterListenerMetrics, fx.ParamTags(``, `optional:"true"`))),
+	fx.Invoke(func(p metricsParams) error {
+		return errors.Join(RegisterPoolStats(p.Reg, p.Main, p.Relay), RegisterListenerMetrics(p.Reg, p.Listener))
+	}),
 )
+
+// metricsParams is what MetricsModule reads; the relay's pool and the
+// listener exist only in the relay.
+type metricsParams struct {
+	fx.In
+	Reg      prometheus.Registerer
+	Main     *bun.DB
+	Relay    *bun.DB   `name:"postgres_relay_db" optional:"true"` // relayDBName
+	Listener *Listener `optional:"true"`
+}
 
 // RegisterListenerMetrics registers outbox_listen_working for l on reg:
 // 1 while l's LISTEN connection receives its own probe NOTIFY, 0 while it

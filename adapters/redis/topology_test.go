@@ -10,6 +10,7 @@ import (
 
 	"github.com/july/template/adapters/redis"
 	"github.com/july/template/contracttests"
+	"github.com/july/template/contracttests/testinfra"
 	"github.com/july/template/core/ports"
 	"github.com/july/template/core/redisurl"
 	"github.com/july/template/core/sysconfig"
@@ -78,6 +79,7 @@ func TestTopologies(t *testing.T) {
 // config fill written before the switch is read from the new master, and
 // writes go on after it.
 func TestSentinelFailoverIsFollowed(t *testing.T) {
+	testinfra.Scenario(t)
 	t.Parallel()
 	topo := redistopo.Sentinel(t)
 	parsed, err := redisurl.Parse(topo.URL)

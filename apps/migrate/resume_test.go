@@ -128,6 +128,7 @@ var reCreateIndex = regexp.MustCompile(`^CREATE INDEX CONCURRENTLY (\w+) ON tb_o
 // A crash at every statement of the partial lookups, before the statement
 // and (for each concurrent build) inside it, is resumed by the next up.
 func TestUpResumesPartialLookupsAfterACrashAtEveryStatement(t *testing.T) {
+	testinfra.Scenario(t)
 	t.Parallel()
 
 	db := beforePartialLookups(t)

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/uptrace/bun"
 	"go.uber.org/fx"
 
@@ -74,8 +75,8 @@ func options(cfg config, log *slog.Logger) fx.Option {
 		),
 		fx.Invoke(
 			startRelay,
-			fx.Annotate(metrics.RegisterOutboxStats, fx.ParamTags(``, postgres.RelayOutboxName)),
-			fx.Annotate(startRetention, fx.ParamTags(``, ``, postgres.RelayOutboxName)),
+			registerOutboxStats,
+			startRetention,
 			startTaskRecovery,
 			startIdempotencyRetention,
 		),
@@ -197,11 +198,22 @@ func startRelay(lc fx.Lifecycle, r *relay.Relay) {
 	lc.Append(fx.Hook{OnStart: r.Start, OnStop: r.Stop})
 }
 
-func startRetention(lc fx.Lifecycle, cfg config, store ports.OutboxStore, clock ports.Clock, removed metrics.RetentionRemovedFunc, log *slog.Logger) error {
+// relayStore is the relay's own outbox store (postgres.RelayModule's, on
+// its pool with asynchronous commit), not Module's.
+type relayStore struct {
+	fx.In
+	Store ports.OutboxStore `name:"relay_outbox"` // postgres.RelayOutboxName
+}
+
+func registerOutboxStats(reg prometheus.Registerer, s relayStore, clock ports.Clock, log *slog.Logger) error {
+	return metrics.RegisterOutboxStats(reg, s.Store, clock, log)
+}
+
+func startRetention(lc fx.Lifecycle, cfg config, s relayStore, clock ports.Clock, removed metrics.RetentionRemovedFunc, log *slog.Logger) error {
 	if cfg.Retention == 0 {
 		return nil
 	}
-	job, err := relay.NewRetention(store, clock, relay.RetentionConfig{Window: cfg.Retention, RemovedFunc: removed, Logger: log})
+	job, err := relay.NewRetention(s.Store, clock, relay.RetentionConfig{Window: cfg.Retention, RemovedFunc: removed, Logger: log})
 	if err != nil {
 		return err
 	}

@@ -27,7 +27,7 @@ func TestRetentionMetricRegisteredOnce(t *testing.T) {
 	cfg := testConfig()
 	cfg.Retention = 24 * time.Hour
 	require.NotPanics(t, func() {
-		err = startRetention(fxtest.NewLifecycle(t), cfg, memory.NewOutboxStore(), ports.SystemClock, removed, slog.Default())
+		err = startRetention(fxtest.NewLifecycle(t), cfg, relayStore{Store: memory.NewOutboxStore()}, ports.SystemClock, removed, slog.Default())
 	})
 	require.NoError(t, err)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/july/template/adapters/postgres/pgoutbox"
+	"github.com/july/template/contracttests/testinfra"
 	"github.com/july/template/core/outbox"
 	"github.com/july/template/core/relay"
 )
@@ -54,6 +55,7 @@ func faultRelay(t *testing.T) string {
 // event is consumed. Each attempt waits for Asynq's lease (30 s) and its
 // recovery sweep (at most 1 min), so this runs about two minutes.
 func TestE2EConsumerCrashEndsAbandoned(t *testing.T) {
+	testinfra.Scenario(t)
 	t.Parallel()
 	bin := faultRelay(t)
 	w := newWorld(t, "")

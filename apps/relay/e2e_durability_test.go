@@ -44,6 +44,7 @@ func (p *relayProc) durabilityLines() []durabilityLine {
 // 1. An unchanged check logs nothing more; each change of the risks logs
 // one line, and fixing the Redis clears the gauges.
 func TestE2EQueueDurabilityWarning(t *testing.T) {
+	testinfra.Scenario(t)
 	t.Parallel()
 	rp := testinfra.StartRedisProc(t, "--maxmemory", "10mb", "--maxmemory-policy", "allkeys-lru")
 	w := newWorld(t, rp.URL)

@@ -22,6 +22,7 @@ import (
 // on the old primary are either completed by their (still fenced) holder
 // or recovered when the lease expires, never completed with a stale token.
 func TestE2EPostgresFailover(t *testing.T) {
+	testinfra.Scenario(t)
 	t.Parallel()
 	pair := pgtopo.Start(t)
 	bdb, err := testinfra.OpenBun(pair.URL)

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/july/template/contracttests/testinfra"
 )
 
 // POISON EVENT: an event whose handling kills the relay
@@ -18,6 +20,7 @@ import (
 // final-failure counter behind the OutboxFinalFailures page, and the relay
 // that failed it keeps delivering everything else.
 func TestE2ERelayKilledByItsEventEndsFailed(t *testing.T) {
+	testinfra.Scenario(t)
 	t.Parallel()
 	w := newWorld(t, "")
 	hang := blackHole(t)

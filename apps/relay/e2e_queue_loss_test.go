@@ -109,6 +109,7 @@ func (w *world) queued() int {
 // delivered, not a line logged). The relays see the restart (run_id, the
 // canary) and every order is credited exactly once.
 func TestE2ETopupsCreditedAfterQueueRedisRestartedEmpty(t *testing.T) {
+	testinfra.Scenario(t)
 	t.Parallel()
 	const n = 300
 	w, orders, relays, _ := backlogLost(t, n, lossEnv, stallLimit, false)
@@ -124,6 +125,7 @@ func TestE2ETopupsCreditedAfterQueueRedisRestartedEmpty(t *testing.T) {
 // detection the first test relies on) credits nothing: the queue forgot
 // the tasks and nothing else would send them.
 func TestE2EQueueLossUnseenWithoutReconcile(t *testing.T) {
+	testinfra.Scenario(t)
 	t.Parallel()
 	const n = 50
 	env := append([]string{"RELAY_RECONCILE=false"}, lossEnv...)
@@ -155,6 +157,7 @@ func drainLosing(t *testing.T, w *world, n int, lose func()) []*relayProc {
 
 // FLUSHDB of the queue's database mid-drain.
 func TestE2ETopupsCreditedThroughFlushDB(t *testing.T) {
+	testinfra.Scenario(t)
 	t.Parallel()
 	red := testinfra.StartRedisProc(t)
 	w := newWorld(t, red.URL)
@@ -167,6 +170,7 @@ func TestE2ETopupsCreditedThroughFlushDB(t *testing.T) {
 // EVICTION: the queue's Redis runs allkeys-lru under maxmemory; a burst of
 // other keys evicts tasks (and asynq's lists) while the backlog waits.
 func TestE2ETopupsCreditedThroughEviction(t *testing.T) {
+	testinfra.Scenario(t)
 	t.Parallel()
 	const n = 300
 	red := testinfra.StartRedisProc(t)
@@ -221,6 +225,7 @@ func usedMemory(t *testing.T, c *redis.Client) int64 {
 // sentinels promote the replica after down-after; writes the old master
 // acknowledged and never replicated are gone.
 func TestE2ETopupsCreditedThroughSentinelMasterKill(t *testing.T) {
+	testinfra.Scenario(t)
 	t.Parallel()
 	topo := redistopo.Sentinel(t)
 	w := newWorld(t, topo.URL)
@@ -230,6 +235,7 @@ func TestE2ETopupsCreditedThroughSentinelMasterKill(t *testing.T) {
 // CLUSTER MASTER SIGKILLED mid-drain: the cluster promotes the replica of
 // the queue's slot on its own after the node timeout (no CLUSTER FAILOVER).
 func TestE2ETopupsCreditedThroughClusterMasterKill(t *testing.T) {
+	testinfra.Scenario(t)
 	t.Parallel()
 	topo := redistopo.Cluster(t)
 	w := newWorld(t, topo.URL)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/july/template/contracttests/testinfra"
 	"github.com/july/template/internal/redistopo"
 )
 
@@ -74,6 +75,7 @@ func waitRedelivered(t *testing.T, relays []*relayProc) {
 // and no row is left claimed: the apps configure Asynq from the same
 // setting and ride the slot moves out.
 func TestE2ERedisClusterFailover(t *testing.T) {
+	testinfra.Scenario(t)
 	t.Parallel()
 	topo := redistopo.Cluster(t)
 	const n = 3000
@@ -93,6 +95,7 @@ func TestE2ERedisClusterFailover(t *testing.T) {
 // measured 47 of 1,500); this one asserts the outcome and that the
 // redelivery ran.
 func TestE2ERedisSentinelFailover(t *testing.T) {
+	testinfra.Scenario(t)
 	t.Parallel()
 	topo := redistopo.Sentinel(t)
 	const n = 3000

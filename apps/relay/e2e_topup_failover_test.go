@@ -16,6 +16,7 @@ import (
 
 	"github.com/july/template/adapters/asynq/queue"
 	"github.com/july/template/adapters/http/apitest"
+	"github.com/july/template/contracttests/testinfra"
 	"github.com/july/template/core/redisurl"
 	"github.com/july/template/examples/topup"
 	"github.com/july/template/internal/redistopo"
@@ -35,6 +36,7 @@ import (
 // CLUSTER FAILOVER is coordinated and hands consumers no duplicates
 // (TestE2ERedisClusterFailover: 3,000 raw deliveries of 3,000).
 func TestE2ETopupCreditedOnceThroughSentinelFailover(t *testing.T) {
+	testinfra.Scenario(t)
 	t.Parallel()
 	const n, agents = 1500, 5
 	topo := redistopo.Sentinel(t)

@@ -9,7 +9,6 @@ import (
 
 	"github.com/july/template/adapters/asynq/queue"
 	"github.com/july/template/adapters/metrics"
-	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/core/ports"
 	"github.com/july/template/core/relay"
 )
@@ -17,9 +16,7 @@ import (
 // evidenceOption gives the worker the relay store as its
 // ports.ConsumptionRecorder: every event a consumer finishes is recorded
 // (queue.EvidenceMiddleware), which the reconciler and retention read.
-var evidenceOption = fx.Provide(fx.Annotate(
-	func(s ports.OutboxStore) ports.ConsumptionRecorder { return s },
-	fx.ParamTags(postgres.RelayOutboxName)))
+var evidenceOption = fx.Provide(func(s relayStore) ports.ConsumptionRecorder { return s.Store })
 
 // reconcileOption runs the outbox reconciler (relay.Reconciler) with a
 // queue.LossWatcher that triggers it, unless RELAY_RECONCILE=false.
@@ -30,14 +27,15 @@ func reconcileOption(cfg config) fx.Option {
 	return fx.Options(
 		fx.Provide(
 			fx.Annotate(metrics.NewReconcileMetrics, fx.As(new(relay.ReconcileObserver))),
-			fx.Annotate(newReconciler, fx.ParamTags(``, ``, ``, ``, ``, ``, postgres.RelayOutboxName)),
+			newReconciler,
 		),
 		fx.Invoke(startReconciler),
 	)
 }
 
 func newReconciler(cfg config, inv ports.QueueInventory, pub ports.Publisher, clock ports.Clock,
-	obs relay.ReconcileObserver, log *slog.Logger, store ports.OutboxStore) (*relay.Reconciler, error) {
+	obs relay.ReconcileObserver, log *slog.Logger, s relayStore) (*relay.Reconciler, error) {
+	store := s.Store
 	return relay.NewReconciler(relay.ReconcileStores{Outbox: store, Failures: store, Recorder: store, Queue: inv, Pub: pub},
 		clock, relay.ReconcileConfig{Every: cfg.ReconcileEvery, Grace: cfg.ReconcileGrace, Horizon: cfg.ReconcileHorizon}, obs, log)
 }

@@ -10,7 +10,8 @@
 //     go.mod);
 //  3. otherwise the test fails with a message naming what to set or start.
 //
-// It never skips. Each NewDB call creates a fresh database (migrated when
+// It never skips for a missing server; the one skip is Scenario's, in
+// `go test -short` (make test), for scenarios make ci runs. Each NewDB call creates a fresh database (migrated when
 // asked) that is dropped when the test ends; each NewRedis call hands out a
 // unique key prefix whose keys are deleted when the test ends. Nothing here
 // runs FLUSHALL, drops a database it did not create, or touches other keys.
@@ -113,4 +114,15 @@ func missing(name string, err error) error {
 		"and %s=redis://127.0.0.1:6379/0, or run `make test`, which starts local servers and sets both, "+
 		"or run the tests in containers: `make test-containers`",
 		name, err, EnvDatabaseURL, EnvRedisURL)
+}
+
+// Scenario marks a failover, loss or crash scenario (HA topologies, killed
+// processes, lost queues, Asynq's 30 s lease): minutes of waiting that the
+// inner loop leaves out. make test runs `go test -short`, which skips it;
+// make ci runs every test without -short, so CI never skips one.
+func Scenario(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("failover/loss/crash scenario: make ci runs it (go test without -short)")
+	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/july/template/adapters/asynq/queue"
 	"github.com/july/template/contracttests"
+	"github.com/july/template/contracttests/testinfra"
 	"github.com/july/template/core/outbox"
 	"github.com/july/template/core/ports"
 	"github.com/july/template/core/redisurl"
@@ -207,6 +208,7 @@ func envelopes(t *testing.T, n int) []outbox.Envelope {
 // that fail while a slot moves are retried, and a retried envelope whose
 // first attempt did land is deduplicated by its task id.
 func TestClusterFailoverDuringDrainLosesNothing(t *testing.T) {
+	testinfra.Scenario(t)
 	t.Parallel()
 	topo := redistopo.Cluster(t)
 	h := newTopoHarness(t, topo)
@@ -229,6 +231,7 @@ func TestClusterFailoverDuringDrainLosesNothing(t *testing.T) {
 // be missing; the test counts them and docs/scaling.md says how an
 // operator replays that window from the outbox.
 func TestSentinelFailoverDuringDrainIsFollowed(t *testing.T) {
+	testinfra.Scenario(t)
 	t.Parallel()
 	topo := redistopo.Sentinel(t)
 	h := newTopoHarness(t, topo)
