@@ -149,6 +149,27 @@ func runOutboxClaim(t *testing.T, newStore func(t *testing.T) ports.OutboxStore)
 		require.Len(t, b.claim("relay-a", t0.Add(time.Minute), 10), 1, "due exactly at next_attempt_at")
 	})
 
+	t.Run("Claim/DelayedEventWaitsForNotBefore", func(t *testing.T) {
+		t.Parallel()
+		b := newOutboxBundle(t, newStore)
+		ev := delayed(t, t0, t0.Add(time.Hour), "order.reminded")
+		require.NoError(t, b.store.Append(b.ctx, ev))
+		stored, err := b.store.Get(b.ctx, ev.EventID)
+		require.NoError(t, err)
+		requireTime(t, t0.Add(time.Hour), stored.NotBefore, "not_before stored")
+		requireTime(t, t0, stored.CreatedAt, "created_at is the commit, not the due time")
+		require.Empty(t, b.claim("relay-a", t0.Add(time.Hour-time.Second), 10), "rule: a delayed event is not claimable before not_before")
+		got := b.claim("relay-a", t0.Add(time.Hour), 10)
+		require.Len(t, got, 1, "claimable at not_before")
+		requireTime(t, t0.Add(time.Hour), got[0].NotBefore, "the claimed event carries not_before (delivery lag counts from it)")
+		requireTime(t, t0.Add(time.Hour), got[0].DueAt(), "due at not_before")
+
+		plain := b.seed(t0, 1, "order.created")[0]
+		again, err := b.store.Get(b.ctx, plain.EventID)
+		require.NoError(t, err)
+		require.True(t, again.NotBefore.IsZero(), "an event that is not delayed has no not_before")
+	})
+
 	t.Run("Claim/SkipsRowsLeasedToOthers", func(t *testing.T) {
 		t.Parallel()
 		b := newOutboxBundle(t, newStore)

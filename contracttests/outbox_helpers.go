@@ -58,6 +58,18 @@ func event(t *testing.T, at time.Time, eventType string) outbox.Event {
 	return ev
 }
 
+// delayed builds an event committed at at and delayed until notBefore.
+func delayed(t *testing.T, at, notBefore time.Time, eventType string) outbox.Event {
+	t.Helper()
+	ev := event(t, at, eventType)
+	p := outbox.NewParams{EventID: ev.EventID, EventType: ev.EventType, PayloadVersion: 1,
+		AggregateType: ev.AggregateType, AggregateID: ev.AggregateID, ResourceType: ev.ResourceType, ResourceID: ev.ResourceID,
+		RequestID: ev.RequestID, Payload: map[string]any{"delayed": true}, Now: at, NotBefore: notBefore}
+	ev, err := outbox.New(p)
+	require.NoError(t, err, "build delayed test event")
+	return ev
+}
+
 // seed appends n events of eventType created at at, one Append call.
 func (b *outboxBundle) seed(at time.Time, n int, eventType string) []outbox.Event {
 	b.t.Helper()

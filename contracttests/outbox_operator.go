@@ -156,6 +156,28 @@ func runOutboxOperator(t *testing.T, newStore func(t *testing.T) ports.OutboxSto
 		require.Equal(t, map[int]int64{0: 5, 3: 1}, st.RetryHistogram, "undelivered rows by retry_count")
 	})
 
+	// Delayed rows are not late: they are counted as Scheduled and nowhere
+	// else until due, and from then their age counts from not_before.
+	t.Run("Stats/DelayedRowsAreScheduledNotLate", func(t *testing.T) {
+		t.Parallel()
+		b := newOutboxBundle(t, newStore)
+		require.NoError(t, b.store.Append(b.ctx, delayed(t, t0, t0.Add(24*time.Hour), "order.reminded"), delayed(t, t0, t0.Add(2*time.Hour), "order.reminded")))
+		b.seed(t0.Add(time.Hour), 1, "order.created")
+
+		st, err := b.store.Stats(b.ctx, t0.Add(90*time.Minute))
+		require.NoError(t, err)
+		require.Equal(t, int64(2), st.Scheduled, "both delayed rows are scheduled")
+		require.Equal(t, int64(1), st.Pending, "only the due row is pending")
+		require.Equal(t, 30*time.Minute, st.OldestPendingAge, "age from the due row's created_at; the delayed rows committed at t0 are not 90 min late")
+		require.Equal(t, map[string]int64{"order.created": 1}, st.BacklogByType, "scheduled rows are in no backlog")
+
+		st, err = b.store.Stats(b.ctx, t0.Add(3*time.Hour))
+		require.NoError(t, err)
+		require.Equal(t, [2]int64{1, 2}, [2]int64{st.Scheduled, st.Pending}, "the 2h row is due now")
+		require.Equal(t, 2*time.Hour, st.OldestPendingAge, "the created row (t0+1h) is the oldest due; the 2h row counts from its not_before")
+		require.Equal(t, map[string]int64{"order.created": 1, "order.reminded": 1}, st.BacklogByType)
+	})
+
 	// REGRESSION: the age came from min(next_attempt_at), which backoff
 	// pushes into the future, so during a queue outage it read 0.
 	t.Run("Stats/AgeRisesWhileBackingOff", func(t *testing.T) {

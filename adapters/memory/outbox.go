@@ -428,9 +428,13 @@ func (s *OutboxStore) Stats(_ context.Context, now time.Time) (ports.OutboxStats
 	st := ports.OutboxStats{BacklogByType: map[string]int64{}, RetryHistogram: map[int]int64{}}
 	var oldest, oldestDue time.Time
 	for _, ev := range s.rows {
+		if ev.Status == outbox.Pending && ev.NotBefore.After(now) {
+			st.Scheduled++ // delayed, not yet due: not late, counted nowhere else
+			continue
+		}
 		if ev.Status == outbox.Pending || ev.Status == outbox.Delivering {
-			if oldest.IsZero() || ev.CreatedAt.Before(oldest) {
-				oldest = ev.CreatedAt
+			if due := ev.DueAt(); oldest.IsZero() || due.Before(oldest) {
+				oldest = due
 			}
 		}
 		switch ev.Status {

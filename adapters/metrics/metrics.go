@@ -62,7 +62,7 @@ func NewRelayMetrics(reg prometheus.Registerer) *RelayMetrics {
 			Name: "outbox_claims_total", Help: "Claims by result: full (the batch size), short (fewer rows: the backlog ran out, or other relays held them) or empty.",
 		}, []string{"result"}),
 		lag: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name: "outbox_delivery_lag_seconds", Help: "Time from an outbox event's commit (created_at) to its enqueue, per delivered event.",
+			Name: "outbox_delivery_lag_seconds", Help: "Time from an outbox event's due time (its commit, or not_before when delayed) to its enqueue, per delivered event.",
 			Buckets: []float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600},
 		}),
 	}
@@ -135,8 +135,8 @@ type statsCollector struct {
 	lastAt  time.Time
 	lastErr error
 
-	pending, delivering, failed, expired, oldest, due, up *prometheus.Desc
-	backlog, retries                                      *prometheus.Desc
+	pending, scheduled, delivering, failed, expired, oldest, due, up *prometheus.Desc
+	backlog, retries                                                 *prometheus.Desc
 }
 
 // RegisterOutboxStats registers the backlog gauges (outbox_pending_events,
@@ -151,11 +151,12 @@ func newStatsCollector(store ports.OutboxOperatorStore, clock ports.Clock, log *
 	}
 	return &statsCollector{
 		store: store, clock: clock, log: log,
-		pending:    d("outbox_pending_events", "Outbox rows waiting for delivery (status 1)."),
+		pending:    d("outbox_pending_events", "Outbox rows waiting for delivery (status 1), due or backing off; delayed rows not yet due are outbox_scheduled_events."),
+		scheduled:  d("outbox_scheduled_events", "Delayed outbox rows whose not_before is still ahead: not late, in no other backlog gauge or age."),
 		delivering: d("outbox_inflight_events", "Outbox rows leased to a relay (status 2)."),
 		failed:     d("outbox_failed_events", "Outbox rows failed for good (status 4); replay after fixing the cause."),
 		expired:    d("outbox_expired_leases", "Leased rows whose lease has expired (a relay died)."),
-		oldest:     d("outbox_oldest_pending_age_seconds", "Now minus created_at of the oldest undelivered (pending or in-flight) outbox row; rises during any outage."),
+		oldest:     d("outbox_oldest_pending_age_seconds", "Now minus the due time (created_at, or not_before when delayed) of the oldest undelivered (pending or in-flight) outbox row; rises during any outage."),
 		due:        d("outbox_oldest_due_age_seconds", "How long the most overdue pending outbox row has been due (relay lag); rows backing off are not due."),
 		up:         d("outbox_stats_up", "1 when the last backlog query succeeded."),
 		backlog:    d("outbox_backlog_events", "Pending and in-flight rows per event type.", "event_type"),
@@ -165,7 +166,7 @@ func newStatsCollector(store ports.OutboxOperatorStore, clock ports.Clock, log *
 
 // Describe implements prometheus.Collector.
 func (c *statsCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.pending, c.delivering, c.failed, c.expired, c.oldest, c.due, c.up, c.backlog, c.retries} {
+	for _, d := range []*prometheus.Desc{c.pending, c.scheduled, c.delivering, c.failed, c.expired, c.oldest, c.due, c.up, c.backlog, c.retries} {
 		ch <- d
 	}
 }
@@ -182,6 +183,7 @@ func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	g(c.up, 1)
 	g(c.pending, float64(st.Pending))
+	g(c.scheduled, float64(st.Scheduled))
 	g(c.delivering, float64(st.Delivering))
 	g(c.failed, float64(st.Failed))
 	g(c.expired, float64(st.ExpiredLeases))

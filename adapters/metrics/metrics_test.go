@@ -55,7 +55,7 @@ func TestOldestPendingAgeRisesDuringOutage(t *testing.T) {
 # HELP outbox_oldest_due_age_seconds How long the most overdue pending outbox row has been due (relay lag); rows backing off are not due.
 # TYPE outbox_oldest_due_age_seconds gauge
 outbox_oldest_due_age_seconds 0
-# HELP outbox_oldest_pending_age_seconds Now minus created_at of the oldest undelivered (pending or in-flight) outbox row; rises during any outage.
+# HELP outbox_oldest_pending_age_seconds Now minus the due time (created_at, or not_before when delayed) of the oldest undelivered (pending or in-flight) outbox row; rises during any outage.
 # TYPE outbox_oldest_pending_age_seconds gauge
 outbox_oldest_pending_age_seconds 7200
 `), "outbox_oldest_pending_age_seconds", "outbox_oldest_due_age_seconds"))

@@ -3,6 +3,7 @@ package outbox
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -26,6 +27,17 @@ const (
 	// at most 512).
 	MaxTraceParentLen = 64
 	MaxTraceStateLen  = 512
+)
+
+// Delayed events (NewParams.NotBefore).
+const (
+	// NotBeforeTolerance is how far in the past a not-before time may lie:
+	// a caller's clock and a slow request, not a back-dated event.
+	NotBeforeTolerance = time.Minute
+	// MaxDelay bounds how far ahead an event may be delayed. Work further
+	// off belongs in a periodic command that appends its event when due:
+	// a year-old pending row outlives schema and payload versions.
+	MaxDelay = 366 * 24 * time.Hour
 )
 
 const nilUUID = "00000000-0000-0000-0000-000000000000"
@@ -59,8 +71,11 @@ type Event struct {
 	LastErrorCode    string      // last_error_code
 	LastErrorMessage string      // last_error_message; redacted by the caller
 	CreatedAt        time.Time   // created_at; also the envelope's occurred_at
-	UpdatedAt        time.Time   // updated_at
-	DeliveredAt      *time.Time  // delivered_at; nil until delivered
+	// NotBefore is not_before: a delayed event is not published before it.
+	// Zero for an event due at CreatedAt.
+	NotBefore   time.Time
+	UpdatedAt   time.Time  // updated_at
+	DeliveredAt *time.Time // delivered_at; nil until delivered
 }
 
 // NewParams are the arguments to New. EventID and Now come from the caller
@@ -86,6 +101,20 @@ type NewParams struct {
 	// It is marshalled exactly once, here.
 	Payload any
 	Now     time.Time
+	// NotBefore, when set, delays the event: the relay leaves it alone
+	// until then (a reminder, a timeout). At most NotBeforeTolerance in the
+	// past (then the event is simply due now) and at most MaxDelay ahead.
+	NotBefore time.Time
+}
+
+// DueAt is when the event first became due: NotBefore for a delayed event,
+// else CreatedAt. Delivery lag and backlog ages count from it, so an event
+// that is merely not yet due never looks late.
+func (e Event) DueAt() time.Time {
+	if e.NotBefore.After(e.CreatedAt) {
+		return e.NotBefore
+	}
+	return e.CreatedAt
 }
 
 // New validates p and returns a Pending event due at p.Now. It returns every
@@ -112,10 +141,17 @@ func New(p NewParams) (Event, error) {
 	if p.Now.IsZero() {
 		errs = append(errs, &ValidationError{Field: "created_at", Reason: "now is zero; pass the current time"})
 	}
+	errs = append(errs, checkNotBefore(p.NotBefore, p.Now))
 	payload, err := MarshalPayload(p.Payload)
 	errs = append(errs, err)
 	if err := errors.Join(errs...); err != nil {
 		return Event{}, err
+	}
+	due := p.Now
+	if p.NotBefore.After(p.Now) {
+		due = p.NotBefore
+	} else {
+		p.NotBefore = time.Time{} // due now: not a delayed event
 	}
 	return Event{
 		EventID:        p.EventID,
@@ -132,10 +168,23 @@ func New(p NewParams) (Event, error) {
 		TraceState:     p.TraceState,
 		Payload:        payload,
 		Status:         Pending,
-		NextAttemptAt:  p.Now,
+		NextAttemptAt:  due,
+		NotBefore:      p.NotBefore,
 		CreatedAt:      p.Now,
 		UpdatedAt:      p.Now,
 	}, nil
+}
+
+func checkNotBefore(nb, now time.Time) error {
+	switch {
+	case nb.IsZero() || now.IsZero():
+		return nil
+	case nb.Before(now.Add(-NotBeforeTolerance)):
+		return &ValidationError{Field: "not_before", Reason: fmt.Sprintf("is %s in the past (more than %s); leave it zero to publish now", now.Sub(nb).Round(time.Second), NotBeforeTolerance)}
+	case nb.After(now.Add(MaxDelay)):
+		return &ValidationError{Field: "not_before", Reason: fmt.Sprintf("is more than %d days ahead; schedule far-off work as a periodic command", MaxDelay/(24*time.Hour))}
+	}
+	return nil
 }
 
 func checkEventID(id string) error {

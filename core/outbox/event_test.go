@@ -30,6 +30,35 @@ func TestNew(t *testing.T) {
 		}, ev)
 	})
 
+	t.Run("Delayed", func(t *testing.T) {
+		t.Parallel()
+
+		p := validParams()
+		p.NotBefore = t0.Add(time.Hour)
+		ev, err := outbox.New(p)
+		require.NoError(t, err)
+		require.Equal(t, t0.Add(time.Hour), ev.NextAttemptAt, "claimable from not_before")
+		require.Equal(t, t0.Add(time.Hour), ev.NotBefore)
+		require.Equal(t, t0.Add(time.Hour), ev.DueAt(), "due at not_before")
+		require.Equal(t, t0, ev.CreatedAt, "occurred_at stays the commit's time")
+
+		p.NotBefore = t0.Add(outbox.MaxDelay)
+		_, err = outbox.New(p)
+		require.NoError(t, err, "MaxDelay ahead is allowed")
+	})
+
+	t.Run("NotBeforeWithinToleranceIsDueNow", func(t *testing.T) {
+		t.Parallel()
+
+		p := validParams()
+		p.NotBefore = t0.Add(-outbox.NotBeforeTolerance)
+		ev, err := outbox.New(p)
+		require.NoError(t, err)
+		require.Equal(t, t0, ev.NextAttemptAt)
+		require.True(t, ev.NotBefore.IsZero(), "not delayed: no not_before stored")
+		require.Equal(t, t0, ev.DueAt())
+	})
+
 	t.Run("CorrelationDefaultsToRequestID", func(t *testing.T) {
 		t.Parallel()
 
@@ -84,6 +113,8 @@ func TestNew(t *testing.T) {
 		{"CorrelationIDDel", func(p *outbox.NewParams) { p.CorrelationID = "c\x7f" }, "correlation_id"},
 		{"NowZero", func(p *outbox.NewParams) { p.Now = time.Time{} }, "created_at"},
 		{"PayloadBytes", func(p *outbox.NewParams) { p.Payload = []byte(`{"a":1}`) }, "payload"},
+		{"NotBeforePast", func(p *outbox.NewParams) { p.NotBefore = p.Now.Add(-outbox.NotBeforeTolerance - time.Second) }, "not_before"},
+		{"NotBeforeTooFar", func(p *outbox.NewParams) { p.NotBefore = p.Now.Add(outbox.MaxDelay + time.Second) }, "not_before"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

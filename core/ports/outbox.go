@@ -206,12 +206,16 @@ type ReplayResult struct {
 // (delivery throughput comes from the relay's outbox_delivered_total counter),
 // so Stats stays cheap on the partial indexes however large the table grows.
 type OutboxStats struct {
+	// Pending counts Pending rows that are due or backing off; Scheduled
+	// the delayed ones whose not_before is still ahead (outbox.Event.DueAt
+	// in the future), counted nowhere else: they are not late.
 	Pending       int64
+	Scheduled     int64
 	Delivering    int64
 	Failed        int64
 	ExpiredLeases int64 // Delivering rows whose lease ran out
-	// OldestPendingAge is now minus created_at of the oldest undelivered
-	// row (Pending or Delivering): how long the oldest business fact has
+	// OldestPendingAge is now minus the due time (outbox.Event.DueAt) of
+	// the oldest undelivered row (Pending or Delivering, not Scheduled): how long the oldest business fact has
 	// waited for the queue. It keeps rising during any outage, whatever the
 	// backoff does to next_attempt_at. 0 when nothing is undelivered (or
 	// the oldest row was created after now).

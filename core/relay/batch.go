@@ -64,7 +64,7 @@ func (r *Relay) finish(ctx context.Context, b ClaimedBatch) (err error) {
 	errs := r.pub.Publish(fctx, envs)
 
 	var done []ports.LeaseRef
-	var doneAt []time.Time // created_at of done[i]
+	var doneAt []time.Time // due time (DueAt) of done[i]
 	var doneTrace []string // trace_parent of done[i]
 	var failed []ports.FailItem
 	unavailable := 0
@@ -79,7 +79,7 @@ func (r *Relay) finish(ctx context.Context, b ClaimedBatch) (err error) {
 		}
 		if perr == nil {
 			done = append(done, ref)
-			doneAt = append(doneAt, ev.CreatedAt)
+			doneAt = append(doneAt, ev.DueAt())
 			doneTrace = append(doneTrace, ev.TraceParent)
 			continue
 		}
@@ -179,14 +179,14 @@ func leaseExpiry(events []outbox.Event) time.Time {
 	return end
 }
 
-// deliveryLags returns now minus created_at, and the trace_parent, for
+// deliveryLags returns now minus the due time, and the trace_parent, for
 // each delivered ref that was not lost.
-func deliveryLags(now time.Time, done []ports.LeaseRef, createdAt []time.Time, traces []string, lost []int64) ([]time.Duration, []string) {
+func deliveryLags(now time.Time, done []ports.LeaseRef, dueAt []time.Time, traces []string, lost []int64) ([]time.Duration, []string) {
 	lags := make([]time.Duration, 0, len(done)-len(lost))
 	tps := make([]string, 0, len(done)-len(lost))
 	for i, ref := range done {
 		if !slices.Contains(lost, ref.ID) {
-			lags = append(lags, max(now.Sub(createdAt[i]), 0))
+			lags = append(lags, max(now.Sub(dueAt[i]), 0))
 			tps = append(tps, traces[i])
 		}
 	}

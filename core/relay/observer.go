@@ -41,7 +41,7 @@ type BatchResult struct {
 	// Attempts holds, for each failed attempt, the retry_count it reached.
 	Attempts []int
 	// Lags holds, for each event marked delivered, the time from its
-	// commit (created_at) to its enqueue.
+	// due time (created_at, or not_before when delayed) to its enqueue.
 	Lags []time.Duration
 	// LagTraceParents holds the trace_parent of each Lags entry ("" when
 	// the event was written untraced), for exemplars on the lag histogram.

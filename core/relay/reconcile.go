@@ -81,7 +81,7 @@ type ReconcileObserver interface {
 type ReconcileResult struct {
 	Trigger     string
 	Watched     int           // delivered events still waiting for their consumer
-	OldestAge   time.Duration // now minus created_at of the oldest of them
+	OldestAge   time.Duration // now minus the due time (DueAt) of the oldest of them
 	Republished int           // lost tasks published again
 	Completed   int           // seen completed in the queue; evidence recorded
 	Abandoned   int           // archived without a consumer failure; recorded
@@ -248,7 +248,7 @@ func (r *Reconciler) read(ctx context.Context, cur ports.DeliveredCursor, until 
 		}
 		for _, ev := range evs {
 			if _, ok := r.watch[ev.EventID]; !ok {
-				r.watch[ev.EventID] = &watched{created: ev.CreatedAt}
+				r.watch[ev.EventID] = &watched{created: ev.DueAt()}
 			}
 		}
 		if len(evs) < reconcilePage {

@@ -16,11 +16,11 @@ import (
 // takes its default (lease_token 0, no lease, no error, not delivered).
 const appendColumns = `event_id, event_type, payload_version, aggregate_type, aggregate_id,
 	resource_type, resource_id, business_key, request_id, correlation_id, payload,
-	status, retry_count, next_attempt_at, created_at, updated_at, trace_parent, trace_state`
+	status, retry_count, next_attempt_at, created_at, updated_at, trace_parent, trace_state, not_before`
 
 // appendRow is one VALUES tuple; the casts keep the row typed when bun
 // inlines the arguments.
-const appendRow = `(?::uuid, ?, ?, ?, ?, ?, ?, NULLIF(?, ''), ?, ?, ?::jsonb, 1, ?, ?, ?, ?, NULLIF(?, ''), NULLIF(?, ''))`
+const appendRow = `(?::uuid, ?, ?, ?, ?, ?, ?, NULLIF(?, ''), ?, ?, ?::jsonb, 1, ?, ?, ?, ?, NULLIF(?, ''), NULLIF(?, ''), ?::timestamptz)`
 
 // Append inserts events as Pending through db, which is normally the
 // business code's own bun.Tx: the events then commit or roll back with the
@@ -54,7 +54,7 @@ func Append(ctx context.Context, db bun.IDB, events ...outbox.Event) (err error)
 	defer func() { end(err) }()
 	var q strings.Builder
 	q.WriteString("INSERT INTO tb_outbox_event (" + appendColumns + ") VALUES ")
-	args := make([]any, 0, 17*len(events))
+	args := make([]any, 0, 18*len(events))
 	for i := range events {
 		ev := &events[i]
 		if err := checkAppendable(ev); err != nil {
@@ -74,7 +74,7 @@ func Append(ctx context.Context, db bun.IDB, events ...outbox.Event) (err error)
 		args = append(args,
 			ev.EventID, ev.EventType, ev.PayloadVersion, ev.AggregateType, ev.AggregateID,
 			ev.ResourceType, ev.ResourceID, ev.BusinessKey, ev.RequestID, ev.CorrelationID, string(ev.Payload),
-			ev.RetryCount, ev.NextAttemptAt, ev.CreatedAt, ev.UpdatedAt, parent, state)
+			ev.RetryCount, ev.NextAttemptAt, ev.CreatedAt, ev.UpdatedAt, parent, state, bun.NullTime{Time: ev.NotBefore})
 	}
 	if wakemark.WakesAfterCommit(ctx) {
 		// RETURNING runs before the trigger, which fires after the statement.

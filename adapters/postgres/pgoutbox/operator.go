@@ -2,6 +2,7 @@ package pgoutbox
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strings"
 	"time"
@@ -49,20 +50,24 @@ const purgeSQL = `WITH old AS MATERIALIZED (
 DELETE FROM tb_outbox_event AS e USING old WHERE e.id = old.id`
 
 // statsSQL reads the whole backlog in one pass, one row per (status,
-// event_type, retry_count); Stats folds the groups into the counts, the
-// backlog by type, the retry histogram and the two ages: the oldest
-// created_at among undelivered rows (how long a business fact has waited,
-// which keeps rising during an outage) and the oldest next_attempt_at among
-// due Pending rows (relay lag). Delivered rows, the bulk of the table, are
+// event_type, retry_count, scheduled); Stats folds the groups into the
+// counts, the backlog by type, the retry histogram and the two ages: the
+// oldest due time (GREATEST(created_at, not_before), outbox.Event.DueAt)
+// among undelivered rows (how long a business fact has waited, which keeps
+// rising during an outage) and the oldest next_attempt_at among due
+// Pending rows (relay lag). Scheduled rows (delayed, not yet due) are only
+// counted: they are not late. Delivered rows, the bulk of the table, are
 // excluded, so the planner can use the partial indexes of the live
 // statuses.
-const statsSQL = `SELECT status, event_type, retry_count, count(*),
+const statsSQL = `SELECT status, event_type, retry_count, scheduled, count(*),
 	count(*) FILTER (WHERE status = 2 AND lease_expires_at <= ?),
-	min(created_at) FILTER (WHERE status IN (1, 2)),
+	min(due) FILTER (WHERE status IN (1, 2)),
 	min(next_attempt_at) FILTER (WHERE status = 1 AND next_attempt_at <= ?)
-FROM tb_outbox_event
-WHERE status IN (1, 2, 4)
-GROUP BY status, event_type, retry_count`
+FROM (SELECT status, event_type, retry_count, lease_expires_at, next_attempt_at,
+		GREATEST(created_at, not_before) AS due,
+		status = 1 AND not_before > ? AS scheduled
+	FROM tb_outbox_event WHERE status IN (1, 2, 4)) AS live
+GROUP BY status, event_type, retry_count, scheduled`
 
 // Replay makes the chosen Failed or stuck events Pending again in one
 // transaction: the rows are locked, checked with outbox.Replay, and the
@@ -165,11 +170,11 @@ func (s *Store) audit(ctx context.Context, tx bun.Tx, rec ports.AuditRecord, ids
 
 // Stats returns the backlog at now in one query (one consistent
 // snapshot). OldestPendingAge is the age of the oldest undelivered row by
-// created_at, OldestDueAge how long the most overdue Pending row has been
+// due time, OldestDueAge how long the most overdue Pending row has been
 // due (each 0 when there is none).
 func (s *Store) Stats(ctx context.Context, now time.Time) (ports.OutboxStats, error) {
 	st := ports.OutboxStats{BacklogByType: map[string]int64{}, RetryHistogram: map[int]int64{}}
-	rows, err := s.db.QueryContext(ctx, statsSQL, now, now)
+	rows, err := s.db.QueryContext(ctx, statsSQL, now, now, now)
 	if err != nil {
 		return st, fmt.Errorf("count outbox events: %w", pgerr.Translate(err))
 	}
@@ -185,11 +190,16 @@ func (s *Store) Stats(ctx context.Context, now time.Time) (ports.OutboxStats, er
 			status           outbox.Status
 			eventType        string
 			retries          int
+			scheduled        sql.NullBool
 			n, expired       int64
 			groupOldest, due bun.NullTime
 		)
-		if err := rows.Scan(&status, &eventType, &retries, &n, &expired, &groupOldest, &due); err != nil {
+		if err := rows.Scan(&status, &eventType, &retries, &scheduled, &n, &expired, &groupOldest, &due); err != nil {
 			return st, fmt.Errorf("count outbox events: %w", err)
+		}
+		if scheduled.Bool {
+			st.Scheduled += n
+			continue
 		}
 		switch status {
 		case outbox.Pending:

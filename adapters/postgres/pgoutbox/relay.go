@@ -3,6 +3,7 @@ package pgoutbox
 import (
 	"cmp"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -85,7 +86,7 @@ const claimColumns = `e.id, e.event_id, e.event_type, e.payload_version, e.aggre
 	e.resource_type, e.resource_id, coalesce(e.business_key, ''), e.request_id, e.correlation_id,
 	e.payload, e.retry_count, e.next_attempt_at, e.lease_token,
 	coalesce(e.last_error_code, ''), coalesce(e.last_error_message, ''), e.created_at,
-	coalesce(e.trace_parent, ''), coalesce(e.trace_state, '')`
+	coalesce(e.trace_parent, ''), coalesce(e.trace_state, ''), e.not_before`
 
 // heldSQL is the guard every write by a lease holder repeats: the row is
 // still Delivering, leased to this owner under this claim's token. It,
@@ -203,16 +204,19 @@ func (s *Store) Claim(ctx context.Context, p ports.ClaimParams) ([]outbox.Event,
 			Lease:     lease.Lease{Owner: p.Owner, ExpiresAt: expires.UTC()},
 			UpdatedAt: now.UTC(),
 		}
-		var payload []byte
+		var (
+			payload   []byte
+			notBefore sql.NullTime
+		)
 		if err := rows.Scan(&ev.ID, &ev.EventID, &ev.EventType, &ev.PayloadVersion, &ev.AggregateType, &ev.AggregateID,
 			&ev.ResourceType, &ev.ResourceID, &ev.BusinessKey, &ev.RequestID, &ev.CorrelationID,
 			&payload, &ev.RetryCount, &ev.NextAttemptAt, &ev.Lease.Token,
 			&ev.LastErrorCode, &ev.LastErrorMessage, &ev.CreatedAt,
-			&ev.TraceParent, &ev.TraceState); err != nil {
+			&ev.TraceParent, &ev.TraceState, &notBefore); err != nil {
 			return nil, fmt.Errorf("claim outbox events: read a claimed row: %w", err)
 		}
 		ev.Payload = json.RawMessage(payload)
-		ev.NextAttemptAt, ev.CreatedAt = ev.NextAttemptAt.UTC(), ev.CreatedAt.UTC()
+		ev.NextAttemptAt, ev.CreatedAt, ev.NotBefore = ev.NextAttemptAt.UTC(), ev.CreatedAt.UTC(), utcOrZero(notBefore.Time)
 		evs = append(evs, ev)
 	}
 	if err := rows.Err(); err != nil {

@@ -40,6 +40,7 @@ type outboxRow struct {
 	ReplayReason     string          `bun:"replay_reason,nullzero"`
 	ReplayedAt       time.Time       `bun:"replayed_at,nullzero"`
 	CreatedAt        time.Time       `bun:"created_at"`
+	NotBefore        time.Time       `bun:"not_before,nullzero"`
 	UpdatedAt        time.Time       `bun:"updated_at"`
 	DeliveredAt      time.Time       `bun:"delivered_at,nullzero"`
 	TraceParent      string          `bun:"trace_parent,nullzero"`
@@ -71,6 +72,7 @@ func (r *outboxRow) toEvent() outbox.Event {
 		LastErrorCode:    r.LastErrorCode,
 		LastErrorMessage: r.LastErrorMessage,
 		CreatedAt:        r.CreatedAt.UTC(),
+		NotBefore:        utcOrZero(r.NotBefore),
 		UpdatedAt:        r.UpdatedAt.UTC(),
 	}
 	if !r.DeliveredAt.IsZero() {

@@ -1,0 +1,8 @@
+-- The view shows not_before: drop it, then the column, then make the view
+-- again as 20261201000009 left it.
+DROP VIEW vw_outbox_event;
+ALTER TABLE tb_outbox_event DROP COLUMN not_before;
+CREATE VIEW vw_outbox_event AS
+    SELECT * FROM tb_outbox_event WHERE status <> 2
+    UNION ALL
+    SELECT * FROM tb_outbox_event WHERE status = 2;
