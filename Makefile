@@ -123,11 +123,12 @@ check-run:
 	./scripts/check-run.sh
 
 ## supply-chain: offline vulnerability scan (source + the three binaries), SBOM and license checks; docs/supply-chain.md.
-.PHONY: supply-chain sbom deps-report
+.PHONY: supply-chain sbom deps-report deps-update
 supply-chain:
 	cd tools && GOWORK=off $(GO) vet ./... && GOWORK=off $(GO) test -count=1 ./...
 	./scripts/supply-chain.sh check
 	./scripts/check-vulnscan.sh
+	./scripts/check-deps-update.sh
 
 ## sbom: a CycloneDX SBOM per binary in bin/sbom/.
 sbom:
@@ -136,3 +137,7 @@ sbom:
 ## deps-report: direct dependencies with their current and latest versions (asks the module proxy).
 deps-report:
 	./scripts/supply-chain.sh deps-report
+
+## deps-update: propose the next minor/patch of every direct dependency, apply it in a scratch worktree, run DEPS_GATE (default make test; DEPS_GATE="make ci" for the full gate) and the vulnerability scan, and write a report (path printed); DEPS_UPDATE_FLAGS=-dry-run only proposes.
+deps-update:
+	GO="$(GO)" ./scripts/deps-update.sh $(DEPS_UPDATE_FLAGS)

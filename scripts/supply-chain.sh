@@ -9,7 +9,7 @@
 #   3. licenses: every module's license against tools/licenses.txt.
 # The tools are built from the tools module (tools/go.mod), never the service's go.mod.
 #
-# Usage: scripts/supply-chain.sh [check|sbom|deps-report]
+# Usage: scripts/supply-chain.sh [check|sbom|deps-report|vulnscan DIR...]
 #   SUPPLY_CHAIN_BINARIES="name=path ..."  scan these binaries instead of building
 #   the three apps (used by scripts/check-vulnscan.sh to plant a vulnerable one).
 set -euo pipefail
@@ -160,5 +160,19 @@ deps-report)
 		GOWORK=off GOFLAGS=-mod=mod $GO -C "$m" list -m -u -json all | "$BIN/supplychain" depsreport
 	done < <(modules)
 	;;
-*) echo "usage: $0 [check|sbom|deps-report]" >&2; exit 2 ;;
+vulnscan)
+	# vulnscan DIR...: govulncheck, source mode, with the pinned database on
+	# each module directory (absolute paths); exit 3 when one is affected.
+	# scripts/deps-update.sh uses it on a tree without this script.
+	shift
+	build_tools
+	db=$(vulndb)
+	rc=0
+	for d in "$@"; do
+		log "govulncheck $d"
+		"$BIN/govulncheck" -db "file://$db" -C "$d" ./... || rc=$?
+	done
+	exit $rc
+	;;
+*) echo "usage: $0 [check|sbom|deps-report|vulnscan DIR...]" >&2; exit 2 ;;
 esac

@@ -104,3 +104,42 @@ func TestProductionExceptionOnlyWithoutFix(t *testing.T) {
 		t.Error("a production exception without a reason was accepted")
 	}
 }
+
+// make deps-update proposes the newest release of the same major version
+// for direct dependencies (and tools) only, and says when a current
+// version is retracted or a module deprecated.
+func TestDepsUpdateProposesNextMinorOrPatchOfDirectDependencies(t *testing.T) {
+	in := `
+{"Path":"example.com/svc","Main":true}
+{"Path":"example.com/patch","Version":"v1.2.3","Update":{"Version":"v1.2.5"}}
+{"Path":"example.com/minor","Version":"v1.2.3","Update":{"Version":"v1.4.0"}}
+{"Path":"example.com/zero","Version":"v0.3.6","Update":{"Version":"v0.31.0"}}
+{"Path":"example.com/current","Version":"v2.0.1"}
+{"Path":"example.com/indirect","Version":"v1.0.0","Indirect":true,"Update":{"Version":"v1.0.1"}}
+{"Path":"example.com/tool","Version":"v1.0.0","Indirect":true,"Update":{"Version":"v1.1.0"}}
+{"Path":"example.com/pre","Version":"v1.0.0","Update":{"Version":"v1.1.0-rc.1"}}
+{"Path":"example.com/retracted","Version":"v1.0.0","Retracted":["broken build"],"Deprecated":"use example.com/other"}
+{"Path":"example.com/patch","Version":"v1.2.3","Update":{"Version":"v1.2.5"}}
+{"Path":"example.com/sibling","Version":"v0.0.0-00010101000000-000000000000","Replace":{"Path":"../.."},"Error":{"Err":"403"}}
+{"Path":"example.com/gone","Version":"v1.0.0","Error":{"Err":"reading list: 403 Forbidden\n\tserver response: not | available"}}
+`
+	ps, err := proposeUpdates(strings.NewReader(in), []string{"example.com/tool/cmd/tool"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range ps {
+		got = append(got, strings.Join([]string{p.Path, p.From, p.To, p.Kind, p.Note}, " "))
+	}
+	want := []string{
+		"example.com/gone v1.0.0 v1.0.0 none proxy error: reading list: 403 Forbidden server response: not / available",
+		"example.com/minor v1.2.3 v1.4.0 minor ",
+		"example.com/patch v1.2.3 v1.2.5 patch ",
+		"example.com/retracted v1.0.0 v1.0.0 none current version retracted: broken build; module deprecated: use example.com/other",
+		"example.com/tool v1.0.0 v1.1.0 minor ",
+		"example.com/zero v0.3.6 v0.31.0 minor (v0) ",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("proposals:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
