@@ -170,7 +170,7 @@ verdict() { case $1 in 0) echo "**pass**" ;; skipped) echo "not run" ;; *) echo 
 	if [[ -s $work/vuln.log ]]; then
 		echo
 		echo '```'
-		grep -E 'FAIL|WARN|ok|Vulnerability #|affected by|No vulnerabilities|exception|supply-chain:' "$work/vuln.log" | tail -n 40 || tail -n 20 "$work/vuln.log"
+		grep -E '^(FAIL|note|vulnpolicy:|licenses|supply-chain:)|Vulnerability #|affected by|No vulnerabilities' "$work/vuln.log" | tail -n 40 || tail -n 20 "$work/vuln.log"
 		echo '```'
 	fi
 } >>"$REPORT"

@@ -143,3 +143,69 @@ func TestDepsUpdateProposesNextMinorOrPatchOfDirectDependencies(t *testing.T) {
 		t.Errorf("proposals:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// The rescan of a recorded SBOM finds a module whose version an advisory's
+// ranges contain, and nothing at or past the fix, through the same
+// database layout the scan uses.
+func TestSBOMScanFindsAffectedVersions(t *testing.T) {
+	dir := t.TempDir()
+	osv := filepath.Join(dir, "osv")
+	if err := os.MkdirAll(osv, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	entries := map[string]string{
+		"GO-1": `{"id":"GO-1","modified":"2026-01-01T00:00:00Z","affected":[{"package":{"name":"example.com/a"},"ranges":[{"type":"SEMVER","events":[{"introduced":"0"},{"fixed":"1.2.0"},{"introduced":"1.3.0"},{"fixed":"1.3.4"}]}]}]}`,
+		"GO-2": `{"id":"GO-2","modified":"2026-01-01T00:00:00Z","affected":[{"package":{"name":"example.com/b"},"ranges":[{"type":"SEMVER","events":[{"introduced":"2.0.0"}]}]}]}`,
+	}
+	for id, e := range entries {
+		if err := os.WriteFile(filepath.Join(osv, id+".json"), []byte(e), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db := filepath.Join(dir, "db")
+	if err := cmdVulnDB([]string{"-src", osv, "-out", db}); err != nil {
+		t.Fatal(err)
+	}
+	for mods, want := range map[string]string{
+		"example.com/a@v1.1.9":                               "GO-1",
+		"example.com/a@v1.2.0":                               "",
+		"example.com/a@v1.3.3":                               "GO-1",
+		"example.com/a@v1.3.4":                               "",
+		"example.com/a@v1.2.1-0.20200101000000-abcdefabcdef": "",
+		"example.com/b@v1.9.0":                               "",
+		"example.com/b@v2.0.0":                               "GO-2",
+		"example.com/c@v0.1.0":                               "",
+	} {
+		path, version, _ := strings.Cut(mods, "@")
+		ms, err := matchModules(db, map[string]string{path: version})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, m := range ms {
+			got = append(got, m.ID)
+		}
+		if strings.Join(got, ",") != want {
+			t.Errorf("%s: matches %v, want %q", mods, got, want)
+		}
+	}
+
+	sbom := filepath.Join(dir, "x.cdx.json")
+	if err := os.WriteFile(sbom, []byte(`{"bomFormat":"CycloneDX","metadata":{"component":{"name":"example.com/app","version":"v0.0.1"}},
+	  "components":[{"name":"example.com/b","version":"v2.1.0"},{"name":"example.com/a","version":"v1.3.4"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmdSBOMScan([]string{"-db", db, sbom}); err != nil {
+		t.Errorf("without -judge a match is listed, not failed: %v", err)
+	}
+	if err := cmdSBOMScan([]string{"-db", db, "-judge", sbom}); err == nil || !strings.Contains(err.Error(), "1 unexcepted") {
+		t.Errorf("-judge: %v, want one failure", err)
+	}
+	exc := filepath.Join(dir, "exc.txt")
+	if err := os.WriteFile(exc, []byte("GO-2 2999-01-01 reviewed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmdSBOMScan([]string{"-db", db, "-judge", "-exceptions", exc, sbom}); err != nil {
+		t.Errorf("an excepted match failed: %v", err)
+	}
+}
