@@ -28,7 +28,7 @@ ROOT=$PWD
 
 # The vulnerability database version: the one place it is pinned. Bump it
 # with the newest pseudo-version the proxy has:
-#   go list -m -json golang.org/x/vulndb@master   (its "Version" field)
+#   go list -m -json golang.org/x/vulndb@latest   (its "Version" field)
 PINNED_VULNDB_VERSION=v0.0.0-20261105234957-e22db6528018
 VULNDB_VERSION=${VULNDB_VERSION:-$PINNED_VULNDB_VERSION}
 
@@ -53,9 +53,9 @@ build_tools() {
 # module proxy has (call it outside $(...) to keep the answer).
 resolve_vulndb() {
 	if [[ $VULNDB_VERSION == latest ]]; then
-		VULNDB_VERSION=$(cd "$CACHE" && GOWORK=off GOFLAGS=-mod=mod $GO list -m -json golang.org/x/vulndb@master |
+		VULNDB_VERSION=$(cd "$CACHE" && GOWORK=off GOFLAGS=-mod=mod $GO list -m -json golang.org/x/vulndb@latest |
 			sed -n 's/^[[:space:]]*"Version": "\(.*\)",*$/\1/p')
-		[[ -n $VULNDB_VERSION ]] || { echo "supply-chain: the module proxy did not answer golang.org/x/vulndb@master" >&2; exit 1; }
+		[[ -n $VULNDB_VERSION ]] || { echo "supply-chain: the module proxy did not answer golang.org/x/vulndb@latest" >&2; exit 1; }
 	fi
 }
 
