@@ -39,9 +39,9 @@ Usage:
 
   api --version                               print the module version and VCS revision
 
-Endpoints (the template's; every endpoint, including the domains' routes, is
-in the HTTP contract docs/openapi.yaml, served by the running API at
-GET /openapi.yaml):
+Endpoints on HTTP_ADDR (the template's; every one, including the domains'
+routes, is in the HTTP contract docs/openapi.yaml, served by the running API
+at GET /openapi.yaml):
   GET /healthz (alive), GET /readyz (Postgres; Redis down: 200 "degraded")
   GET /openapi.yaml
   GET /api/v1/system-configs?module=, GET|PUT /api/v1/system-configs/{key}
