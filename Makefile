@@ -126,12 +126,14 @@ check-rename:
 check-run:
 	./scripts/check-run.sh
 
-## supply-chain: offline vulnerability scan (source + the three binaries), SBOM and license checks; docs/supply-chain.md.
-.PHONY: supply-chain sbom deps-report
+## supply-chain: offline vulnerability scan (source + the three binaries), SBOM and license checks; keeps the binaries, SBOMs and scan reports in dist/<git describe>/; docs/supply-chain.md.
+.PHONY: supply-chain sbom deps-report deps-update rescan
 supply-chain:
 	cd tools && GOWORK=off $(GO) vet ./... && GOWORK=off $(GO) test -count=1 ./...
 	./scripts/supply-chain.sh check
 	./scripts/check-vulnscan.sh
+	./scripts/check-deps-update.sh
+	./scripts/check-rescan.sh
 
 ## sbom: a CycloneDX SBOM per binary in bin/sbom/.
 sbom:
@@ -140,3 +142,12 @@ sbom:
 ## deps-report: direct dependencies with their current and latest versions (asks the module proxy).
 deps-report:
 	./scripts/supply-chain.sh deps-report
+
+## deps-update: propose the next minor/patch of every direct dependency, apply it in a scratch worktree, run DEPS_GATE (default make test; DEPS_GATE="make ci" for the full gate) and the vulnerability scan, and write a report (path printed); DEPS_UPDATE_FLAGS=-dry-run only proposes.
+deps-update:
+	GO="$(GO)" ./scripts/deps-update.sh $(DEPS_UPDATE_FLAGS)
+
+## rescan: scan a kept build (ARTIFACTS=dist/<version>, several allowed) again without rebuilding, against the newest vulnerability database (RESCAN_VULNDB=pinned: the pinned one).
+rescan:
+	@test -n "$(ARTIFACTS)" || { echo "usage: make rescan ARTIFACTS=dist/<version> (a directory supply-chain kept)"; exit 2; }
+	GO="$(GO)" ./scripts/rescan.sh $(ARTIFACTS)

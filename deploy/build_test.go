@@ -29,7 +29,7 @@ func TestAppsBuildStatic(t *testing.T) {
 func TestAppsDocumentEnvironment(t *testing.T) {
 	t.Parallel()
 	want := map[string][]string{
-		"api":     {"DATABASE_URL", "REDIS_URL", "LOG_LEVEL", "HTTP_ADDR", "AUTH_JWT_SECRET"},
+		"api":     {"DATABASE_URL", "REDIS_URL", "LOG_LEVEL", "HTTP_ADDR", "ADMIN_ADDR", "POD_IP", "AUTH_JWT_SECRET"},
 		"relay":   {"DATABASE_URL", "REDIS_URL", "LOG_LEVEL", "ADMIN_ADDR"},
 		"migrate": {"DATABASE_URL", "LOG_LEVEL"},
 	}

@@ -12,15 +12,25 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// listen is where each long-running app serves its probes and /metrics,
-// and the variable that moves it.
-var listen = map[string]struct {
+// listener is a port an app serves and the variable that moves it.
+type listener struct {
 	addrVar string
 	port    int
-}{
-	"api":   {addrVar: "HTTP_ADDR", port: 8080},
-	"relay": {addrVar: "ADMIN_ADDR", port: 9090},
 }
+
+// probes is where each long-running app's Deployment probes /readyz and
+// /healthz; scrapes is where Prometheus scrapes /metrics: always the admin
+// listener (ADMIN_ADDR), never a port behind the Service.
+var (
+	probes = map[string]listener{
+		"api":   {addrVar: "HTTP_ADDR", port: 8080},
+		"relay": {addrVar: "ADMIN_ADDR", port: 9090},
+	}
+	scrapes = map[string]listener{
+		"api":   {addrVar: "ADMIN_ADDR", port: 9091},
+		"relay": {addrVar: "ADMIN_ADDR", port: 9090},
+	}
+)
 
 // containers returns a pod template's init and main containers, in the
 // order they run.
@@ -117,22 +127,66 @@ func TestDeploymentsProbeHealthEndpoints(t *testing.T) {
 				}
 				return ports[str(port)]
 			}
-			want := listen[app]
+			want := probes[app]
 			for probe, path := range map[string]string{"readinessProbe": "/readyz", "livenessProbe": "/healthz"} {
 				hg := get(c, probe, "httpGet")
 				require.NotNil(t, hg, "Deployment %s has no %s.httpGet", app, probe)
 				require.Equal(t, path, str(get(hg, "path")), "Deployment %s %s path", app, probe)
 				require.Equal(t, want.port, resolve(get(hg, "port")), "Deployment %s %s port", app, probe)
 			}
-			if addr, ok := containerEnv(t, c, cms)[want.addrVar]; ok && addr != "" {
+			env := containerEnv(t, c, cms)
+			if addr, ok := env[want.addrVar]; ok && addr != "" {
 				require.True(t, strings.HasSuffix(addr, ":"+strconv.Itoa(want.port)), "Deployment %s sets %s (%q) away from the probed port", app, want.addrVar, addr)
 			}
+			scrape := scrapes[app]
+			if addr, ok := env[scrape.addrVar]; ok && addr != "" {
+				require.True(t, strings.HasSuffix(addr, ":"+strconv.Itoa(scrape.port)), "Deployment %s sets %s (%q) away from the scraped port", app, scrape.addrVar, addr)
+			} else {
+				// The admin default is loopback unless POD_IP is set: a
+				// scrape of the pod IP would find nothing listening.
+				require.Contains(t, podIPEnv(c), "POD_IP", "Deployment %s: the admin listener defaults to loopback; set POD_IP from status.podIP (or %s)", app, scrape.addrVar)
+			}
+			require.Contains(t, ports, "admin", "Deployment %s names its admin port", app)
+			require.Equal(t, scrape.port, ports["admin"], "Deployment %s admin containerPort", app)
 			ann := get(d, "spec", "template", "metadata", "annotations")
 			require.Equal(t, "true", str(get(ann, "prometheus.io/scrape")), "Deployment %s scrape annotation", app)
-			require.Equal(t, strconv.Itoa(want.port), str(get(ann, "prometheus.io/port")), "Deployment %s scrape port", app)
+			require.Equal(t, strconv.Itoa(scrape.port), str(get(ann, "prometheus.io/port")), "Deployment %s scrape port", app)
 			require.Equal(t, "/metrics", str(get(ann, "prometheus.io/path")), "Deployment %s scrape path", app)
 		})
 	}
+}
+
+// podIPEnv lists the container's variables set from the pod's IP
+// (fieldRef status.podIP).
+func podIPEnv(c doc) []string {
+	var out []string
+	for _, e := range list(c["env"]) {
+		if str(get(e, "valueFrom", "fieldRef", "fieldPath")) == "status.podIP" {
+			out = append(out, str(e["name"]))
+		}
+	}
+	return out
+}
+
+// No Service exposes an admin port: /metrics stays off the path of
+// clients and Ingresses (REGRESSION: the api served it behind its Service).
+func TestServicesExposeNoAdminPort(t *testing.T) {
+	t.Parallel()
+	var services int
+	for key, obj := range k8sObjects(t) {
+		if !strings.HasPrefix(key, "Service/") {
+			continue
+		}
+		services++
+		for _, p := range list(get(obj, "spec", "ports")) {
+			target := str(p["targetPort"])
+			require.NotEqual(t, "admin", target, "%s exposes the admin port", key)
+			for app, l := range scrapes {
+				require.NotEqual(t, strconv.Itoa(l.port), target, "%s exposes %s's admin port", key, app)
+			}
+		}
+	}
+	require.Positive(t, services, "no Service found")
 }
 
 func TestPodsAreHardenedAndSized(t *testing.T) {

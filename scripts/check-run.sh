@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # check-run.sh proves `make run` on this machine: it starts scripts/run.sh on
-# spare ports, waits until the api and the relay answer /readyz, asks the API
+# spare ports, waits until the api and the relay answer /readyz, checks that
+# the api's /metrics is on its admin port and not its public one, asks the API
 # for the relay's config with the printed token, creates a top-up and
 # waits until the relay has delivered it and the wallet is credited (the
 # example domain end to end), updates a config key and replays an event and finds their
@@ -28,7 +29,7 @@ if [ "$code" = 0 ] || [ "$code" = 124 ] || ! grep -q 'already in use' "$busy" ||
 fi
 rm -f "$busy"
 
-export HTTP_ADDR=127.0.0.1:18080 ADMIN_ADDR=127.0.0.1:19090 DB_NAME=july_runcheck
+export HTTP_ADDR=127.0.0.1:18080 ADMIN_ADDR=127.0.0.1:19090 API_ADMIN_ADDR=127.0.0.1:19091 DB_NAME=july_runcheck
 # Its own Redis DB, never the one a developer's `make run` uses.
 dev_redis_db=${names##*REDIS_DB=}
 export REDIS_DB=$(( dev_redis_db == 15 ? 14 : 15 ))
@@ -38,7 +39,7 @@ ready=$(mktemp) out=$(mktemp)
 rm -f "$ready"
 fail() { echo "check-run: FAIL: $*"; echo "--- run.sh output"; cat "$out"; exit 1; }
 # Every exit path stops what this script started: a failed check must not
-# leave the api and relay holding HTTP_ADDR/ADMIN_ADDR for the next run.
+# leave the api and relay holding HTTP_ADDR/ADMIN_ADDR/API_ADMIN_ADDR for the next run.
 pid=""
 stop_run() {
   [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 0
@@ -63,6 +64,10 @@ done
 [ -s "$ready" ] || fail "not ready within 180s"
 curl -fsS "http://$HTTP_ADDR/readyz" >/dev/null || fail "api /readyz"
 curl -fsS "http://$ADMIN_ADDR/readyz" >/dev/null || fail "relay /readyz"
+# /metrics is on the api's admin listener only, never on its public port.
+curl -fsS "http://$API_ADMIN_ADDR/metrics" | grep -q '^# TYPE http_requests_total counter' || fail "api /metrics on API_ADMIN_ADDR"
+code=$(curl -sS -o /dev/null -w '%{http_code}' "http://$HTTP_ADDR/metrics")
+[ "$code" = 404 ] || fail "GET /metrics on the api's public port answered $code, want 404"
 token=$(grep -o 'token     [^ ]*' "$out" | awk '{print $2}')
 [ -n "$token" ] || fail "no token printed"
 curl -fsS -H "Authorization: Bearer $token" "http://$HTTP_ADDR/api/v1/system-configs?module=relay" | grep -q relay.delivery.batch_size \
@@ -150,7 +155,8 @@ for _ in $(seq 1 120); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
 kill -0 "$pid" 2>/dev/null && fail "run.sh still running 60s after SIGTERM"
 wait "$pid" && code=0 || code=$?
 [ "$code" = 0 ] || fail "run.sh exited $code"
-if curl -fsS "http://$HTTP_ADDR/healthz" >/dev/null 2>&1 || curl -fsS "http://$ADMIN_ADDR/healthz" >/dev/null 2>&1; then
+if curl -fsS "http://$HTTP_ADDR/healthz" >/dev/null 2>&1 || curl -fsS "http://$ADMIN_ADDR/healthz" >/dev/null 2>&1 \
+  || curl -fsS "http://$API_ADMIN_ADDR/healthz" >/dev/null 2>&1; then
   fail "api or relay still answering after shutdown"
 fi
 grep -q "stopping on your request" "$out" || fail "no message that the user stopped it"

@@ -14,7 +14,8 @@ RUN=$ROOT/.run
 mkdir -p "$RUN" "$ROOT/bin"
 
 HTTP_ADDR=${HTTP_ADDR:-127.0.0.1:8080}
-ADMIN_ADDR=${ADMIN_ADDR:-127.0.0.1:9090}
+ADMIN_ADDR=${ADMIN_ADDR:-127.0.0.1:9090}         # the relay's admin port
+API_ADMIN_ADDR=${API_ADMIN_ADDR:-127.0.0.1:9091} # the api's (its ADMIN_ADDR): /metrics
 PGPORT=${PGPORT:-5432}
 REDIS_PORT=${REDIS_PORT:-6379}
 # Names derived from the module, so two services (or two people) on one
@@ -146,7 +147,7 @@ ensure_redis() {
   say "Redis did not come up on 127.0.0.1:$REDIS_PORT"; exit 1
 }
 
-# A listener already on HTTP_ADDR or ADMIN_ADDR would make the api or the
+# A listener already on HTTP_ADDR, ADMIN_ADDR or API_ADMIN_ADDR would make the api or the
 # relay fail after the build, and the readiness poll would ask the foreign
 # server: refuse now, with the variable to change.
 addr_busy() {
@@ -154,7 +155,7 @@ addr_busy() {
   [ -n "$host" ] || host=127.0.0.1
   (exec 3<>"/dev/tcp/$host/$port") 2>/dev/null
 }
-for var in HTTP_ADDR ADMIN_ADDR; do
+for var in HTTP_ADDR ADMIN_ADDR API_ADMIN_ADDR; do
   if addr_busy "${!var}"; then
     say "${!var} ($var) is already in use by another process (bind: address already in use)."
     say "stop that process, or choose a free address: $var=127.0.0.1:$((${!var##*:} + 10000)) make run"
@@ -208,7 +209,7 @@ bin/migrate backfill seed-system-config >/dev/null
 
 bin/relay >"$RUN/relay.log" 2>&1 &
 started_pids+=($!)
-bin/api >"$RUN/api.log" 2>&1 &
+ADMIN_ADDR=$API_ADMIN_ADDR bin/api >"$RUN/api.log" 2>&1 &
 started_pids+=($!)
 
 api_pid=${started_pids[1]} relay_pid=${started_pids[0]}
@@ -222,7 +223,7 @@ exited() {
   say "$1 exited (code $code) before it was ready; its last log lines ($3):"
   tail -n 5 "$3" | sed 's/^/    /'
   if grep -q 'address already in use' "$3"; then
-    say "another process took that address: stop it, or set HTTP_ADDR / ADMIN_ADDR to a free one"
+    say "another process took that address: stop it, or set HTTP_ADDR / ADMIN_ADDR / API_ADMIN_ADDR to a free one"
   fi
   started_pids=("${started_pids[@]/$2/}")
   return 0
@@ -244,6 +245,7 @@ AGENT_TOKEN=$(bin/api token --sub dev-agent --roles agent --ttl 12h)
 cat <<MSG
 
   API       http://$HTTP_ADDR   (logs: .run/api.log)
+  api       http://$API_ADMIN_ADDR/metrics
   relay     http://$ADMIN_ADDR/metrics   (logs: .run/relay.log)
   token     $TOKEN
             (development only: subject dev-admin, roles super_admin (system

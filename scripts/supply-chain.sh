@@ -6,20 +6,31 @@
 #      binary mode on apps/api, apps/relay and apps/migrate; the policy is in
 #      tools/supplychain/vulnpolicy.go, the exceptions in tools/vuln-exceptions.txt;
 #   2. SBOM: a CycloneDX SBOM per binary lists every module `go version -m` reports;
-#   3. licenses: every module's license against tools/licenses.txt.
+#   3. licenses: every module's license against tools/licenses.txt;
+#   4. artefacts: the binaries, their SBOMs, the scan reports and the license
+#      report are kept per build in dist/<version>/ (git describe), so a
+#      release can be rescanned later without rebuilding (rescan, below).
 # The tools are built from the tools module (tools/go.mod), never the service's go.mod.
 #
-# Usage: scripts/supply-chain.sh [check|sbom|deps-report]
+# Usage: scripts/supply-chain.sh [check|sbom|artifacts|rescan DIR...|deps-report|vulnscan DIR...]
+#   check       the gate (1-4)
+#   artifacts   build (or take SUPPLY_CHAIN_BINARIES) and keep binaries, SBOMs and a
+#               manifest in the artefact directory, without scanning
+#   rescan DIR  scan kept artefacts again with today's database (scripts/rescan.sh)
 #   SUPPLY_CHAIN_BINARIES="name=path ..."  scan these binaries instead of building
 #   the three apps (used by scripts/check-vulnscan.sh to plant a vulnerable one).
+#   SUPPLY_CHAIN_ARTIFACTS=DIR  the artefact directory (default dist/<git describe>).
+#   VULNDB_VERSION=v0.0.0-...   another golang.org/x/vulndb version than the pinned one;
+#   "latest" asks the module proxy for the newest (rescan's default).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 
 # The vulnerability database version: the one place it is pinned. Bump it
 # with the newest pseudo-version the proxy has:
-#   go list -m -json golang.org/x/vulndb@master   (its "Version" field)
-VULNDB_VERSION=v0.0.0-20261105234957-e22db6528018
+#   go list -m -json golang.org/x/vulndb@latest   (its "Version" field)
+PINNED_VULNDB_VERSION=v0.0.0-20261105234957-e22db6528018
+VULNDB_VERSION=${VULNDB_VERSION:-$PINNED_VULNDB_VERSION}
 
 # The cache (tools, the built database, source-scan results keyed by a hash
 # of every input) lives outside the checkout, so a fresh clone on the same
@@ -38,8 +49,20 @@ build_tools() {
 		github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod
 }
 
-# vulndb prints the file:// database directory, building it once per version.
+# resolve_vulndb replaces VULNDB_VERSION=latest with the newest version the
+# module proxy has (call it outside $(...) to keep the answer).
+resolve_vulndb() {
+	if [[ $VULNDB_VERSION == latest ]]; then
+		VULNDB_VERSION=$(cd "$CACHE" && GOWORK=off GOFLAGS=-mod=mod $GO list -m -json golang.org/x/vulndb@latest |
+			sed -n 's/^[[:space:]]*"Version": "\(.*\)",*$/\1/p')
+		[[ -n $VULNDB_VERSION ]] || { echo "supply-chain: the module proxy did not answer golang.org/x/vulndb@latest" >&2; exit 1; }
+	fi
+}
+
+# vulndb prints the file:// database directory, building it once per version
+# (VULNDB_VERSION=latest: the newest the module proxy has).
 vulndb() {
+	resolve_vulndb
 	local db=$CACHE/vulndb/$VULNDB_VERSION
 	if [[ ! -f $db/index/modules.json ]]; then
 		mkdir -p "$CACHE/vulndb"
@@ -61,11 +84,43 @@ modules() {
 	fi
 }
 
+# build_apps builds the three apps as deploy/Dockerfile does (static,
+# -trimpath, the service's own module graph), so the kept binaries are the
+# release binaries' twins.
 build_apps() {
 	local a
 	for a in api relay migrate; do
-		$GO build -o "$BIN/$a" "./apps/$a"
+		CGO_ENABLED=0 GOWORK=off $GO build -trimpath -o "$BIN/$a" "./apps/$a"
 	done
+}
+
+# version names the build: git describe (a tag, else the commit; -dirty for
+# uncommitted changes).
+version() { git describe --tags --always --dirty 2>/dev/null || echo devel; }
+
+# artifacts_dir prints (and creates) the build's artefact directory.
+artifacts_dir() {
+	local d=${SUPPLY_CHAIN_ARTIFACTS:-$ROOT/dist/$(version)}
+	mkdir -p "$d/bin" "$d/sbom" "$d/vuln"
+	(cd "$d" && pwd)
+}
+
+# keep_binaries DIR copies every binary into DIR/bin, writes DIR/sbom/<name>.cdx.json
+# (checked against the binary) and DIR/manifest.txt.
+keep_binaries() {
+	local dir=$1 name path
+	while IFS='=' read -r name path; do
+		cp "$path" "$dir/bin/$name"
+	done < <(binaries)
+	sbom "$dir/sbom"
+	{
+		echo "version $(version)"
+		echo "commit $(git rev-parse HEAD 2>/dev/null || echo unknown)"
+		echo "built $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+		echo "go $($GO env GOVERSION)"
+		echo "vulndb $VULNDB_VERSION"
+		(cd "$dir/bin" && sha256sum -- *) | sed 's/^/sha256 /'
+	} >"$dir/manifest.txt"
 }
 
 binaries() {
@@ -119,18 +174,75 @@ check() {
 	# reports everything; the exit status is the policy's if it failed.
 	local rc=0
 	"$BIN/supplychain" vulnpolicy -exceptions tools/vuln-exceptions.txt \
-		-prod "$OUT/prod-packages.txt" "${policy_args[@]}" || rc=$?
+		-prod "$OUT/prod-packages.txt" "${policy_args[@]}" | tee "$OUT/vulnpolicy.txt" || rc=$?
 	[[ -z ${SUPPLY_CHAIN_BINARIES:-} ]] || return $rc
 
-	# 2. SBOMs cover every module the binaries embed.
-	sbom "$OUT/sbom"
+	# 2. SBOMs cover every module the binaries embed; 4. they, the binaries
+	# and the scan reports are kept as the build's artefacts.
+	local art
+	art=$(artifacts_dir)
+	keep_binaries "$art"
+	local a lbl
+	for a in "${policy_args[@]}"; do # mode:label=file, this run's reports only
+		lbl=${a%%=*}; lbl=${lbl#*:}
+		cp "${a#*=}" "$art/vuln/${a%%:*}-${lbl//\//_}.json"
+	done
+	cp "$OUT/vulnpolicy.txt" "$art/vuln/"
+	echo "$VULNDB_VERSION" >"$art/vuln/vulndb-version.txt"
 
 	# 3. Licenses of every module any go.work module builds or tests with.
 	while read -r m; do
 		$GO -C "$m" list -deps -test -f \
 			'{{with .Module}}{{with .Replace}}{{.Path}} {{.Version}} {{.Dir}}{{else}}{{.Path}} {{.Version}} {{.Dir}}{{end}}{{end}}' ./...
 	done < <(modules) | sort -u |
-		"$BIN/supplychain" licenses -policy tools/licenses.txt -report "$OUT/licenses.tsv"
+		"$BIN/supplychain" licenses -policy tools/licenses.txt -report "$OUT/licenses.tsv" || rc=$?
+	cp "$OUT/licenses.tsv" "$art/" 2>/dev/null || true
+	log "artefacts of this build: $art (binaries, sbom/, vuln/, licenses.tsv, manifest.txt)"
+	return $rc
+}
+
+# rescan DIR...: scan kept artefacts again, without rebuilding, with
+# VULNDB_VERSION's database (default: the newest on the module proxy):
+# govulncheck -mode binary on DIR/bin/* under the same policy and
+# exceptions, and every DIR/sbom/*.cdx.json against the database (judged
+# when its binary was not kept). Results go to DIR/rescan/<time>-<db>/.
+rescan() {
+	[[ $# -gt 0 ]] || { echo "usage: $0 rescan ARTIFACT_DIR..." >&2; exit 2; }
+	build_tools
+	local db rc=0 dir out name f sboms
+	resolve_vulndb
+	db=$(vulndb)
+	for dir in "$@"; do
+		[[ -d $dir/bin || -d $dir/sbom ]] || { log "$dir has neither bin/ nor sbom/: not an artefact directory"; rc=1; continue; }
+		dir=$(cd "$dir" && pwd)
+		out=$dir/rescan/$(date -u +%Y%m%dT%H%M%SZ)-$VULNDB_VERSION
+		mkdir -p "$out"
+		log "rescan $dir (built: $(sed -n 's/^built //p' "$dir/manifest.txt" 2>/dev/null || echo unknown)) with golang.org/x/vulndb@$VULNDB_VERSION"
+		local policy_args=()
+		for f in "$dir"/bin/*; do
+			[[ -f $f ]] || continue
+			name=$(basename "$f")
+			"$BIN/govulncheck" -db "file://$db" -format json -mode binary "$f" >"$out/binary-$name.json"
+			policy_args+=("binary:$name=$out/binary-$name.json")
+		done
+		if [[ ${#policy_args[@]} -gt 0 ]]; then
+			"$BIN/supplychain" vulnpolicy -exceptions tools/vuln-exceptions.txt "${policy_args[@]}" | tee "$out/vulnpolicy.txt" || rc=1
+		fi
+		sboms=()
+		for f in "$dir"/sbom/*.cdx.json; do
+			[[ -f $f ]] || continue
+			name=$(basename "$f" .cdx.json)
+			if [[ -f $dir/bin/$name ]]; then
+				sboms+=("$f") # its binary was judged above: list the module-level matches
+			else
+				"$BIN/supplychain" sbomscan -db "$db" -judge -exceptions tools/vuln-exceptions.txt "$f" | tee -a "$out/sbom.txt" || rc=1
+			fi
+		done
+		if [[ ${#sboms[@]} -gt 0 ]]; then
+			"$BIN/supplychain" sbomscan -db "$db" "${sboms[@]}" | tee -a "$out/sbom.txt" || rc=1
+		fi
+		log "rescan results: $out"
+	done
 	return $rc
 }
 
@@ -153,6 +265,20 @@ sbom)
 	sbom "${SBOM_DIR:-$ROOT/bin/sbom}"
 	log "SBOMs in ${SBOM_DIR:-bin/sbom}/"
 	;;
+artifacts)
+	build_tools
+	[[ -n ${SUPPLY_CHAIN_BINARIES:-} ]] || build_apps
+	art=$(artifacts_dir)
+	keep_binaries "$art"
+	log "artefacts: $art"
+	echo "$art"
+	;;
+rescan)
+	shift
+	VULNDB_VERSION=${RESCAN_VULNDB:-latest}
+	[[ $VULNDB_VERSION == pinned ]] && VULNDB_VERSION=$PINNED_VULNDB_VERSION
+	rescan "$@"
+	;;
 deps-report)
 	build_tools
 	while read -r m; do
@@ -160,5 +286,19 @@ deps-report)
 		GOWORK=off GOFLAGS=-mod=mod $GO -C "$m" list -m -u -json all | "$BIN/supplychain" depsreport
 	done < <(modules)
 	;;
-*) echo "usage: $0 [check|sbom|deps-report]" >&2; exit 2 ;;
+vulnscan)
+	# vulnscan DIR...: govulncheck, source mode, with the pinned database on
+	# each module directory (absolute paths); exit 3 when one is affected.
+	# scripts/deps-update.sh uses it on a tree without this script.
+	shift
+	build_tools
+	db=$(vulndb)
+	rc=0
+	for d in "$@"; do
+		log "govulncheck $d"
+		"$BIN/govulncheck" -db "file://$db" -C "$d" ./... || rc=$?
+	done
+	exit $rc
+	;;
+*) echo "usage: $0 [check|sbom|artifacts|rescan DIR...|deps-report|vulnscan DIR...]" >&2; exit 2 ;;
 esac

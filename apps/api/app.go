@@ -24,7 +24,7 @@ import (
 func serve(ctx context.Context, cfg config, stdout io.Writer) error {
 	log := appkit.NewLogger(stdout, cfg.LogLevel, httpx.LogIDs)
 	return appkit.Serve(ctx, options(cfg, log), cfg.DrainDelay+cfg.ShutdownTimeout+5*time.Second,
-		func() { log.Info("api started", "http_addr", cfg.HTTPAddr) },
+		func() { log.Info("api started", "http_addr", cfg.HTTPAddr, "admin_addr", cfg.AdminAddr) },
 		func() {
 			log.Info("api stopping: readiness fails for the drain delay, then in-flight requests finish",
 				"drain_delay", cfg.DrainDelay.String(), "timeout", cfg.ShutdownTimeout.String())

@@ -22,7 +22,13 @@ const envHelp = `  DATABASE_URL         postgres URL (required); may be a pooler
                        or redis-cluster://n1:7000,n2:7001 for the system-config cache
                        (required; the API keeps serving from Postgres while Redis is down)
   LOG_LEVEL            debug|info|warn|error (default info)
-  HTTP_ADDR            listen address (default :8080)
+  HTTP_ADDR            listen address of the API, /healthz and /readyz (default :8080)
+  ADMIN_ADDR           admin listener: /metrics, /healthz and /readyz, never the API
+                       (default POD_IP:9091 when POD_IP is set, else 127.0.0.1:9091:
+                       never every interface unless you set ":9091"). Keep it off the
+                       Service and the Ingress; Prometheus scrapes it
+  POD_IP               this pod's IP (Kubernetes downward API status.podIP, as deploy/k8s
+                       sets it): the default ADMIN_ADDR binds it so Prometheus reaches it
   AUTH_JWT_SECRET      HS256 secret for bearer tokens, at least 32 bytes (required;
                        never printed). Tokens carry "sub" and "roles"; role
                        super_admin may manage system config
@@ -78,6 +84,7 @@ type config struct {
 	RedisURL         string
 	LogLevel         slog.Level
 	HTTPAddr         string
+	AdminAddr        string
 	JWTSecret        secret
 	JWTIssuer        string
 	JWTAudience      string
@@ -117,6 +124,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		RedisURL:        r.RedisURL("REDIS_URL"),
 		LogLevel:        r.LogLevel("LOG_LEVEL"),
 		HTTPAddr:        r.Addr("HTTP_ADDR", ":8080"),
+		AdminAddr:       r.AdminAddr(9091),
 		ShutdownTimeout: r.Duration("SHUTDOWN_TIMEOUT", 15*time.Second, time.Second, 5*time.Minute),
 		JWTIssuer:       r.String("AUTH_JWT_ISSUER", ""),
 		JWTAudience:     r.String("AUTH_JWT_AUDIENCE", ""),

@@ -61,15 +61,17 @@ var testKeys = fx.Invoke(func(reg *sysconfig.Registry) error {
 
 // apiApp is one running API on a private database and Redis prefix.
 type apiApp struct {
-	url     string
-	db      *testinfra.DB
-	svc     *configsvc.Service
-	metrics *prometheus.Registry
-	echo    *echo.Echo
-	guard   ports.Guard
-	srv     *httpx.HTTPServer
-	tracing *tracing.Provider
-	logs    *testinfra.LogBuffer
+	url string
+	// adminURL is the admin listener (ADMIN_ADDR): /metrics and the probes.
+	adminURL string
+	db       *testinfra.DB
+	svc      *configsvc.Service
+	metrics  *prometheus.Registry
+	echo     *echo.Echo
+	guard    ports.Guard
+	srv      *httpx.HTTPServer
+	tracing  *tracing.Provider
+	logs     *testinfra.LogBuffer
 	// pg and rd sit between the app and Postgres / Redis when
 	// appOpts.proxied is set: Down makes the dependency refuse connections.
 	pg, rd *testinfra.Proxy
@@ -103,6 +105,7 @@ func startAPI(t *testing.T, o appOpts) *apiApp {
 		DatabaseURL:      db.URL,
 		LogLevel:         slog.LevelInfo,
 		HTTPAddr:         "127.0.0.1:0",
+		AdminAddr:        "127.0.0.1:0",
 		JWTSecret:        testSecret,
 		AccessLogHashKey: deriveHashKey(testSecret),
 		ShutdownTimeout:  5 * time.Second,
@@ -127,8 +130,9 @@ func startAPI(t *testing.T, o appOpts) *apiApp {
 	if o.tune != nil {
 		o.tune(&cfg)
 	}
+	var adm adminServer
 	app := fx.New(options(cfg, appkit.NewLogger(a.logs, cfg.LogLevel, httpx.LogIDs)), testKeys,
-		fx.Populate(&a.svc, &a.metrics, &a.echo, &a.guard, &a.srv, &a.tracing))
+		fx.Populate(&a.svc, &a.metrics, &a.echo, &a.guard, &a.srv, &a.tracing, &adm))
 	require.NoError(t, app.Err())
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
@@ -140,6 +144,7 @@ func startAPI(t *testing.T, o appOpts) *apiApp {
 	})
 	t.Cleanup(func() { require.NoError(t, a.stop()) })
 	a.url = "http://" + a.srv.Addr().String()
+	a.adminURL = "http://" + adm.Addr().String()
 	return a
 }
 

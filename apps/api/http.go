@@ -35,9 +35,10 @@ var httpOptions = fx.Options(
 		registerConfigAPI,
 		registerDomainAPIs,
 		registerOpenAPI,
+		startAdmin, // before startHTTP, so it stops after the public port drained
 		startHTTP,
 	),
-	fx.Provide(newHTTPServer),
+	fx.Provide(newHTTPServer, newAdmin),
 )
 
 // newProbes are the dependencies /readyz and dependency_up check.
@@ -164,6 +165,24 @@ func registerOpenAPI(s *apiserver.Server) {
 	s.Echo.GET("/openapi.yaml", func(c echo.Context) error {
 		return c.Blob(http.StatusOK, "application/yaml", docs.OpenAPI)
 	})
+}
+
+// adminServer is the api's ADMIN_ADDR listener: /metrics, /healthz and
+// /readyz (apiserver.Server.Admin), as the relay serves them, so the
+// scrape never shares the public port, the Service or the Ingress with
+// /api/v1.
+type adminServer struct{ *httpx.HTTPServer }
+
+func newAdmin(cfg config, s *apiserver.Server, log *slog.Logger) adminServer {
+	return adminServer{httpx.NewHTTPServer(&http.Server{Addr: cfg.AdminAddr, Handler: s.Admin, ReadHeaderTimeout: 5 * time.Second}, 5*time.Second, log)}
+}
+
+// startAdmin listens on ADMIN_ADDR when the app starts (a taken port fails
+// the start). It starts before and stops after the public listener, so
+// Prometheus still scrapes a draining api; its /readyz shares the public
+// port's drain (apiserver.Server.Health).
+func startAdmin(lc fx.Lifecycle, srv adminServer) {
+	lc.Append(fx.Hook{OnStart: srv.Start, OnStop: srv.Stop})
 }
 
 // startHTTP listens on HTTP_ADDR when the app starts (so a taken port fails

@@ -1,7 +1,8 @@
-// Command api serves the service's HTTP API: health, readiness, Prometheus
-// metrics and the system-config admin endpoints (tb_system_config), with the
+// Command api serves the service's HTTP API: health, readiness and the
+// system-config admin endpoints (tb_system_config) on HTTP_ADDR, with the
 // request id, error envelope, bearer auth and redacting access log of
-// adapters/http.
+// adapters/http, and Prometheus metrics (with health and readiness) on
+// ADMIN_ADDR.
 //
 //	api [serve]                               run the HTTP server (default)
 //	api token --sub S --roles a,b [--ttl 1h]  print a dev bearer token
@@ -14,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/july/template/internal/appkit"
 )
@@ -27,7 +29,7 @@ const (
 
 func main() { appkit.Main(run) }
 
-const usage = `api: the service's HTTP API (health, metrics, system-config admin).
+const usage = `api: the service's HTTP API (health, system-config admin; metrics on ADMIN_ADDR).
 
 Usage:
   api [serve]                                 run the HTTP server until SIGINT/SIGTERM
@@ -37,12 +39,14 @@ Usage:
 
   api --version                               print the module version and VCS revision
 
-Endpoints (the template's; every endpoint, including the domains' routes, is
-in the HTTP contract docs/openapi.yaml, served by the running API at
-GET /openapi.yaml):
-  GET /healthz (alive), GET /readyz (Postgres; Redis down: 200 "degraded"), GET /metrics
+Endpoints on HTTP_ADDR (the template's; every one, including the domains'
+routes, is in the HTTP contract docs/openapi.yaml, served by the running API
+at GET /openapi.yaml):
+  GET /healthz (alive), GET /readyz (Postgres; Redis down: 200 "degraded")
   GET /openapi.yaml
   GET /api/v1/system-configs?module=, GET|PUT /api/v1/system-configs/{key}
+On ADMIN_ADDR (for Prometheus and the orchestrator, never the public):
+  GET /metrics, GET /healthz, GET /readyz
 
 Environment:
 ` + envHelp
@@ -76,7 +80,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			if errors.Is(err, appkit.ErrNotStarted) {
 				msg = "api: did not start"
 			}
-			appkit.LogStartFailure(stderr, msg, err, "HTTP_ADDR")
+			appkit.LogStartFailure(stderr, msg, err, addrVar(cfg, err))
 			return exitError
 		}
 		return exitOK
@@ -86,4 +90,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintf(stderr, "api: unknown command %q\n\n%s", cmd, usage)
 		return exitUsage
 	}
+}
+
+// addrVar names the variable of the listener a start failure is about:
+// ADMIN_ADDR when the error names its address, else HTTP_ADDR.
+func addrVar(cfg config, err error) string {
+	if strings.Contains(err.Error(), "listen tcp "+cfg.AdminAddr+":") {
+		return "ADMIN_ADDR"
+	}
+	return "HTTP_ADDR"
 }

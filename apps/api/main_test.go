@@ -36,6 +36,7 @@ func TestConfig(t *testing.T) {
 	cfg, err := loadConfig(env(validEnv()))
 	require.NoError(t, err)
 	require.Equal(t, ":8080", cfg.HTTPAddr)
+	require.Equal(t, "127.0.0.1:9091", cfg.AdminAddr, "the admin port is loopback unless POD_IP or ADMIN_ADDR says otherwise")
 	require.Equal(t, []byte(deriveHashKey(testSecret)), []byte(cfg.AccessLogHashKey))
 	require.NotEqual(t, testSecret, []byte(cfg.AccessLogHashKey), "the hash key is not the signing key")
 	for _, s := range []string{fmt.Sprintf("%v", cfg), fmt.Sprintf("%+v", cfg), fmt.Sprintf("%#v", cfg)} {
@@ -51,6 +52,8 @@ func TestConfig(t *testing.T) {
 		{"secret short", map[string]string{"AUTH_JWT_SECRET": "hunter2-short"}, []string{"AUTH_JWT_SECRET", "32 bytes"}},
 		{"hash key short", map[string]string{"ACCESS_LOG_HASH_KEY": "hunter2-short"}, []string{"ACCESS_LOG_HASH_KEY"}},
 		{"bad addr and timeout", map[string]string{"HTTP_ADDR": "nope", "SHUTDOWN_TIMEOUT": "1ms"}, []string{"HTTP_ADDR", "SHUTDOWN_TIMEOUT"}},
+		{"bad admin addr", map[string]string{"ADMIN_ADDR": "nope"}, []string{"ADMIN_ADDR"}},
+		{"bad pod ip", map[string]string{"POD_IP": "$(POD_IP)"}, []string{"POD_IP"}},
 		{"redis url", map[string]string{"REDIS_URL": "http://u:hunter2@x"}, []string{"REDIS_URL"}},
 	}
 	for _, tt := range tests {
@@ -82,7 +85,7 @@ func TestHelp(t *testing.T) {
 	t.Parallel()
 	var out bytes.Buffer
 	require.Equal(t, exitOK, run(t.Context(), []string{"-h"}, env(nil), &out, &out))
-	for _, want := range []string{"DATABASE_URL", "REDIS_URL", "LOG_LEVEL", "HTTP_ADDR", "AUTH_JWT_SECRET", "ACCESS_LOG_HASH_KEY", "SHUTDOWN_TIMEOUT", "api token", "GET /openapi.yaml", "--version"} {
+	for _, want := range []string{"DATABASE_URL", "REDIS_URL", "LOG_LEVEL", "HTTP_ADDR", "ADMIN_ADDR", "else 127.0.0.1:9091", "AUTH_JWT_SECRET", "ACCESS_LOG_HASH_KEY", "SHUTDOWN_TIMEOUT", "api token", "GET /openapi.yaml", "--version"} {
 		require.Contains(t, out.String(), want, "help must mention %s", want)
 	}
 	var errOut bytes.Buffer

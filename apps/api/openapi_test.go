@@ -73,7 +73,6 @@ func TestOpenAPIContract(t *testing.T) {
 		{a, apitest.Request{Method: "GET", Path: "/readyz"}},
 		{down, apitest.Request{Method: "GET", Path: "/readyz"}},
 		{pgDown, apitest.Request{Method: "GET", Path: "/readyz"}},
-		{a, apitest.Request{Method: "GET", Path: "/metrics"}},
 		{a, apitest.Request{Method: "GET", Path: "/openapi.yaml"}},
 		{a, apitest.Request{Method: "GET", Path: "/api/v1/system-configs?module=test", Token: adm}},
 		{a, apitest.Request{Method: "GET", Path: "/api/v1/system-configs?module=x-y", Token: adm}},

@@ -12,7 +12,7 @@ import (
 	"github.com/july/template/contracttests/testinfra"
 )
 
-// A taken HTTP_ADDR fails the start at once with one JSON log line that
+// A taken HTTP_ADDR or ADMIN_ADDR fails the start at once with one JSON log line that
 // names the cause and the variable to change (make run prints it).
 func TestStartFailureIsOneJSONLine(t *testing.T) {
 	t.Parallel()
@@ -24,18 +24,21 @@ func TestStartFailureIsOneJSONLine(t *testing.T) {
 	e := validEnv()
 	e["DATABASE_URL"] = testinfra.NewDB(t, testinfra.DBOpts{}).URL
 	e["REDIS_URL"] = testinfra.NewRedis(t).URL
-	e["HTTP_ADDR"] = ln.Addr().String()
-	var out, errOut bytes.Buffer
-	code := run(t.Context(), nil, env(e), &out, &errOut)
-	require.Equal(t, exitError, code, errOut.String())
+	for _, v := range []string{"HTTP_ADDR", "ADMIN_ADDR"} {
+		e["HTTP_ADDR"], e["ADMIN_ADDR"] = "127.0.0.1:0", "127.0.0.1:0"
+		e[v] = ln.Addr().String()
+		var out, errOut bytes.Buffer
+		code := run(t.Context(), nil, env(e), &out, &errOut)
+		require.Equal(t, exitError, code, errOut.String())
 
-	lines := strings.Split(strings.TrimSpace(errOut.String()), "\n")
-	require.Len(t, lines, 1, "one line on stderr: %s", errOut.String())
-	var line map[string]any
-	require.NoError(t, json.Unmarshal([]byte(lines[0]), &line), "a JSON line: %s", lines[0])
-	require.Equal(t, "ERROR", line["level"])
-	require.Contains(t, line["error"], "address already in use")
-	require.Contains(t, line["hint"], "HTTP_ADDR")
+		lines := strings.Split(strings.TrimSpace(errOut.String()), "\n")
+		require.Len(t, lines, 1, "one line on stderr: %s", errOut.String())
+		var line map[string]any
+		require.NoError(t, json.Unmarshal([]byte(lines[0]), &line), "a JSON line: %s", lines[0])
+		require.Equal(t, "ERROR", line["level"])
+		require.Contains(t, line["error"], "address already in use")
+		require.Contains(t, line["hint"], "set "+v+" to a free address", "the hint names the taken listener's variable")
+	}
 }
 
 // A configuration error is a JSON line too, and still names the variable.
@@ -65,7 +68,7 @@ func TestPostgresStartFailureIsASentence(t *testing.T) {
 		e := validEnv()
 		e["DATABASE_URL"] = c.url
 		e["REDIS_URL"] = testinfra.NewRedis(t).URL
-		e["HTTP_ADDR"] = "127.0.0.1:0"
+		e["HTTP_ADDR"], e["ADMIN_ADDR"] = "127.0.0.1:0", "127.0.0.1:0"
 		var out, errOut bytes.Buffer
 		require.Equal(t, exitError, run(t.Context(), nil, env(e), &out, &errOut), name)
 		lines := strings.Split(strings.TrimSpace(errOut.String()), "\n")

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"time"
 
@@ -129,20 +128,6 @@ type config struct {
 	Tracing tracing.Config
 }
 
-// DefaultAdminAddr is ADMIN_ADDR's default without POD_IP: loopback only,
-// so /metrics and the probes are not open on every interface of a host
-// that runs the relay without a deployment's own setting.
-const DefaultAdminAddr = "127.0.0.1:9090"
-
-// defaultAdminAddr is POD_IP:9090 when POD_IP is set (a pod's probes and
-// Prometheus reach the pod IP), else DefaultAdminAddr.
-func defaultAdminAddr(r *envconf.Reader) string {
-	if ip := r.IP("POD_IP"); ip != "" {
-		return net.JoinHostPort(ip, "9090")
-	}
-	return DefaultAdminAddr
-}
-
 func loadConfig(getenv func(string) string) (config, error) {
 	r := envconf.New(getenv)
 	host, _ := os.Hostname()
@@ -151,7 +136,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		DirectURL:         r.OptionalPostgresURL("DATABASE_DIRECT_URL", ""),
 		RedisURL:          r.RedisURL("REDIS_URL"),
 		LogLevel:          r.LogLevel("LOG_LEVEL"),
-		AdminAddr:         r.Addr("ADMIN_ADDR", defaultAdminAddr(r)),
+		AdminAddr:         r.AdminAddr(9090),
 		Owner:             r.String("RELAY_OWNER", fmt.Sprintf("relay-%s-%d", host, os.Getpid())),
 		Loops:             r.Int("RELAY_LOOPS", relay.DefaultLoops, relay.MinLoops, relay.MaxLoops),
 		BatchSize:         r.Int("RELAY_BATCH_SIZE", 0, relay.MinBatchSize, relay.MaxBatchSize),

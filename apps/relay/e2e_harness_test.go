@@ -514,22 +514,32 @@ func (w *world) runCLIEnv(env []string, args ...string) (stdout, stderr string, 
 // is tried again on another.
 func startAPIBin(t *testing.T, w *world, secret string, env ...string) string {
 	t.Helper()
+	url, _ := startAPIBinAdmin(t, w, secret, env...)
+	return url
+}
+
+// startAPIBinAdmin is startAPIBin that also returns the base URL of the
+// api's admin listener (ADMIN_ADDR: /metrics and the probes).
+func startAPIBinAdmin(t *testing.T, w *world, secret string, env ...string) (url, adminURL string) {
+	t.Helper()
 	for attempt := 1; ; attempt++ {
-		url, taken := spawnAPIBin(t, w, secret, env...)
+		url, adminURL, taken := spawnAPIBin(t, w, secret, env...)
 		if !taken {
-			return url
+			return url, adminURL
 		}
-		require.Less(t, attempt, 3, "the api binary found its HTTP_ADDR taken three times")
+		require.Less(t, attempt, 3, "the api binary found its HTTP_ADDR or ADMIN_ADDR taken three times")
 	}
 }
 
-func spawnAPIBin(t *testing.T, w *world, secret string, env ...string) (url string, taken bool) {
+func spawnAPIBin(t *testing.T, w *world, secret string, env ...string) (url, adminURL string, taken bool) {
 	t.Helper()
-	addr := freeAddr(t)
+	addr, admin := freeAddr(t), freeAddr(t)
 	logs := &testinfra.LogBuffer{}
 	cmd := exec.Command(apiBin)
+	// Every api gets its own admin port: the default (127.0.0.1:9091)
+	// would be shared by parallel tests.
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "DATABASE_URL=" + w.db.URL, "REDIS_URL=" + w.redisURL,
-		"HTTP_ADDR=" + addr, "AUTH_JWT_SECRET=" + secret, "LOG_LEVEL=warn", "SHUTDOWN_DRAIN_DELAY=0s"}
+		"HTTP_ADDR=" + addr, "ADMIN_ADDR=" + admin, "AUTH_JWT_SECRET=" + secret, "LOG_LEVEL=warn", "SHUTDOWN_DRAIN_DELAY=0s"}
 	cmd.Env = append(cmd.Env, env...)
 	cmd.Stdout, cmd.Stderr = logs, logs
 	require.NoError(t, cmd.Start(), "start the api binary")
@@ -542,7 +552,7 @@ func spawnAPIBin(t *testing.T, w *world, secret string, env ...string) (url stri
 			t.Logf("api logs:\n%s", logs.String())
 		}
 	})
-	url = "http://" + addr
+	url, adminURL = "http://"+addr, "http://"+admin
 	eventually(t, "the api binary answers /readyz", func() (bool, string) {
 		select {
 		case <-done:
@@ -559,7 +569,7 @@ func spawnAPIBin(t *testing.T, w *world, secret string, env ...string) (url stri
 		}
 		return res.Status == http.StatusOK, fmt.Sprintf("status %d", res.Status)
 	})
-	return url, taken
+	return url, adminURL, taken
 }
 
 // freeAddr returns a 127.0.0.1 address that was free a moment ago (the

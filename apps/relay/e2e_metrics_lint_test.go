@@ -45,7 +45,7 @@ func TestE2EMetricsPassPromtool(t *testing.T) {
 	})
 
 	secret := "relay-e2e-promtool-secret-0123456789abcdef-01"
-	api := startAPIBin(t, w, secret)
+	api, apiAdmin := startAPIBinAdmin(t, w, secret)
 	token := apitest.Token(t, []byte(secret), "promtool-admin", "super_admin")
 	for _, r := range []apitest.Request{
 		{Method: http.MethodGet, Path: "/api/v1/system-configs", Token: token},
@@ -55,15 +55,18 @@ func TestE2EMetricsPassPromtool(t *testing.T) {
 		_, err := apitest.Send(t.Context(), api, r)
 		require.NoError(t, err)
 	}
-	res, err := apitest.Send(t.Context(), api, apitest.Request{Method: http.MethodGet, Path: "/metrics"})
+	res, err := apitest.Send(t.Context(), apiAdmin, apitest.Request{Method: http.MethodGet, Path: "/metrics"})
 	require.NoError(t, err)
-	require.Equal(t, http.StatusOK, res.Status, "api /metrics")
+	require.Equal(t, http.StatusOK, res.Status, "api /metrics on ADMIN_ADDR")
+	public, err := apitest.Send(t.Context(), api, apitest.Request{Method: http.MethodGet, Path: "/metrics"})
+	require.NoError(t, err)
+	require.Equal(t, http.StatusNotFound, public.Status, "the api's public port serves no /metrics")
 	code, relayBody := relay.get("/metrics")
 	require.Equal(t, http.StatusOK, code, "relay /metrics")
 
 	// Both negotiate OpenMetrics the same way.
 	const openMetrics = "application/openmetrics-text; version=1.0.0"
-	om, err := apitest.Send(t.Context(), api, apitest.Request{Method: http.MethodGet, Path: "/metrics", Header: map[string]string{"Accept": openMetrics}})
+	om, err := apitest.Send(t.Context(), apiAdmin, apitest.Request{Method: http.MethodGet, Path: "/metrics", Header: map[string]string{"Accept": openMetrics}})
 	require.NoError(t, err)
 	require.Contains(t, om.Header.Get("Content-Type"), "application/openmetrics-text", "the api serves OpenMetrics when asked")
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://"+relay.admin+"/metrics", nil)

@@ -182,6 +182,19 @@ func (r *Reader) Addr(name, def string) string {
 	return s
 }
 
+// AdminAddr returns ADMIN_ADDR, the listener of an app's health and
+// /metrics. Unset, it is POD_IP:port when POD_IP is set (the Kubernetes
+// downward API's status.podIP: the kubelet and Prometheus reach the pod IP)
+// and 127.0.0.1:port otherwise: never every interface unless the operator
+// says ":port".
+func (r *Reader) AdminAddr(port int) string {
+	def := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	if ip := r.IP("POD_IP"); ip != "" {
+		def = net.JoinHostPort(ip, strconv.Itoa(port))
+	}
+	return r.Addr("ADMIN_ADDR", def)
+}
+
 // IP returns the variable, an IPv4 or IPv6 address, or "" when unset.
 func (r *Reader) IP(name string) string {
 	s := r.String(name, "")

@@ -1,7 +1,8 @@
 // Command supplychain holds the project's supply-chain checks: it builds the
 // offline vulnerability database, applies the vulnerability policy to
-// govulncheck's JSON, checks licenses, checks an SBOM against a binary and
-// reports direct dependencies. scripts/supply-chain.sh drives it; it lives in
+// govulncheck's JSON, checks licenses, checks an SBOM against a binary,
+// reports direct dependencies and proposes their next minor/patch versions,
+// and matches a recorded SBOM against the database (the rescan). scripts/supply-chain.sh drives it; it lives in
 // the tools module so none of its dependencies enter the service's go.mod.
 package main
 
@@ -27,6 +28,10 @@ func main() {
 		err = cmdSBOMCheck(args)
 	case "depsreport":
 		err = cmdDepsReport(args)
+	case "depsupdate":
+		err = cmdDepsUpdate(args)
+	case "sbomscan":
+		err = cmdSBOMScan(args)
 	default:
 		usage()
 	}
@@ -37,6 +42,6 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: supplychain vulndb|vulnpolicy|licenses|sbomcheck|depsreport [flags]")
+	fmt.Fprintln(os.Stderr, "usage: supplychain vulndb|vulnpolicy|licenses|sbomcheck|depsreport|depsupdate|sbomscan [flags]")
 	os.Exit(2)
 }

@@ -104,3 +104,108 @@ func TestProductionExceptionOnlyWithoutFix(t *testing.T) {
 		t.Error("a production exception without a reason was accepted")
 	}
 }
+
+// make deps-update proposes the newest release of the same major version
+// for direct dependencies (and tools) only, and says when a current
+// version is retracted or a module deprecated.
+func TestDepsUpdateProposesNextMinorOrPatchOfDirectDependencies(t *testing.T) {
+	in := `
+{"Path":"example.com/svc","Main":true}
+{"Path":"example.com/patch","Version":"v1.2.3","Update":{"Version":"v1.2.5"}}
+{"Path":"example.com/minor","Version":"v1.2.3","Update":{"Version":"v1.4.0"}}
+{"Path":"example.com/zero","Version":"v0.3.6","Update":{"Version":"v0.31.0"}}
+{"Path":"example.com/current","Version":"v2.0.1"}
+{"Path":"example.com/indirect","Version":"v1.0.0","Indirect":true,"Update":{"Version":"v1.0.1"}}
+{"Path":"example.com/tool","Version":"v1.0.0","Indirect":true,"Update":{"Version":"v1.1.0"}}
+{"Path":"example.com/pre","Version":"v1.0.0","Update":{"Version":"v1.1.0-rc.1"}}
+{"Path":"example.com/retracted","Version":"v1.0.0","Retracted":["broken build"],"Deprecated":"use example.com/other"}
+{"Path":"example.com/patch","Version":"v1.2.3","Update":{"Version":"v1.2.5"}}
+{"Path":"example.com/sibling","Version":"v0.0.0-00010101000000-000000000000","Replace":{"Path":"../.."},"Error":{"Err":"403"}}
+{"Path":"example.com/gone","Version":"v1.0.0","Error":{"Err":"reading list: 403 Forbidden\n\tserver response: not | available"}}
+`
+	ps, err := proposeUpdates(strings.NewReader(in), []string{"example.com/tool/cmd/tool"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range ps {
+		got = append(got, strings.Join([]string{p.Path, p.From, p.To, p.Kind, p.Note}, " "))
+	}
+	want := []string{
+		"example.com/gone v1.0.0 v1.0.0 none proxy error: reading list: 403 Forbidden server response: not / available",
+		"example.com/minor v1.2.3 v1.4.0 minor ",
+		"example.com/patch v1.2.3 v1.2.5 patch ",
+		"example.com/retracted v1.0.0 v1.0.0 none current version retracted: broken build; module deprecated: use example.com/other",
+		"example.com/tool v1.0.0 v1.1.0 minor ",
+		"example.com/zero v0.3.6 v0.31.0 minor (v0) ",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("proposals:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// The rescan of a recorded SBOM finds a module whose version an advisory's
+// ranges contain, and nothing at or past the fix, through the same
+// database layout the scan uses.
+func TestSBOMScanFindsAffectedVersions(t *testing.T) {
+	dir := t.TempDir()
+	osv := filepath.Join(dir, "osv")
+	if err := os.MkdirAll(osv, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	entries := map[string]string{
+		"GO-1": `{"id":"GO-1","modified":"2026-01-01T00:00:00Z","affected":[{"package":{"name":"example.com/a"},"ranges":[{"type":"SEMVER","events":[{"introduced":"0"},{"fixed":"1.2.0"},{"introduced":"1.3.0"},{"fixed":"1.3.4"}]}]}]}`,
+		"GO-2": `{"id":"GO-2","modified":"2026-01-01T00:00:00Z","affected":[{"package":{"name":"example.com/b"},"ranges":[{"type":"SEMVER","events":[{"introduced":"2.0.0"}]}]}]}`,
+	}
+	for id, e := range entries {
+		if err := os.WriteFile(filepath.Join(osv, id+".json"), []byte(e), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db := filepath.Join(dir, "db")
+	if err := cmdVulnDB([]string{"-src", osv, "-out", db}); err != nil {
+		t.Fatal(err)
+	}
+	for mods, want := range map[string]string{
+		"example.com/a@v1.1.9":                               "GO-1",
+		"example.com/a@v1.2.0":                               "",
+		"example.com/a@v1.3.3":                               "GO-1",
+		"example.com/a@v1.3.4":                               "",
+		"example.com/a@v1.2.1-0.20200101000000-abcdefabcdef": "",
+		"example.com/b@v1.9.0":                               "",
+		"example.com/b@v2.0.0":                               "GO-2",
+		"example.com/c@v0.1.0":                               "",
+	} {
+		path, version, _ := strings.Cut(mods, "@")
+		ms, err := matchModules(db, map[string]string{path: version})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, m := range ms {
+			got = append(got, m.ID)
+		}
+		if strings.Join(got, ",") != want {
+			t.Errorf("%s: matches %v, want %q", mods, got, want)
+		}
+	}
+
+	sbom := filepath.Join(dir, "x.cdx.json")
+	if err := os.WriteFile(sbom, []byte(`{"bomFormat":"CycloneDX","metadata":{"component":{"name":"example.com/app","version":"v0.0.1"}},
+	  "components":[{"name":"example.com/b","version":"v2.1.0"},{"name":"example.com/a","version":"v1.3.4"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmdSBOMScan([]string{"-db", db, sbom}); err != nil {
+		t.Errorf("without -judge a match is listed, not failed: %v", err)
+	}
+	if err := cmdSBOMScan([]string{"-db", db, "-judge", sbom}); err == nil || !strings.Contains(err.Error(), "1 unexcepted") {
+		t.Errorf("-judge: %v, want one failure", err)
+	}
+	exc := filepath.Join(dir, "exc.txt")
+	if err := os.WriteFile(exc, []byte("GO-2 2999-01-01 reviewed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmdSBOMScan([]string{"-db", db, "-judge", "-exceptions", exc, sbom}); err != nil {
+		t.Errorf("an excepted match failed: %v", err)
+	}
+}

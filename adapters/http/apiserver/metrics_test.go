@@ -50,7 +50,10 @@ http_requests_total{method="OTHER",route="/healthz",status="405"} 1
 	n, err := testutil.GatherAndCount(reg, "http_request_duration_seconds")
 	require.NoError(t, err)
 	require.Equal(t, 4, n, "one latency histogram per route, method and status class: %d", n)
-	body := apitest.Do(t, srv.URL, apitest.Request{Method: "GET", Path: "/metrics"}).Body
+	admin := httptest.NewServer(s.Admin)
+	t.Cleanup(admin.Close)
+	body := apitest.Do(t, admin.URL, apitest.Request{Method: "GET", Path: "/metrics"}).Body
+	require.Contains(t, body, "http_requests_total{", "the admin port serves the registry")
 	require.NotContains(t, body, "secret-path", "raw paths never become labels")
 	require.NotContains(t, body, "a1")
 }

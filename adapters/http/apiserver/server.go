@@ -27,12 +27,12 @@ const JWTLeeway = 30 * time.Second
 // which the body budget's read deadlines keep.
 const readTimeout = 30 * time.Second
 
-// probeRoutes are answered without an access-log line: orchestrators and
-// scrapers call them every few seconds.
-var probeRoutes = map[string]bool{"/healthz": true, "/readyz": true, "/metrics": true}
+// probeRoutes are answered without an access-log line or a span:
+// orchestrators and load balancers call them every few seconds.
+var probeRoutes = map[string]bool{"/healthz": true, "/readyz": true}
 
-// Registry is where the server registers its metrics and what GET
-// /metrics serves; *prometheus.Registry implements it.
+// Registry is where the server registers its metrics and what the admin
+// listener's GET /metrics serves; *prometheus.Registry implements it.
 type Registry interface {
 	prometheus.Registerer
 	prometheus.Gatherer
@@ -48,8 +48,8 @@ type Params struct {
 	// JWTPolicy adds optional issuer, audience and lifetime checks.
 	JWTPolicy auth.JWTPolicy
 	// Metrics gets the access log's failure counter and the request
-	// metrics (http_requests_total, http_request_duration_seconds), and is served on GET
-	// /metrics. Default: a new, empty registry.
+	// metrics (http_requests_total, http_request_duration_seconds), and is served on
+	// Server.Admin's GET /metrics. Default: a new, empty registry.
 	Metrics Registry
 	// AccessLogHashKey keys the access log's body hashes. Production sets a
 	// per-deployment secret; nil leaves the hashes unkeyed.
@@ -89,24 +89,31 @@ type Params struct {
 	// reported as degraded, not unready (dependency_up comes from the same
 	// probes, see metrics.ProbeModule).
 	Checks []httpx.Check
-	// TracerProvider, when set, traces every request but the probes and
-	// /metrics (httpx.Trace) under a server span that continues the
-	// caller's traceparent.
+	// TracerProvider, when set, traces every request but the probes
+	// (httpx.Trace) under a server span that continues the caller's
+	// traceparent.
 	TracerProvider trace.TracerProvider
 }
 
 // Server is the assembled API server.
 type Server struct {
-	// Echo serves everything; callers own its listener.
+	// Echo serves the public port: the probes, the caller's routes and
+	// API; callers own its listener. It never serves /metrics.
 	Echo *echo.Echo
+	// Admin serves the admin port (ADMIN_ADDR): GET /healthz, /readyz
+	// (the same Health as Echo's, so a drain fails both) and /metrics.
+	// It is for the orchestrator and Prometheus only: keep its listener
+	// off the Service and the Ingress. Callers own its listener.
+	Admin *echo.Echo
 	// API is Prefix behind bearer authentication: domains' routes go here.
 	API *echo.Group
 	// Health serves /healthz and /readyz; Drain it on shutdown.
 	Health *httpx.Health
 }
 
-// New assembles the API server. It registers GET /healthz, /readyz and
-// /metrics; every other route is the caller's.
+// New assembles the API server. It registers GET /healthz and /readyz on
+// Echo, and GET /healthz, /readyz and /metrics on Admin; every other route
+// is the caller's.
 func New(p Params) (*Server, error) {
 	if p.Logger == nil {
 		return nil, fmt.Errorf("apiserver: Params.Logger is required")
@@ -170,13 +177,17 @@ func New(p Params) (*Server, error) {
 	// dependency_up comes from the probes at scrape time (metrics.ProbeModule).
 	health := &httpx.Health{Checks: p.Checks, Logger: p.Logger}
 	health.Register(e)
-	// Text format, or OpenMetrics to a scraper that asks for it, as the
-	// relay serves (one format negotiation for both binaries).
-	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(metrics, promhttp.HandlerOpts{Registry: metrics, EnableOpenMetrics: true})))
 	api := e.Group(Prefix, auth.Middleware(jwt))
 	api.RouteNotFound("/*", methodNotAllowed(e)) // after authentication, like every API answer
 	api.RouteNotFound("", methodNotAllowed(e))
-	return &Server{Echo: e, API: api, Health: health}, nil
+
+	// The admin port, as the relay's: the probes and /metrics in the text
+	// format, or OpenMetrics to a scraper that asks for it (one format
+	// negotiation for both binaries).
+	admin := httpx.NewServer(httpx.ServerConfig{}, p.Logger)
+	health.Register(admin)
+	admin.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(metrics, promhttp.HandlerOpts{Registry: metrics, EnableOpenMetrics: true})))
+	return &Server{Echo: e, Admin: admin, API: api, Health: health}, nil
 }
 
 // capped returns r, or, with capFunc set, r whose body cap is capFunc's

@@ -100,10 +100,14 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	adminAddr, err := freeAddr() // not the shared default 127.0.0.1:9091
+	if err != nil {
+		return err
+	}
 	secret := hex.EncodeToString(randomBytes(32))
 	api := exec.Command(bin)
 	api.Env = append(os.Environ(), "DATABASE_URL="+dbURL, "REDIS_URL="+o.redisURL, "AUTH_JWT_SECRET="+secret,
-		"HTTP_ADDR="+addr, "LOG_LEVEL=warn")
+		"HTTP_ADDR="+addr, "ADMIN_ADDR="+adminAddr, "LOG_LEVEL=warn")
 	api.Env = append(api.Env, o.env...)
 	api.Stderr = os.Stderr
 	if err := api.Start(); err != nil {
