@@ -14,7 +14,7 @@ GO ?= go
 PKGS := ./...
 FUZZTIME ?= 10s
 
-.PHONY: openapi-lint openapi-client run test ci test-pooler test-containers test-pg-matrix services lint alerts unit fuzz bench bench-relays rename remove-examples check-rename check-run
+.PHONY: dr-drill openapi-lint openapi-client run test ci test-pooler test-containers test-pg-matrix services lint alerts unit fuzz bench bench-relays rename remove-examples check-rename check-run
 
 ## run: Postgres and Redis (reused, compose, or project-local), migrate up, api + relay; Ctrl-C stops them.
 run:
@@ -24,7 +24,7 @@ run:
 test: services lint alerts openapi-lint
 	$(GO) test -race -count=1 -timeout 30m $(PKGS)
 
-## ci: the full gate (.ci/run): make test, then the pooler, the supply chain, fuzzing, the rename and run checks, containers and the PostgreSQL matrix.
+## ci: the full gate (.ci/run): make test, then the pooler, the supply chain, fuzzing, the rename and run checks, containers, the PostgreSQL matrix and the disaster-recovery drill.
 ci: test
 	$(MAKE) test-pooler
 	$(MAKE) supply-chain
@@ -34,6 +34,12 @@ ci: test
 	$(MAKE) check-run
 	$(MAKE) test-containers
 	$(MAKE) test-pg-matrix
+	$(MAKE) dr-drill
+
+## dr-drill: the disaster-recovery drill (docs/dr.md): pgBackRest (Debian's, installed if missing) archives a private Postgres while the api and relay write and credit top-ups; the data directory is destroyed and restored to the latest point, then a mistaken DELETE is undone by a point-in-time restore; prints RPO and RTO for both and checks the outbox and the wallets.
+dr-drill: services
+	./scripts/pgbackrest.sh ensure >/dev/null
+	$(GO) test -count=1 -timeout 20m -tags drdrill -run '^TestDRDrill$$' -v ./apps/relay/
 
 ## test-pg-matrix: PostgreSQL 14, 16, 17, 18 (npm's @embedded-postgres builds, scripts/pg-versions.sh) and 15 in Asia/Shanghai, each on its own loopback server: the release step, the Postgres adapters and contract suites, e2e on 14 and 18, the whole suite in Shanghai (scripts/pg-matrix.sh says why). PG_MATRIX="18 tz" runs some.
 test-pg-matrix: services
