@@ -454,6 +454,12 @@ func (d *drill) restore(r *drResult, args ...string) {
 	c.Env = []string{"PATH=" + os.Getenv("PATH"), "DATABASE_URL=" + d.srv.URL}
 	out, err := c.CombinedOutput()
 	require.NoError(d.t, err, "migrate check on the restored database:\n%s", out)
+	w := d.w
+	r.left = fmt.Sprintf("%d events pending, %d claimed (delivering), %d delivered of which %d unconsumed; %d orders not credited",
+		w.count("SELECT count(*) FROM tb_outbox_event WHERE status = 1"), w.count("SELECT count(*) FROM tb_outbox_event WHERE status = 2"),
+		w.count("SELECT count(*) FROM tb_outbox_event WHERE status = 3"),
+		w.count(`SELECT count(*) FROM tb_outbox_event e WHERE status = 3 AND NOT EXISTS (SELECT 1 FROM tb_outbox_consumption c WHERE c.event_id = e.event_id)`),
+		w.count("SELECT count(*) FROM ex_topup_order WHERE status <> ?", topup.StatusCredited))
 
 	// What Redis holds is ahead of the restored database: queue items for
 	// events the restore took back, completed items whose consumer effects
@@ -484,16 +490,18 @@ type drResult struct {
 	size                                int64         // database size of the backup restored
 	toReady, toDelivered, toAllCredited time.Duration // from the loss
 	redelivered                         int           // events published again after the restore
+	left                                string        // what the restore left in flight
+	toAllDelivered                      time.Duration
 	restored                            time.Time
 }
 
 func (r drResult) String() string {
 	rate := mb(r.size) / r.restoreFiles.Seconds()
-	return fmt.Sprintf("%s: RPO %d acknowledged top-ups missing of %d (%s of committed work); RTO /readyz 200 %s, first delivered event %s, every order credited %s after the loss; pgbackrest restore %s for %.1f MB (%.1f MB/s, ~%.0f s per GB at that rate), recovery to accepting writes %s, relays stopped in %s; %d events of the restored outbox delivered by the new relays",
+	return fmt.Sprintf("%s: RPO %d acknowledged top-ups missing of %d (%s of committed work); RTO /readyz 200 %s, first delivered event %s, every order credited %s after the loss; pgbackrest restore %s for %.1f MB (%.1f MB/s, ~%.0f s per GB at that rate), recovery to accepting writes %s, relays stopped in %s; the restore left %s; %d of those events delivered by the new relays, every event delivered %s after the loss",
 		r.name, r.lostRows, r.ackedBefore, r.lostSpan.Round(10*time.Millisecond), r.toReady.Round(10*time.Millisecond),
 		r.toDelivered.Round(10*time.Millisecond), r.toAllCredited.Round(10*time.Millisecond),
 		r.restoreFiles.Round(10*time.Millisecond), mb(r.size), rate, 1024/rate, r.recovery.Round(10*time.Millisecond),
-		r.stopRelays.Round(10*time.Millisecond), r.redelivered)
+		r.stopRelays.Round(10*time.Millisecond), r.left, r.redelivered, r.toAllDelivered.Round(10*time.Millisecond))
 }
 
 // caseLatest: the primary's data directory is destroyed under load and
@@ -589,6 +597,7 @@ func (d *drill) measure(r *drResult, loss time.Time, acked []ack, cut int, ready
 	d.waitAcks(100)
 	stop()
 	w.waitCountProgress(0, "SELECT count(*) FROM tb_outbox_event WHERE status <> 3")
+	r.toAllDelivered = time.Since(loss)
 	w.waitCountProgress(0, "SELECT count(*) FROM ex_topup_order WHERE status <> ?", topup.StatusCredited)
 	r.toAllCredited = time.Since(loss)
 	w.waitQueueRan()
