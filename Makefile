@@ -57,10 +57,11 @@ test-containers:
 services:
 	./scripts/ensure-services.sh
 
-## lint: vet, gofmt on every Go file (tracked by git or not) and a tidy go.mod.
+## lint: vet (also the pooler and dr-drill build tags), gofmt on every Go file (tracked by git or not) and a tidy go.mod.
 lint:
 	$(GO) vet $(PKGS)
 	$(GO) vet -tags pooler ./adapters/postgres/ ./apps/migrate/ ./apps/relay/
+	$(GO) vet -tags drdrill ./apps/relay/
 	cd bench && $(GO) vet ./...
 	cd contracttests/containers && $(GO) vet ./...
 	@out=$$(find . \( -name .git -o -name .run \) -prune -o -name '*.go' -print0 | xargs -0 -r gofmt -l); \
