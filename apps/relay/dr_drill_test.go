@@ -184,6 +184,9 @@ func (d *drill) writeConf(t *testing.T) {
 		}
 		if strings.HasPrefix(line, "[") {
 			section = line
+			if section != "[global]" {
+				require.Equal(t, "["+drStanza+"]", section, "deploy/postgres/pgbackrest.conf's stanza is the one archiving.conf and the runbook name")
+			}
 			continue
 		}
 		key, _, _ := strings.Cut(line, "=")
