@@ -44,7 +44,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/rueidis"
 	"github.com/stretchr/testify/require"
 
 	"github.com/july/template/adapters/http/apitest"
@@ -474,16 +473,13 @@ func (d *drill) restore(r *drResult, args ...string) {
 	// it rolled back (a re-publish under the same event_id would be
 	// absorbed and never run), cached config newer than its row. It is
 	// rebuilt from Postgres: delete it, and the relays publish the pending
-	// events and their reconcilers the delivered, unconsumed ones.
-	ro, err := rueidis.ParseURL(d.red.URL)
-	require.NoError(d.t, err)
-	ro.DisableCache = true
-	rc, err := rueidis.NewClient(ro)
-	require.NoError(d.t, err)
-	for _, prefix := range []string{"asynq:{" + d.w.queue + "}:", "sysconfig:"} {
-		require.NoError(d.t, testinfra.DeletePrefix(d.t.Context(), rc, prefix), "delete Redis keys %s*", prefix)
-	}
-	rc.Close()
+	// events and their reconcilers the delivered, unconsumed ones. This is
+	// the runbook's own script, run as an operator runs it.
+	reset := exec.Command("../../scripts/dr-reset-redis.sh", d.w.queue)
+	reset.Env = []string{"PATH=" + os.Getenv("PATH"), "REDIS_URL=" + d.red.URL}
+	out, err = reset.CombinedOutput()
+	require.NoError(d.t, err, "scripts/dr-reset-redis.sh:\n%s", out)
+	d.t.Logf("%s", strings.TrimSpace(string(out)))
 	d.startRelays()
 	r.restored = time.Now()
 }
