@@ -481,7 +481,6 @@ func (d *drill) restore(r *drResult, args ...string) {
 	require.NoError(d.t, err, "scripts/dr-reset-redis.sh:\n%s", out)
 	d.t.Logf("%s", strings.TrimSpace(string(out)))
 	d.startRelays()
-	r.restored = time.Now()
 }
 
 // drResult is one case's measurements.
@@ -493,10 +492,9 @@ type drResult struct {
 	restoreFiles, recovery              time.Duration // pgbackrest restore; start to accepting writes
 	size                                int64         // database size of the backup restored
 	toReady, toDelivered, toAllCredited time.Duration // from the loss
-	redelivered                         int           // events published again after the restore
+	redelivered                         int           // restored events the new relays delivered
 	left                                string        // what the restore left in flight
 	toAllDelivered                      time.Duration
-	restored                            time.Time
 }
 
 func (r drResult) String() string {
