@@ -67,12 +67,12 @@ func TestDockerfileFinalStagesAreDistrolessNonroot(t *testing.T) {
 		byName[s.name] = s
 	}
 	last := stages[len(stages)-1]
-	require.Equal(t, "gcr.io/distroless/static-debian12:nonroot", last.base, "the default (last) stage must be distroless nonroot")
+	require.Equal(t, "gcr.io/distroless/static-debian13:nonroot", last.base, "the default (last) stage must be distroless nonroot")
 	for _, app := range apps {
 		s, ok := byName[app]
 		require.True(t, ok, "no stage named %q (docker build --target %s)", app, app)
 		body := strings.Join(s.lines, "\n")
-		require.Equal(t, "gcr.io/distroless/static-debian12:nonroot", s.base, "stage %s base", app)
+		require.Equal(t, "gcr.io/distroless/static-debian13:nonroot", s.base, "stage %s base", app)
 		require.Contains(t, body, "COPY --from=build /out/"+app+" /usr/local/bin/"+app, "stage %s", app)
 		require.Contains(t, body, "USER nonroot:nonroot", "stage %s must not run as root", app)
 		require.Contains(t, body, `ENTRYPOINT ["/usr/local/bin/`+app+`"]`, "stage %s", app)

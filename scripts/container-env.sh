@@ -22,9 +22,12 @@
 #   postgres:15                                 Debian's postgresql-15, the official
 #                                               image's POSTGRES_* variables
 #   redis:7                                     Debian's redis-server (7.0)
-#   golang:1.26-bookworm                        Debian minbase + this host's Go toolchain
-#   gcr.io/distroless/static-debian12:nonroot   passwd/group (nonroot 65532), CA
+#   golang:1.26-trixie                          Debian 13 minbase + this host's Go toolchain
+#   gcr.io/distroless/static-debian13:nonroot   passwd/group (nonroot 65532), CA
 #                                               certificates, tzdata; no shell
+# The app images' bases (the last two) follow Debian 13, as upstream's
+# distroless does since static-debian12's deprecation; the database
+# stand-ins stay on Debian 12, whose postgresql-15 and redis 7 they are.
 # A tag is built only when it is missing or is a stand-in built by another
 # version of this script (label $LABEL holds the script's hash); an upstream
 # image already under the tag is used as it is.
@@ -37,12 +40,13 @@ DATA_ROOT=${JULY_DOCKER_DATA_ROOT:-/var/lib/july-docker}
 LOCK=${JULY_DOCKER_LOCK:-/run/july-containers.lock}
 CACHE=${JULY_CONTAINER_CACHE:-/var/cache/july-containers}
 MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
-SUITE=bookworm
+SUITE=bookworm     # the postgres:15 and redis:7 stand-ins
+APP_SUITE=trixie   # golang and distroless: the app images' bases
 LABEL=org.july.template.standin
 
 here=$(cd "$(dirname "$0")" && pwd)
 # The label is the hash of the recipes (between the RECIPES markers) and of
-# the Go toolchain copied into golang:1.26-bookworm; editing other parts of
+# the Go toolchain copied into golang:1.26-trixie; editing other parts of
 # the script keeps the cache.
 HASH=$({ sed -n '/^# BEGIN RECIPES/,/^# END RECIPES/p' "$here/container-env.sh"; go version 2>/dev/null; } | sha256sum | cut -c1-16)
 
@@ -105,15 +109,17 @@ current() {
   [ -z "$got" ] || [ "$got" = "$HASH" ]
 }
 
-# minbase prints a directory holding a Debian minbase root filesystem,
-# bootstrapping it once per script version.
+# minbase [SUITE] prints a directory holding a Debian minbase root
+# filesystem of SUITE (default $SUITE), bootstrapping it once per script
+# version.
 minbase() {
-  local dir=$CACHE/minbase-$SUITE-$HASH
+  local suite=${1:-$SUITE}
+  local dir=$CACHE/minbase-$suite-$HASH
   if [ ! -f "$dir/.done" ]; then
     need_root "debootstrap"
-    rm -rf "$CACHE"/minbase-* && mkdir -p "$dir"
-    log "debootstrap --variant=minbase $SUITE from $MIRROR"
-    debootstrap --variant=minbase "$SUITE" "$dir" "$MIRROR" >"$CACHE/debootstrap.log" 2>&1 ||
+    rm -rf "$CACHE"/minbase-"$suite"-* && mkdir -p "$dir"
+    log "debootstrap --variant=minbase $suite from $MIRROR"
+    debootstrap --variant=minbase "$suite" "$dir" "$MIRROR" >"$CACHE/debootstrap.log" 2>&1 ||
       { tail -20 "$CACHE/debootstrap.log" >&2; die "debootstrap failed; its log is above"; }
     rm -rf "$dir"/var/cache/apt/archives/*.deb "$dir"/var/lib/apt/lists/*
     touch "$dir/.done"
@@ -205,15 +211,16 @@ build_redis() {
 }
 
 build_golang() {
-  local dir=$CACHE/golang goroot
+  local dir=$CACHE/golang goroot base
   goroot=$(go env GOROOT)
+  base=$(minbase "$APP_SUITE")
   rm -rf "$dir" && mkdir -p "$dir"
-  cp -a "$(minbase)/." "$dir/"
+  cp -a "$base/." "$dir/"
   rm -f "$dir/.done"
   mkdir -p "$dir/usr/local/go" "$dir/go"
   cp -a "$goroot/." "$dir/usr/local/go/"
   rm -rf "$dir/usr/local/go/pkg/obj" "$dir/usr/local/go/test" "$dir/usr/local/go/api"
-  import "$dir" golang:1.26-bookworm \
+  import "$dir" golang:1.26-trixie \
     'ENV PATH=/go/bin:/usr/local/go/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
     'ENV GOPATH=/go' 'ENV GOTOOLCHAIN=local' 'WORKDIR /go'
   rm -rf "$dir"
@@ -221,7 +228,7 @@ build_golang() {
 
 build_static() {
   local dir=$CACHE/static base
-  base=$(minbase)
+  base=$(minbase "$APP_SUITE")
   rm -rf "$dir" && mkdir -p "$dir"/{etc/ssl/certs,usr/share,tmp,home/nonroot,root}
   printf 'root:x:0:0:root:/root:/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n' >"$dir/etc/passwd"
   printf 'root:x:0:\nnobody:x:65534:\nnonroot:x:65532:\n' >"$dir/etc/group"
@@ -229,7 +236,7 @@ build_static() {
   cp -a /usr/share/zoneinfo "$dir/usr/share/" 2>/dev/null || cp -a "$base/usr/share/zoneinfo" "$dir/usr/share/"
   chmod 1777 "$dir/tmp" && chmod 700 "$dir/root"
   chown 65532:65532 "$dir/home/nonroot"
-  import "$dir" gcr.io/distroless/static-debian12:nonroot \
+  import "$dir" gcr.io/distroless/static-debian13:nonroot \
     'USER 65532:65532' 'WORKDIR /home/nonroot' \
     'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt'
   rm -rf "$dir"
@@ -241,13 +248,13 @@ images() {
   local t0=$SECONDS built=0
   current postgres:15 || { build_postgres; built=1; }
   current redis:7 || { build_redis; built=1; }
-  current golang:1.26-bookworm || { build_golang; built=1; }
-  current gcr.io/distroless/static-debian12:nonroot || { build_static; built=1; }
+  current golang:1.26-trixie || { build_golang; built=1; }
+  current gcr.io/distroless/static-debian13:nonroot || { build_static; built=1; }
   if [ "$built" = 1 ]; then
     log "images built in $((SECONDS - t0))s"
     # The stand-ins of an older recipe (and build layers on top of them).
     # Not every label=$LABEL image: the app builds' cached stages inherit
-    # the current label from golang:1.26-bookworm.
+    # the current label from golang:1.26-trixie.
     docker image prune -f --filter "label=$LABEL" --filter "label!=$LABEL=$HASH" >/dev/null
   else
     log "images cached (label $LABEL=$HASH)"
