@@ -55,6 +55,11 @@ const envHelp = `  DATABASE_URL         postgres URL (required); may be a pooler
                        released (default 16384, 0 = no minimum, 0..1073741824)
   HTTP_BODY_RATE_GRACE how long a body may send nothing before HTTP_BODY_MIN_RATE
                        applies (default 5s, 100ms..1m)
+  IDEMPOTENCY_KEY_ONLY true: only the Idempotency-Key header is an idempotency key;
+                       false: X-Request-ID stands in when it is missing (default
+                       false). Set true behind a proxy that generates X-Request-ID
+                       for requests without one (ingress-nginx generate-request-id,
+                       Envoy): a retry would otherwise carry a new key and run twice
   SHUTDOWN_TIMEOUT     grace period for in-flight requests on SIGTERM, after the
                        drain delay (default 15s)
   SHUTDOWN_DRAIN_DELAY on SIGTERM /readyz answers 503 for this long while requests
@@ -96,6 +101,7 @@ type config struct {
 	BodyShare        int64
 	BodyMinRate      int64 // -1: no minimum
 	BodyRateGrace    time.Duration
+	IdemKeyOnly      bool
 	// CachePrefix starts every Redis key of the config cache. It is not read
 	// from the environment; tests set it to their private prefix.
 	CachePrefix string
@@ -131,6 +137,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		JWTMaxLifetime:  r.Duration("AUTH_JWT_MAX_LIFETIME", 24*time.Hour, time.Minute, 720*time.Hour),
 		BodyBudget:      int64(r.Int("HTTP_BODY_BUDGET", int(httpx.DefaultBodyBudget), 1<<20, 1<<32)),
 		DrainDelay:      r.Duration("SHUTDOWN_DRAIN_DELAY", httpx.DefaultDrainDelay, 0, time.Minute),
+		IdemKeyOnly:     r.Bool("IDEMPOTENCY_KEY_ONLY", false),
 		CachePrefix:     redis.DefaultConfigPrefix,
 		CounterPrefix:   redis.DefaultCounterPrefix,
 		Tracing:         tracing.Config{Service: tracing.Service{Name: "api"}, Getenv: getenv},

@@ -119,6 +119,7 @@ func newServerParams(in serverParams) apiserver.Params {
 		Checks:               checks,
 		Routes:               routes,
 		Mappers:              mappers,
+		IdempotencyKeyOnly:   cfg.IdemKeyOnly,
 	}
 	if tp.Enabled() { // off: no middleware at all
 		params.TracerProvider = tp

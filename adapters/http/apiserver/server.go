@@ -68,6 +68,9 @@ type Params struct {
 	// "/api/v1/topups"); a path listed twice is an error. Unlisted routes
 	// log under the default policy.
 	Routes []accesslog.Route
+	// IdempotencyKeyOnly accepts only Idempotency-Key as an idempotency
+	// key, not X-Request-ID (idemhttp.CaptureConfig says when).
+	IdempotencyKeyOnly bool
 	// Mappers render the domains' errors. idemhttp.MapError is always
 	// installed, because New always installs idemhttp.CaptureKey.
 	Mappers []httpx.ErrorMapper
@@ -168,7 +171,7 @@ func New(p Params) (*Server, error) {
 	e := httpx.NewServer(httpx.ServerConfig{Middleware: mw, Budget: budget}, p.Logger, mappers...)
 	// Keep the client's own X-Request-ID / Idempotency-Key before the
 	// request-id middleware normalises it (idempotent create endpoints).
-	e.Pre(idemhttp.CaptureKey())
+	e.Pre(idemhttp.CaptureKeyWith(idemhttp.CaptureConfig{RequestIDIsKey: !p.IdempotencyKeyOnly}))
 	e.Server.ReadHeaderTimeout = 5 * time.Second
 	e.Server.ReadTimeout = readTimeout
 	e.Server.WriteTimeout = 30 * time.Second

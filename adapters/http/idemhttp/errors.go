@@ -23,7 +23,7 @@ var keyFormatZH = "长度 " + strconv.Itoa(idempotency.KeyMinLen) + "-" + strcon
 
 var (
 	errKeyMissing = httpx.BadRequest(CodeKeyMissing,
-		"缺少幂等键：创建请求必须在请求头 X-Request-ID（或 Idempotency-Key）中携带本次请求的唯一标识，"+keyFormatZH)
+		"缺少幂等键：创建请求必须在请求头 Idempotency-Key（或服务允许时的 X-Request-ID）中携带本次请求的唯一标识，"+keyFormatZH)
 	errKeyInvalid = httpx.BadRequest(CodeKeyInvalid,
 		"幂等键格式不正确：X-Request-ID（或 Idempotency-Key）须"+keyFormatZH+"，请修正后重试")
 	errKeyReused = httpx.Unprocessable(CodeKeyReused,

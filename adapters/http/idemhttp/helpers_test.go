@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 	"github.com/redis/rueidis"
 	"github.com/stretchr/testify/require"
@@ -77,6 +78,10 @@ type appOpts struct {
 	// Config.Command.
 	fingerprinter *idempotency.Fingerprinter
 	command       func(body []byte) (any, error)
+	// keyOnly sets apiserver.Params.IdempotencyKeyOnly; proxy puts a
+	// reverse proxy in front that generates X-Request-ID when a request
+	// has none, as ingress-nginx (generate-request-id) and Envoy do.
+	keyOnly, proxy bool
 }
 
 func newApp(t *testing.T, o appOpts) *app {
@@ -111,7 +116,7 @@ func newApp(t *testing.T, o appOpts) *app {
 		api *echo.Group
 	)
 	if o.capture {
-		srv, err := apiserver.New(apiserver.Params{Logger: log, JWTSecret: secret})
+		srv, err := apiserver.New(apiserver.Params{Logger: log, JWTSecret: secret, IdempotencyKeyOnly: o.keyOnly})
 		require.NoError(t, err)
 		e, api = srv.Echo, srv.API
 	} else {
@@ -123,7 +128,16 @@ func newApp(t *testing.T, o appOpts) *app {
 		api = e.Group(apiserver.Prefix, auth.Middleware(jwt))
 	}
 	api.POST("/orders", a.create, idem)
-	a.srv = httptest.NewServer(e)
+	var h http.Handler = e
+	if o.proxy {
+		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("X-Request-ID") == "" {
+				r.Header.Set("X-Request-ID", uuid.NewString())
+			}
+			e.ServeHTTP(w, r)
+		})
+	}
+	a.srv = httptest.NewServer(h)
 	t.Cleanup(a.srv.Close)
 	return a
 }

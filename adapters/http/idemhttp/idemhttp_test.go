@@ -134,6 +134,44 @@ func TestIdemIdempotencyKeyAlias(t *testing.T) {
 	require.EqualValues(t, 2, a.rows(t))
 }
 
+// Behind a proxy that generates X-Request-ID for a request without one, a
+// client that retries without a key sends a new "key" each time: with
+// X-Request-ID as a key the create runs twice. IDEMPOTENCY_KEY_ONLY makes
+// such a retry a 400 instead, and Idempotency-Key still replays.
+func TestIdemBehindAProxyThatGeneratesRequestIDs(t *testing.T) {
+	t.Parallel()
+
+	t.Run("RequestIDAsKeyRunsARetryTwice", func(t *testing.T) {
+		t.Parallel()
+		a := newApp(t, appOpts{capture: true, proxy: true})
+		for range 2 {
+			require.Equal(t, http.StatusCreated, a.post(t, createBody).Status)
+		}
+		require.EqualValues(t, 2, a.rows(t), "the hazard IDEMPOTENCY_KEY_ONLY exists for: each retry got a fresh generated key")
+	})
+
+	t.Run("KeyOnlyRefusesAKeylessCreate", func(t *testing.T) {
+		t.Parallel()
+		a := newApp(t, appOpts{capture: true, proxy: true, keyOnly: true})
+		for range 2 {
+			r := a.post(t, createBody)
+			require.Equal(t, http.StatusBadRequest, r.Status, "body %s", r.Body)
+			require.Equal(t, idemhttp.CodeKeyMissing, r.Error.Code)
+			require.Contains(t, r.Error.Message, "Idempotency-Key")
+		}
+		r := a.post(t, createBody, "X-Request-ID", "order-req-0100")
+		require.Equal(t, idemhttp.CodeKeyMissing, r.Error.Code, "a client's own X-Request-ID is not a key either: the server cannot tell it from a generated one")
+		require.Zero(t, a.rows(t))
+		require.Zero(t, a.handled.Load())
+
+		first := a.post(t, createBody, "Idempotency-Key", "order-req-0101")
+		require.Equal(t, http.StatusCreated, first.Status, "body %s", first.Body)
+		again := a.post(t, createBody, "Idempotency-Key", "order-req-0101")
+		require.Equal(t, "true", again.Header.Get(idemhttp.HeaderReplayed), "Idempotency-Key replays behind the proxy")
+		require.EqualValues(t, 1, a.rows(t))
+	})
+}
+
 func TestIdemInvalidJSONBodyIsBadRequest(t *testing.T) {
 	t.Parallel()
 	a := newApp(t, appOpts{capture: true})
