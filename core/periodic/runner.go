@@ -102,9 +102,7 @@ func (r *Runner) RunOnce(ctx context.Context) (int, error) {
 		}
 		n, err := r.advance(ctx, c)
 		total += n
-		if err != nil {
-			errs = append(errs, fmt.Errorf("periodic command %s: %w", c.Name, err))
-		}
+		errs = append(errs, err) // the store's error names the command
 	}
 	return total, errors.Join(errs...)
 }
@@ -118,7 +116,7 @@ func (r *Runner) advance(ctx context.Context, c Command) (int, error) {
 		for _, o := range plan.Commit {
 			ev, err := Build(c, o, now)
 			if err != nil {
-				return nil, cursor, err
+				return nil, cursor, err // names the occurrence; the store adds the command
 			}
 			events = append(events, ev)
 		}

@@ -1,0 +1,185 @@
+package pgperiodic_test
+
+import (
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/uptrace/bun"
+
+	"github.com/july/template/adapters/postgres"
+	"github.com/july/template/adapters/postgres/pgoutbox"
+	"github.com/july/template/adapters/postgres/pgperiodic"
+	"github.com/july/template/contracttests/testinfra"
+	"github.com/july/template/core/outbox"
+	"github.com/july/template/core/periodic"
+	"github.com/july/template/core/ports"
+)
+
+// settable is a clock the test moves; every runner reads the same one.
+type settable struct{ ns atomic.Int64 }
+
+func (c *settable) Now() time.Time                         { return time.Unix(0, c.ns.Load()).UTC() }
+func (c *settable) After(d time.Duration) <-chan time.Time { return time.After(d) }
+func (c *settable) Set(t time.Time)                        { c.ns.Store(t.UnixNano()) }
+
+func tick(policy periodic.CatchUp) periodic.Command {
+	return periodic.Command{
+		Name: "test.tick", Schedule: periodic.Every(time.Minute), CatchUp: policy, MaxCatchUp: 5,
+		Event: func(o periodic.Occurrence) (outbox.NewParams, error) {
+			return outbox.NewParams{EventType: "test.tick", PayloadVersion: 1, AggregateType: "tick", AggregateID: "test.tick",
+				ResourceType: "tick", ResourceID: o.ID, Payload: map[string]any{"scheduled_at": o.At}}, nil
+		},
+	}
+}
+
+// occurrences returns the scheduled times of the stored tick events, in
+// order, and fails unless each event's id is periodic.ID of its time.
+func occurrences(t *testing.T, db bun.IDB) []time.Time {
+	t.Helper()
+	var rows []struct {
+		EventID   string    `bun:"event_id"`
+		At        time.Time `bun:"at"`
+		RequestID string    `bun:"request_id"`
+	}
+	require.NoError(t, db.NewRaw(`SELECT event_id::text, (payload->>'scheduled_at')::timestamptz AS at, request_id
+		FROM tb_outbox_event WHERE event_type = 'test.tick' ORDER BY at`).Scan(t.Context(), &rows))
+	var out []time.Time
+	for _, r := range rows {
+		require.Equal(t, periodic.ID("test.tick", r.At), r.EventID, "event_id is the occurrence's stable id")
+		require.Equal(t, r.EventID, r.RequestID, "request_id carries the stable command id")
+		out = append(out, r.At.UTC())
+	}
+	return out
+}
+
+func newRunner(t *testing.T, db *bun.DB, clock ports.Clock, c periodic.Command) *periodic.Runner {
+	t.Helper()
+	store, err := pgperiodic.NewStore(db)
+	require.NoError(t, err)
+	r, err := periodic.NewRunner(store, []periodic.Command{c}, clock, periodic.RunnerConfig{Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	return r
+}
+
+// Eight runners (eight relays) pass at once at every step of a clock
+// that moves in uneven steps, jumps back an hour and then ahead half an
+// hour: each minute's occurrence is stored exactly once, none is missing,
+// none is stored while the clock is behind the cursor.
+func TestConcurrentRunnersCommitEachOccurrenceOnce(t *testing.T) {
+	t.Parallel()
+	db := testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.Migrate}).Bun
+	clock := &settable{}
+	t0 := time.Date(2026, 12, 6, 0, 0, 30, 0, time.UTC)
+	clock.Set(t0)
+	runners := make([]*periodic.Runner, 8)
+	for i := range runners {
+		runners[i] = newRunner(t, db, clock, tick(periodic.Each))
+	}
+	passAll := func() {
+		var wg sync.WaitGroup
+		for _, r := range runners {
+			wg.Go(func() {
+				_, err := r.RunOnce(t.Context())
+				require.NoError(t, err)
+			})
+		}
+		wg.Wait()
+	}
+	passAll() // first sight: the cursor starts at t0
+	require.Empty(t, occurrences(t, db), "a new command does not replay the past")
+
+	now := t0
+	for i := range 40 {
+		now = now.Add(time.Duration(13+i%5*11) * time.Second)
+		clock.Set(now)
+		passAll()
+	}
+	steady := occurrences(t, db)
+	require.NotEmpty(t, steady)
+
+	clock.Set(now.Add(-time.Hour)) // the clock steps back
+	passAll()
+	require.Equal(t, steady, occurrences(t, db), "nothing is committed while the clock is behind the cursor")
+
+	clock.Set(now.Add(30 * time.Minute)) // and then ahead: Each catches up, 5 per pass
+	for range 10 {
+		passAll()
+	}
+	got := occurrences(t, db)
+	want := []time.Time{}
+	for at := t0.Truncate(time.Minute).Add(time.Minute); !at.After(now.Add(30 * time.Minute)); at = at.Add(time.Minute) {
+		want = append(want, at)
+	}
+	require.Equal(t, want, got, "every minute from the first to now, once each, no gaps")
+}
+
+// A pass that finds the occurrence's event already stored (the state row
+// was deleted while the clock was behind, or the event was appended by
+// hand) counts it as committed and goes on: a duplicate event_id never
+// aborts the pass.
+func TestAnOccurrenceAlreadyStoredIsAbsorbed(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	db := testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.Migrate}).Bun
+	store, err := pgperiodic.NewStore(db)
+	require.NoError(t, err)
+	c, err := tick(periodic.Each).Validate()
+	require.NoError(t, err)
+	t0 := time.Date(2026, 12, 6, 0, 0, 30, 0, time.UTC)
+	res, err := store.Advance(ctx, c.Name, t0, nil)
+	require.NoError(t, err)
+	require.True(t, res.Created)
+
+	at := t0.Truncate(time.Minute).Add(time.Minute)
+	ev, err := periodic.Build(c, periodic.Occurrence{Command: c.Name, At: at, ID: periodic.ID(c.Name, at)}, t0)
+	require.NoError(t, err)
+	require.NoError(t, pgoutbox.Append(ctx, db, ev))
+
+	now := at.Add(90 * time.Second)
+	res, err = store.Advance(ctx, c.Name, now, func(cursor time.Time) ([]outbox.Event, time.Time, error) {
+		plan := periodic.Due(c, cursor, now)
+		var evs []outbox.Event
+		for _, o := range plan.Commit {
+			ev, err := periodic.Build(c, o, now)
+			require.NoError(t, err)
+			evs = append(evs, ev)
+		}
+		return evs, plan.Cursor, nil
+	})
+	require.NoError(t, err)
+	require.Equal(t, ports.PeriodicAdvance{Appended: 1, Existing: 1}, res)
+	require.Len(t, occurrences(t, db), 2)
+
+	_, err = store.Advance(ctx, c.Name, now, func(cursor time.Time) ([]outbox.Event, time.Time, error) {
+		return nil, cursor.Add(-time.Second), nil
+	})
+	require.ErrorContains(t, err, "may not move back", "the store refuses a cursor moved backwards")
+}
+
+// While one relay holds the command's row, another's pass does nothing
+// (Busy) instead of waiting for it.
+func TestAHeldCommandIsBusy(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	db := testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.Migrate}).Bun
+	store, err := pgperiodic.NewStore(db)
+	require.NoError(t, err)
+	now := time.Now()
+	_, err = store.Advance(ctx, "test.tick", now, nil)
+	require.NoError(t, err)
+	tx, err := db.BeginTx(ctx, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = tx.Rollback() })
+	_, err = tx.ExecContext(ctx, `SELECT 1 FROM tb_periodic_command WHERE name = 'test.tick' FOR UPDATE`)
+	require.NoError(t, err)
+	res, err := store.Advance(ctx, "test.tick", now, func(time.Time) ([]outbox.Event, time.Time, error) {
+		t.Fatal("decide ran while another transaction held the row")
+		return nil, time.Time{}, nil
+	})
+	require.NoError(t, err)
+	require.True(t, res.Busy)
+}
