@@ -62,9 +62,12 @@ func TestDomainPlugsIntoTheApps(t *testing.T) {
 
 	relay, err := d.Relay(domain.RelayDeps{DB: e.db, Clock: ports.ClockFunc(time.Now), Config: cfg, Logger: log})
 	require.NoError(t, err)
-	require.Len(t, relay.Consumers, 1)
+	require.Len(t, relay.Consumers, 2)
 	require.Equal(t, topup.EventCreated, relay.Consumers[0].EventType)
 	require.NotNil(t, relay.Consumers[0].Handler)
+	require.Equal(t, topup.EventReconcileDue, relay.Consumers[1].EventType, "the daily reconciliation's consumer")
+	require.Len(t, d.Commands, 1)
+	require.Equal(t, topup.ReconcileCommand, d.Commands[0].Name)
 	require.Empty(t, relay.TaskTables)
 	require.Len(t, relay.IdempotencyTables, 1)
 	require.Equal(t, topup.SweepName, relay.IdempotencyTables[0].Name)
