@@ -1,0 +1,53 @@
+//go:build e2efault
+
+package main
+
+// A periodic command compiled only into the end-to-end tests' relay (go
+// build -tags e2efault) and declared only when E2E_PERIODIC_EVERY is set:
+// "e2e.tick" every E2E_PERIODIC_EVERY (catch-up Each), whose consumer
+// records each occurrence's consumption once (consumer "e2e-tick").
+
+import (
+	"context"
+	"os"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/july/template/adapters/asynq/queue"
+	"github.com/july/template/adapters/postgres/pgoutbox"
+	"github.com/july/template/apps/domain"
+	"github.com/july/template/core/outbox"
+	"github.com/july/template/core/periodic"
+)
+
+// tickEvent is the payload of "e2e.tick" events.
+type tickEvent struct {
+	ScheduledAt time.Time `json:"scheduled_at"`
+}
+
+func init() {
+	every, err := time.ParseDuration(os.Getenv("E2E_PERIODIC_EVERY"))
+	if err != nil || every <= 0 {
+		return
+	}
+	appDomains = append(appDomains, domain.Domain{
+		Name: "e2e.periodic",
+		Commands: []periodic.Command{{
+			Name: "e2e.tick", Schedule: periodic.Every(every), CatchUp: periodic.Each,
+			Event: func(o periodic.Occurrence) (outbox.NewParams, error) {
+				return outbox.NewParams{EventType: "e2e.tick", PayloadVersion: 1, AggregateType: "tick", AggregateID: "e2e.tick",
+					ResourceType: "tick", ResourceID: o.ID, Payload: tickEvent{ScheduledAt: o.At}}, nil
+			},
+		}},
+		Relay: func(d domain.RelayDeps) (domain.Relay, error) {
+			return domain.Relay{Consumers: []queue.Consumer{{EventType: "e2e.tick", Name: "e2e-tick",
+				Handler: queue.Handle(func(ctx context.Context, env outbox.Envelope, _ tickEvent) error {
+					return d.DB.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+						_, err := pgoutbox.RecordConsumption(ctx, tx, env.EventID, "e2e-tick", time.Now())
+						return err
+					})
+				})}}}, nil
+		},
+	})
+}
