@@ -71,4 +71,8 @@ func TestE2EPeriodicCommandUnderThreeRelaysAndAKill(t *testing.T) {
 		WHERE e.event_type = 'e2e.tick' AND c.consumer = 'e2e-tick' AND (e.payload->>'scheduled_at')::timestamptz <= ?`
 	w.waitCountProgress(len(rows), consumed, last)
 	require.Zero(t, w.count(`SELECT count(*) FROM tb_outbox_event WHERE event_type = 'e2e.tick' AND status = 4`), "no occurrence failed")
+	live := []*relayProc{relays[0], relays[2]}
+	require.Positive(t, metricSum(t, live, "periodic_occurrences_committed_total", `command="e2e.tick"`), "the relays count what they commit")
+	require.Zero(t, metricSum(t, live, "periodic_command_failures_total", `command="e2e.tick"`),
+		"relays never collide: a row another relay holds is skipped, not waited for or failed on")
 }

@@ -49,7 +49,7 @@ func startIdempotencyRetention(lc fx.Lifecycle, cfg config, tables []ports.Idemp
 // commands (domain.Domain.Commands); a service without any starts
 // nothing. It writes through the main pool (synchronous commit): a
 // committed occurrence is never lost.
-func startPeriodic(lc fx.Lifecycle, cfg config, db *bun.DB, clock ports.Clock, log *slog.Logger) error {
+func startPeriodic(lc fx.Lifecycle, cfg config, db *bun.DB, clock ports.Clock, m *metrics.SweepMetrics, log *slog.Logger) error {
 	commands := domain.Commands(appDomains)
 	if len(commands) == 0 {
 		return nil
@@ -58,7 +58,9 @@ func startPeriodic(lc fx.Lifecycle, cfg config, db *bun.DB, clock ports.Clock, l
 	if err != nil {
 		return err
 	}
-	r, err := periodic.NewRunner(store, commands, clock, periodic.RunnerConfig{Every: cfg.PeriodicEvery, Logger: log})
+	r, err := periodic.NewRunner(store, commands, clock, periodic.RunnerConfig{
+		Every: cfg.PeriodicEvery, CommittedFunc: m.PeriodicCommitted, SkippedFunc: m.PeriodicSkipped, FailedFunc: m.PeriodicFailed, Logger: log,
+	})
 	if err != nil {
 		return err
 	}

@@ -31,6 +31,9 @@ type RunnerConfig struct {
 	// Default: nothing.
 	CommittedFunc func(command string, n int)
 	SkippedFunc   func(command string, n int)
+	// FailedFunc is told of each failed pass over a command (a metric;
+	// the error is logged). Default: nothing.
+	FailedFunc func(command string)
 	// Logger receives the runner's log lines. Default: slog.Default().
 	Logger *slog.Logger
 }
@@ -66,6 +69,9 @@ func NewRunner(store ports.PeriodicCommandStore, commands []Command, clock ports
 	}
 	if cfg.SkippedFunc == nil {
 		cfg.SkippedFunc = func(string, int) {}
+	}
+	if cfg.FailedFunc == nil {
+		cfg.FailedFunc = func(string) {}
 	}
 	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
 	seen := map[string]bool{}
@@ -123,6 +129,7 @@ func (r *Runner) advance(ctx context.Context, c Command) (int, error) {
 		return events, plan.Cursor, nil
 	})
 	if err != nil {
+		r.cfg.FailedFunc(c.Name)
 		return 0, err
 	}
 	if res.Created || res.Busy {
