@@ -6,9 +6,15 @@ package main
 // build -tags e2efault) and declared only when E2E_PERIODIC_EVERY is set:
 // "e2e.tick" every E2E_PERIODIC_EVERY (catch-up Each), whose consumer
 // records each occurrence's consumption once (consumer "e2e-tick").
+// Building the event of every fifth occurrence (scheduled on a Unix
+// second divisible by 5), inside the transaction that holds the
+// command's row, prints "E2E_TICK_BUILDING <scheduled time>" and then
+// waits E2E_PERIODIC_HOLD, so a test can kill the relay that is
+// committing an occurrence, inside its transaction.
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"time"
 
@@ -31,11 +37,16 @@ func init() {
 	if err != nil || every <= 0 {
 		return
 	}
+	hold, _ := time.ParseDuration(os.Getenv("E2E_PERIODIC_HOLD"))
 	appDomains = append(appDomains, domain.Domain{
 		Name: "e2e.periodic",
 		Commands: []periodic.Command{{
 			Name: "e2e.tick", Schedule: periodic.Every(every), CatchUp: periodic.Each,
 			Event: func(o periodic.Occurrence) (outbox.NewParams, error) {
+				if hold > 0 && o.At.Unix()%5 == 0 {
+					fmt.Fprintf(os.Stderr, "E2E_TICK_BUILDING %s\n", o.At.Format(time.RFC3339Nano))
+					time.Sleep(hold)
+				}
 				return outbox.NewParams{EventType: "e2e.tick", PayloadVersion: 1, AggregateType: "tick", AggregateID: "e2e.tick",
 					ResourceType: "tick", ResourceID: o.ID, Payload: tickEvent{ScheduledAt: o.At}}, nil
 			},
