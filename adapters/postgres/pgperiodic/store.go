@@ -90,6 +90,9 @@ func (s *Store) Advance(ctx context.Context, command string, now time.Time, deci
 			return fmt.Errorf("append the occurrences' events: %w", err)
 		}
 		res.Appended = len(events)
+		if len(events) == 0 && next.Equal(cursor) {
+			return nil // nothing due: no write, no dead row version
+		}
 		var last any
 		if len(events) > 0 {
 			last = events[len(events)-1].EventID

@@ -183,3 +183,61 @@ func TestAHeldCommandIsBusy(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, res.Busy)
 }
+
+// BenchmarkAdvanceNothingDue is what a declared command costs a relay
+// between its occurrences: one pass (a transaction with the create-if-
+// missing insert and the locked read of the cursor) that finds nothing
+// due. docs/performance.md quotes it.
+func BenchmarkAdvanceNothingDue(b *testing.B) {
+	db := testinfra.NewDB(b, testinfra.DBOpts{Migrate: postgres.Migrate}).Bun
+	store, err := pgperiodic.NewStore(db)
+	require.NoError(b, err)
+	c, err := tick(periodic.Each).Validate()
+	require.NoError(b, err)
+	now := time.Date(2026, 12, 6, 0, 0, 1, 0, time.UTC)
+	_, err = store.Advance(b.Context(), c.Name, now, nil)
+	require.NoError(b, err)
+	decide := func(cursor time.Time) ([]outbox.Event, time.Time, error) {
+		p := periodic.Due(c, cursor, now)
+		return nil, p.Cursor, nil
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := store.Advance(b.Context(), c.Name, now, decide); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkAdvanceOneOccurrence commits one occurrence per pass: the
+// pass above plus the existing-id lookup, the event's insert and the
+// cursor's update.
+func BenchmarkAdvanceOneOccurrence(b *testing.B) {
+	db := testinfra.NewDB(b, testinfra.DBOpts{Migrate: postgres.Migrate}).Bun
+	store, err := pgperiodic.NewStore(db)
+	require.NoError(b, err)
+	c, err := tick(periodic.Each).Validate()
+	require.NoError(b, err)
+	now := time.Date(2026, 12, 6, 0, 0, 1, 0, time.UTC)
+	_, err = store.Advance(b.Context(), c.Name, now, nil)
+	require.NoError(b, err)
+	b.ResetTimer()
+	for b.Loop() {
+		now = now.Add(time.Minute)
+		_, err := store.Advance(b.Context(), c.Name, now, func(cursor time.Time) ([]outbox.Event, time.Time, error) {
+			p := periodic.Due(c, cursor, now)
+			var evs []outbox.Event
+			for _, o := range p.Commit {
+				ev, err := periodic.Build(c, o, now)
+				if err != nil {
+					return nil, cursor, err
+				}
+				evs = append(evs, ev)
+			}
+			return evs, p.Cursor, nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}
