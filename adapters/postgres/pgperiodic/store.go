@@ -91,7 +91,7 @@ func (s *Store) Advance(ctx context.Context, command string, now time.Time, deci
 		}
 		res.Appended = len(events)
 		if len(events) == 0 && next.Equal(cursor) {
-			return nil // nothing due: no write, no dead row version
+			return nil // nothing due: no new row version (the lock alone marks the tuple)
 		}
 		var last any
 		if len(events) > 0 {
