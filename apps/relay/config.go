@@ -57,6 +57,8 @@ var envHelp = fmt.Sprintf(`  DATABASE_URL         postgres URL (required); may b
                        an event no consumer recorded is kept
   TASK_RECOVERY_INTERVAL  pause between task-recovery passes, %s..%s (default %s): tasks
                        whose lease expired go back to pending and are delivered again
+  PERIODIC_ENABLED     run the domains' periodic commands in this process: true|false (default
+                       true; every relay may, each occurrence is committed once)
   PERIODIC_INTERVAL    pause between passes over the domains' periodic commands, %s..%s
                        (default %s): how late after its time an occurrence is committed
   IDEMPOTENCY_RETENTION   keep idempotency records (key, stored response) this long,
@@ -114,6 +116,7 @@ type config struct {
 	LossCheckEvery    time.Duration
 	Retention         time.Duration
 	TaskRecoveryEvery time.Duration
+	PeriodicEnabled   bool
 	PeriodicEvery     time.Duration
 	IdemRetention     time.Duration
 	Queue             string
@@ -162,6 +165,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		WorkerRetryMax:    r.Duration("WORKER_RETRY_MAX", time.Minute, 10*time.Millisecond, 24*time.Hour),
 		TaskRecoveryEvery: r.Duration("TASK_RECOVERY_INTERVAL", sweep.DefaultTaskRecoveryEvery,
 			sweep.MinTaskRecoveryEvery, sweep.MaxTaskRecoveryEvery),
+		PeriodicEnabled: r.Bool("PERIODIC_ENABLED", true),
 		PeriodicEvery: r.Duration("PERIODIC_INTERVAL", periodic.DefaultRunnerEvery,
 			periodic.MinRunnerEvery, periodic.MaxRunnerEvery),
 		IdemRetention: r.Duration("IDEMPOTENCY_RETENTION", sweep.DefaultIdempotencyRetention,

@@ -28,7 +28,7 @@ func TestE2EPeriodicCommandUnderThreeRelaysAndAKill(t *testing.T) {
 	t.Parallel()
 	bin := faultRelay(t)
 	w := newWorld(t, "")
-	env := append([]string{"E2E_PERIODIC_EVERY=1s", "E2E_PERIODIC_HOLD=3s", "PERIODIC_INTERVAL=100ms", "WORKER_ENABLED=true"}, lossEnv...)
+	env := append([]string{"PERIODIC_ENABLED=true", "E2E_PERIODIC_EVERY=1s", "E2E_PERIODIC_HOLD=3s", "PERIODIC_INTERVAL=100ms", "WORKER_ENABLED=true"}, lossEnv...)
 	var relays []*relayProc
 	for _, name := range []string{"relay-a", "relay-b", "relay-c"} {
 		p := w.spawnBin(bin, name, w.redisURL, env...)

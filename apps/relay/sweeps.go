@@ -46,12 +46,12 @@ func startIdempotencyRetention(lc fx.Lifecycle, cfg config, tables []ports.Idemp
 }
 
 // startPeriodic runs the periodic-command runner when a domain declares
-// commands (domain.Domain.Commands); a service without any starts
-// nothing. It writes through the main pool (synchronous commit): a
+// commands (domain.Domain.Commands) and PERIODIC_ENABLED is not false; a
+// service without any starts nothing. It writes through the main pool (synchronous commit): a
 // committed occurrence is never lost.
 func startPeriodic(lc fx.Lifecycle, cfg config, db *bun.DB, clock ports.Clock, m *metrics.SweepMetrics, log *slog.Logger) error {
 	commands := domain.Commands(appDomains)
-	if len(commands) == 0 {
+	if len(commands) == 0 || !cfg.PeriodicEnabled {
 		return nil
 	}
 	store, err := pgperiodic.NewStore(db)

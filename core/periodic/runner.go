@@ -60,6 +60,9 @@ func NewRunner(store ports.PeriodicCommandStore, commands []Command, clock ports
 	if len(commands) == 0 {
 		return nil, ErrNoCommands
 	}
+	if store == nil {
+		return nil, &startstop.ConfigError{Pkg: "periodic", Field: "NewRunner store", Want: "pass a ports.PeriodicCommandStore (pgperiodic.NewStore)"}
+	}
 	cfg.Every = cmp.Or(cfg.Every, DefaultRunnerEvery)
 	if err := startstop.CheckRange("periodic", "RunnerConfig", "Every", cfg.Every, MinRunnerEvery, MaxRunnerEvery); err != nil {
 		return nil, err
