@@ -103,7 +103,10 @@ func (s *Store) Advance(ctx context.Context, command string, now time.Time, deci
 		return nil
 	})
 	if err != nil {
-		return ports.PeriodicAdvance{}, fmt.Errorf("periodic command %s: %w", command, err)
+		// The begin and the commit fail outside the statements above;
+		// Translate makes an unreachable server ports.ErrUnavailable there
+		// too and passes decide's own errors through.
+		return ports.PeriodicAdvance{}, fmt.Errorf("periodic command %s: %w", command, pgerr.Translate(err))
 	}
 	return res, nil
 }

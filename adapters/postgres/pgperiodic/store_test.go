@@ -13,6 +13,7 @@ import (
 	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/adapters/postgres/pgoutbox"
 	"github.com/july/template/adapters/postgres/pgperiodic"
+	"github.com/july/template/contracttests"
 	"github.com/july/template/contracttests/testinfra"
 	"github.com/july/template/core/outbox"
 	"github.com/july/template/core/periodic"
@@ -117,71 +118,36 @@ func TestConcurrentRunnersCommitEachOccurrenceOnce(t *testing.T) {
 	require.Equal(t, want, got, "every minute from the first to now, once each, no gaps")
 }
 
-// A pass that finds the occurrence's event already stored (the state row
-// was deleted while the clock was behind, or the event was appended by
-// hand) counts it as committed and goes on: a duplicate event_id never
-// aborts the pass.
-func TestAnOccurrenceAlreadyStoredIsAbsorbed(t *testing.T) {
+// The store keeps the port's contract (contracttests.RunPeriodicCommandStore).
+func TestPeriodicCommandStoreContract(t *testing.T) {
 	t.Parallel()
-	ctx := t.Context()
-	db := testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.Migrate}).Bun
-	store, err := pgperiodic.NewStore(db)
-	require.NoError(t, err)
-	c, err := tick(periodic.Each).Validate()
-	require.NoError(t, err)
-	t0 := time.Date(2026, 12, 6, 0, 0, 30, 0, time.UTC)
-	res, err := store.Advance(ctx, c.Name, t0, nil)
-	require.NoError(t, err)
-	require.True(t, res.Created)
-
-	at := t0.Truncate(time.Minute).Add(time.Minute)
-	ev, err := periodic.Build(c, periodic.Occurrence{Command: c.Name, At: at, ID: periodic.ID(c.Name, at)}, t0)
-	require.NoError(t, err)
-	require.NoError(t, pgoutbox.Append(ctx, db, ev))
-
-	now := at.Add(90 * time.Second)
-	res, err = store.Advance(ctx, c.Name, now, func(cursor time.Time) ([]outbox.Event, time.Time, error) {
-		plan := periodic.Due(c, cursor, now)
-		var evs []outbox.Event
-		for _, o := range plan.Commit {
-			ev, err := periodic.Build(c, o, now)
-			require.NoError(t, err)
-			evs = append(evs, ev)
+	contracttests.RunPeriodicCommandStore(t, func(t *testing.T) contracttests.PeriodicCommandStoreFixture {
+		db := testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.Migrate}).Bun
+		store, err := pgperiodic.NewStore(db)
+		require.NoError(t, err)
+		return contracttests.PeriodicCommandStoreFixture{
+			Store: store,
+			Stored: func(t *testing.T) []string {
+				var ids []string
+				require.NoError(t, db.NewRaw(`SELECT event_id::text FROM tb_outbox_event`).Scan(t.Context(), &ids))
+				return ids
+			},
+			Append: func(t *testing.T, ev outbox.Event) { require.NoError(t, pgoutbox.Append(t.Context(), db, ev)) },
+			Hold: func(t *testing.T, command string) func() {
+				tx, err := db.BeginTx(t.Context(), nil)
+				require.NoError(t, err)
+				_, err = tx.ExecContext(t.Context(), `SELECT 1 FROM tb_periodic_command WHERE name = ? FOR UPDATE`, command)
+				require.NoError(t, err)
+				t.Cleanup(func() { _ = tx.Rollback() })
+				return func() { require.NoError(t, tx.Rollback()) }
+			},
+			Outage: func(t *testing.T, _ ports.PeriodicCommandStore) (ports.PeriodicCommandStore, func()) {
+				down, err := pgperiodic.NewStore(testinfra.UnreachableDB(t))
+				require.NoError(t, err)
+				return down, func() {}
+			},
 		}
-		return evs, plan.Cursor, nil
 	})
-	require.NoError(t, err)
-	require.Equal(t, ports.PeriodicAdvance{Appended: 1, Existing: 1}, res)
-	require.Len(t, occurrences(t, db), 2)
-
-	_, err = store.Advance(ctx, c.Name, now, func(cursor time.Time) ([]outbox.Event, time.Time, error) {
-		return nil, cursor.Add(-time.Second), nil
-	})
-	require.ErrorContains(t, err, "may not move back", "the store refuses a cursor moved backwards")
-}
-
-// While one relay holds the command's row, another's pass does nothing
-// (Busy) instead of waiting for it.
-func TestAHeldCommandIsBusy(t *testing.T) {
-	t.Parallel()
-	ctx := t.Context()
-	db := testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.Migrate}).Bun
-	store, err := pgperiodic.NewStore(db)
-	require.NoError(t, err)
-	now := time.Now()
-	_, err = store.Advance(ctx, "test.tick", now, nil)
-	require.NoError(t, err)
-	tx, err := db.BeginTx(ctx, nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = tx.Rollback() })
-	_, err = tx.ExecContext(ctx, `SELECT 1 FROM tb_periodic_command WHERE name = 'test.tick' FOR UPDATE`)
-	require.NoError(t, err)
-	res, err := store.Advance(ctx, "test.tick", now, func(time.Time) ([]outbox.Event, time.Time, error) {
-		t.Fatal("decide ran while another transaction held the row")
-		return nil, time.Time{}, nil
-	})
-	require.NoError(t, err)
-	require.True(t, res.Busy)
 }
 
 // BenchmarkAdvanceNothingDue is what a declared command costs a relay
