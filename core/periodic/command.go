@@ -19,7 +19,10 @@ import (
 // Schedule says when a command occurs.
 type Schedule interface {
 	// Next returns the first occurrence strictly after after, or the zero
-	// time when there is none. It must be monotonic: Next(t) > t.
+	// time when there is none. It must be monotonic (Next(t) > t) and
+	// absolute: the instants are fixed (whole microseconds at most, as
+	// the cursor is stored), not counted from after, or relays and
+	// restarts would disagree on them and on their ids.
 	Next(after time.Time) time.Time
 }
 
