@@ -163,6 +163,29 @@ func TestBroken(t *testing.T) {
 		contracttests.RunOutboxStore(t, caps, func(t *testing.T) ports.OutboxStore {
 			return tokenBlindOutbox{OutboxStore: memory.NewOutboxStore()}
 		})
+	case "periodic-append-without-existing-check":
+		contracttests.RunPeriodicCommandStore(t, func(t *testing.T) contracttests.PeriodicCommandStoreFixture {
+			out := memory.NewOutboxStore()
+			s := &naivePeriodic{out: out, cursors: map[string]time.Time{}}
+			return contracttests.PeriodicCommandStoreFixture{
+				Store: s,
+				Stored: func(t *testing.T) []string {
+					evs, err := out.List(t.Context(), ports.OutboxFilter{Limit: 500})
+					require.NoError(t, err)
+					var ids []string
+					for _, ev := range evs {
+						ids = append(ids, ev.EventID)
+					}
+					return ids
+				},
+				Append: func(t *testing.T, ev outbox.Event) { require.NoError(t, out.Append(t.Context(), ev)) },
+				Hold:   func(*testing.T, string) func() { return func() {} },
+				Outage: func(_ *testing.T, live ports.PeriodicCommandStore) (ports.PeriodicCommandStore, func()) {
+					out.SetDown(true)
+					return live, func() { out.SetDown(false) }
+				},
+			}
+		})
 	case "guard-outage-wrong-error-and-hang":
 		contracttests.RunGuard(t, func(t *testing.T) contracttests.GuardFixture {
 			g := &wrongOutageGuard{Guard: memory.NewGuard(time.Now)}
@@ -548,4 +571,31 @@ func (g *wrongOutageGuard) Release(ctx context.Context, key, owner string) (bool
 		return false, fmt.Errorf("release guard %q: %w", key, ports.ErrUnavailable)
 	}
 	return g.Guard.Release(ctx, key, owner)
+}
+
+// naivePeriodic appends every event decide returns without looking for
+// the ones already stored: a duplicate event_id aborts its pass.
+type naivePeriodic struct {
+	mu      sync.Mutex
+	out     *memory.OutboxStore
+	cursors map[string]time.Time
+}
+
+func (s *naivePeriodic) Advance(ctx context.Context, command string, now time.Time, decide ports.PeriodicDecideFunc) (ports.PeriodicAdvance, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cursor, ok := s.cursors[command]
+	if !ok {
+		s.cursors[command] = now
+		return ports.PeriodicAdvance{Created: true}, nil
+	}
+	events, next, err := decide(cursor)
+	if err != nil {
+		return ports.PeriodicAdvance{}, err
+	}
+	if err := s.out.Append(ctx, events...); err != nil {
+		return ports.PeriodicAdvance{}, err
+	}
+	s.cursors[command] = next
+	return ports.PeriodicAdvance{Appended: len(events)}, nil
 }

@@ -62,6 +62,10 @@ func TestSuitesCatchBrokenAdapters(t *testing.T) {
 			failPrefix + "Concurrent/StaleFinishAfterTakeoverIsRefused",
 			"after a takeover is refused: the fencing token of the claim decides",
 		},
+		"periodic-append-without-existing-check": {
+			failPrefix + "Advance/AnEventAlreadyStoredIsAbsorbed",
+			"rule: a duplicate event_id never aborts the pass",
+		},
 		"guard-outage-wrong-error-and-hang": {
 			failPrefix + "Outage/EveryMethodUnavailableAndNothingChanges",
 			"Acquire under outage: returned \"guard store: connection refused\", which does not wrap ports.ErrUnavailable",

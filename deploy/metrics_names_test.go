@@ -79,6 +79,8 @@ func exportedMetrics(t *testing.T) map[string]bool {
 	require.NoError(t, err)
 	_, err = metrics.NewReconcileMetrics(rec)
 	require.NoError(t, err)
+	_, err = metrics.NewSweepMetrics(rec) // the sweeps' and the periodic commands' counters
+	require.NoError(t, err)
 	require.NoError(t, metrics.RegisterOutboxStats(rec, memory.NewOutboxStore(), ports.SystemClock, slog.Default()))
 	probes := []ports.Probe{{Name: "postgres", Check: func(context.Context) error { return nil }}}
 	require.NoError(t, metrics.RegisterProbes(rec, "relay", probes, ports.SystemClock))

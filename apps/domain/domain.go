@@ -18,6 +18,7 @@ import (
 	"github.com/july/template/adapters/http/httpx"
 	"github.com/july/template/adapters/postgres/release"
 	"github.com/july/template/core/configsvc"
+	"github.com/july/template/core/periodic"
 	"github.com/july/template/core/ports"
 	"github.com/july/template/core/sysconfig"
 )
@@ -40,6 +41,20 @@ type Domain struct {
 	// Relay builds the domain's consumers and sweep tables in apps/relay;
 	// nil for none.
 	Relay func(RelayDeps) (Relay, error)
+	// Commands are the domain's periodic commands (core/periodic): every
+	// relay commits each occurrence once, as an outbox event with a
+	// stable id, which the domain's consumer (in Relay) handles. None: no
+	// runner starts (docs/domains.md, "Periodic commands").
+	Commands []periodic.Command
+}
+
+// Commands returns every domain's periodic commands, in list order.
+func Commands(ds []Domain) []periodic.Command {
+	var cs []periodic.Command
+	for _, d := range ds {
+		cs = append(cs, d.Commands...)
+	}
+	return cs
 }
 
 // APIDeps are what apps/api gives every domain.

@@ -79,6 +79,7 @@ func options(cfg config, log *slog.Logger) fx.Option {
 			startRetention,
 			startTaskRecovery,
 			startIdempotencyRetention,
+			startPeriodic,
 		),
 		redeliverOption,
 		evidenceOption,

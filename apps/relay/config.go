@@ -10,6 +10,7 @@ import (
 	"github.com/july/template/adapters/http/httpx"
 	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/adapters/tracing"
+	"github.com/july/template/core/periodic"
 	"github.com/july/template/core/relay"
 	"github.com/july/template/core/sweep"
 	"github.com/july/template/internal/envconf"
@@ -56,6 +57,10 @@ var envHelp = fmt.Sprintf(`  DATABASE_URL         postgres URL (required); may b
                        an event no consumer recorded is kept
   TASK_RECOVERY_INTERVAL  pause between task-recovery passes, %s..%s (default %s): tasks
                        whose lease expired go back to pending and are delivered again
+  PERIODIC_ENABLED     run the domains' periodic commands in this process: true|false (default
+                       true; every relay may, each occurrence is committed once)
+  PERIODIC_INTERVAL    pause between passes over the domains' periodic commands, %s..%s
+                       (default %s): how late after its time an occurrence is committed
   IDEMPOTENCY_RETENTION   keep idempotency records (key, stored response) this long,
                        %s..%s (default %s = 7 days); the business row stays
   ASYNQ_QUEUE          queue for outbox envelopes, also for outbox replay (default "default")
@@ -86,6 +91,7 @@ var envHelp = fmt.Sprintf(`  DATABASE_URL         postgres URL (required); may b
 	relay.MinPollInterval, relay.MaxPollInterval, relay.DefaultPollInterval, postgres.DefaultFallbackPoll,
 	relay.MinMaxAttempts, relay.MaxMaxAttempts, relay.DefaultMaxAttempts,
 	sweep.MinTaskRecoveryEvery, sweep.MaxTaskRecoveryEvery, sweep.DefaultTaskRecoveryEvery,
+	periodic.MinRunnerEvery, periodic.MaxRunnerEvery, periodic.DefaultRunnerEvery,
 	sweep.MinIdempotencyRetention, sweep.MaxIdempotencyRetention, sweep.DefaultIdempotencyRetention)
 
 // config is the relay's environment. Zero BatchSize, LeaseTTL and
@@ -110,6 +116,8 @@ type config struct {
 	LossCheckEvery    time.Duration
 	Retention         time.Duration
 	TaskRecoveryEvery time.Duration
+	PeriodicEnabled   bool
+	PeriodicEvery     time.Duration
 	IdemRetention     time.Duration
 	Queue             string
 	WorkerConcurrency int
@@ -157,6 +165,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 		WorkerRetryMax:    r.Duration("WORKER_RETRY_MAX", time.Minute, 10*time.Millisecond, 24*time.Hour),
 		TaskRecoveryEvery: r.Duration("TASK_RECOVERY_INTERVAL", sweep.DefaultTaskRecoveryEvery,
 			sweep.MinTaskRecoveryEvery, sweep.MaxTaskRecoveryEvery),
+		PeriodicEnabled: r.Bool("PERIODIC_ENABLED", true),
+		PeriodicEvery: r.Duration("PERIODIC_INTERVAL", periodic.DefaultRunnerEvery,
+			periodic.MinRunnerEvery, periodic.MaxRunnerEvery),
 		IdemRetention: r.Duration("IDEMPOTENCY_RETENTION", sweep.DefaultIdempotencyRetention,
 			sweep.MinIdempotencyRetention, sweep.MaxIdempotencyRetention),
 		DrainDelay:      r.Duration("SHUTDOWN_DRAIN_DELAY", httpx.DefaultDrainDelay, 0, time.Minute),

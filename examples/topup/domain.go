@@ -6,14 +6,16 @@ import (
 	"github.com/july/template/adapters/asynq/queue"
 	"github.com/july/template/adapters/postgres/pgidem"
 	"github.com/july/template/apps/domain"
+	"github.com/july/template/core/periodic"
 	"github.com/july/template/core/ports"
 )
 
 // Domain is everything top-up plugs into the service: its routes, access-log
 // policies and error mapper in apps/api (the use cases, *Service, over
-// the app's database, clock, config and guard), the topup.created consumer
-// and ex_topup_order's idempotency records in apps/relay, its migration
-// set and its config keys.
+// the app's database, clock, config and guard), the topup.created consumer,
+// ex_topup_order's idempotency records and the daily reconciliation (a
+// periodic command and its consumer) in apps/relay, its migration set
+// and its config keys.
 func Domain() domain.Domain {
 	return domain.Domain{
 		Name:        "examples/topup",
@@ -21,6 +23,7 @@ func Domain() domain.Domain {
 		ConfigSpecs: ConfigSpecs(),
 		API:         newAPIPart,
 		Relay:       newRelayPart,
+		Commands:    []periodic.Command{ReconcileCommandDecl()},
 	}
 }
 
@@ -53,7 +56,11 @@ func newRelayPart(d domain.RelayDeps) (domain.Relay, error) {
 	if err != nil {
 		return domain.Relay{}, err
 	}
-	return domain.Relay{Consumers: []queue.Consumer{c.Consumer()}, IdempotencyTables: []ports.IdempotencyTable{idem}}, nil
+	rec, err := NewReconciler(d.DB, d.Clock, d.Logger)
+	if err != nil {
+		return domain.Relay{}, err
+	}
+	return domain.Relay{Consumers: []queue.Consumer{c.Consumer(), rec.Consumer()}, IdempotencyTables: []ports.IdempotencyTable{idem}}, nil
 }
 
 // SweepName labels ex_topup_order in the idempotency retention's logs and

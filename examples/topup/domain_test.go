@@ -62,9 +62,12 @@ func TestDomainPlugsIntoTheApps(t *testing.T) {
 
 	relay, err := d.Relay(domain.RelayDeps{DB: e.db, Clock: ports.ClockFunc(time.Now), Config: cfg, Logger: log})
 	require.NoError(t, err)
-	require.Len(t, relay.Consumers, 1)
+	require.Len(t, relay.Consumers, 2)
 	require.Equal(t, topup.EventCreated, relay.Consumers[0].EventType)
 	require.NotNil(t, relay.Consumers[0].Handler)
+	require.Equal(t, topup.EventReconcileDue, relay.Consumers[1].EventType, "the daily reconciliation's consumer")
+	require.Len(t, d.Commands, 1)
+	require.Equal(t, topup.ReconcileCommand, d.Commands[0].Name)
 	require.Empty(t, relay.TaskTables)
 	require.Len(t, relay.IdempotencyTables, 1)
 	require.Equal(t, topup.SweepName, relay.IdempotencyTables[0].Name)
@@ -93,7 +96,7 @@ func TestMigrationsReleaseUpAndDown(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, rep.OK(), "findings %+v", rep.Findings)
 
-	down, err := release.Down(t.Context(), db, sets, "20261201000012", 10*time.Second)
+	down, err := release.Down(t.Context(), db, sets, "20261201000013", 10*time.Second)
 	require.NoError(t, err, "down: %+v", down)
 	require.Equal(t, []string{"20261201100005", "20261201100004", "20261201100003", "20261201100002", "20261201100001"}, down.RolledBack)
 	require.Empty(t, tables(), "rule: down removes every object up created")

@@ -29,7 +29,7 @@ func TestFoundationOwnsEachObjectOnce(t *testing.T) {
 		"table:tb_system_config", "constraint:tb_system_config.uq_system_config_config_key", "index:ix_system_config_module", "table:tb_backfill_checkpoint"} {
 		require.Len(t, man.Owners(obj), 1, "object %s must have exactly one owner", obj)
 	}
-	require.ElementsMatch(t, []string{"tb_outbox_event", "tb_system_config", "tb_backfill_checkpoint", "tb_outbox_consumer_failure", "tb_audit_record", "tb_system_config_pin", "tb_outbox_consumption"}, man.Tables())
+	require.ElementsMatch(t, []string{"tb_outbox_event", "tb_system_config", "tb_backfill_checkpoint", "tb_outbox_consumer_failure", "tb_audit_record", "tb_system_config_pin", "tb_outbox_consumption", "tb_periodic_command"}, man.Tables())
 }
 
 func TestOwnershipConflictsAreViolations(t *testing.T) {

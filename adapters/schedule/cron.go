@@ -1,0 +1,71 @@
+// Package schedule parses cron expressions into periodic.Schedule values
+// (github.com/robfig/cron/v3; core/periodic stays free of it). Fixed
+// intervals need no parser: periodic.Every.
+package schedule
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/robfig/cron/v3"
+
+	"github.com/july/template/core/periodic"
+)
+
+// Error is a refused cron expression: what was given and what to write.
+type Error struct {
+	Spec   string
+	Reason string
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("schedule: cron %q: %s", e.Spec, e.Reason) }
+
+// parser reads the standard five fields (minute hour day-of-month month
+// day-of-week) and the @daily-style descriptors.
+var parser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
+
+// Cron returns the schedule of a standard five-field cron expression
+// ("0 2 * * *" is 02:00 every day) evaluated in loc, so every relay
+// agrees whatever its TZ; a "CRON_TZ=Asia/Shanghai " prefix overrides
+// loc. "@every <d>" is refused: it counts from an arbitrary start, so two
+// relays would not agree on its instants; use periodic.Every(d), aligned
+// to the epoch. A refused spec is an *Error.
+func Cron(spec string, loc *time.Location) (periodic.Schedule, error) {
+	if loc == nil {
+		return nil, &Error{Spec: spec, Reason: "no time zone; pass one, e.g. time.UTC or the location of Asia/Shanghai"}
+	}
+	if strings.HasPrefix(strings.TrimSpace(spec), "@every") {
+		return nil, &Error{Spec: spec, Reason: "@every is not aligned to fixed instants; use periodic.Every(d) instead"}
+	}
+	s, err := parser.Parse(spec)
+	if err != nil {
+		return nil, &Error{Spec: spec, Reason: err.Error() + `; write five fields "minute hour day-of-month month day-of-week", e.g. "0 2 * * *"`}
+	}
+	return cronSchedule{s: s, loc: loc}, nil
+}
+
+// MustCron is Cron for a literal in a domain's declaration: it panics on
+// a refused spec, which a test of the declaration catches.
+func MustCron(spec string, loc *time.Location) periodic.Schedule {
+	s, err := Cron(spec, loc)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+type cronSchedule struct {
+	s   cron.Schedule
+	loc *time.Location
+}
+
+// Next implements periodic.Schedule (zero when no occurrence falls within
+// the next five years, as robfig/cron says).
+func (c cronSchedule) Next(after time.Time) time.Time {
+	t := c.s.Next(after.In(c.loc))
+	if t.IsZero() {
+		return t
+	}
+	return t.UTC()
+}
