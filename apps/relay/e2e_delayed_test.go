@@ -10,11 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/uptrace/bun"
 
-	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/adapters/postgres/pgoutbox"
 	"github.com/july/template/contracttests/testinfra"
 	"github.com/july/template/core/outbox"
-	"github.com/july/template/examples"
 	"github.com/july/template/internal/pgtopo"
 )
 
@@ -27,23 +25,8 @@ func TestE2EDelayedEventsSurviveAPostgresRestart(t *testing.T) {
 	testinfra.Scenario(t)
 	t.Parallel()
 	srv := pgtopo.StartServer(t, "")
-	bdb, err := testinfra.OpenBun(srv.URL)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = bdb.Close() })
-	require.NoError(t, postgres.MigrateWith(examples.MigrationsFS()...)(t.Context(), bdb))
-	for _, ddl := range []string{
-		`CREATE TABLE orders (id text PRIMARY KEY, amount int NOT NULL)`,
-		`CREATE TABLE consumed (event_id uuid PRIMARY KEY, order_id text NOT NULL, n int NOT NULL,
-			request_id text NOT NULL, correlation_id text NOT NULL)`,
-	} {
-		_, err := bdb.ExecContext(t.Context(), ddl)
-		require.NoError(t, err)
-	}
-	store, err := pgoutbox.NewStore(bdb, pgoutbox.Config{})
-	require.NoError(t, err)
-	r := testinfra.NewRedis(t)
-	w := &world{t: t, db: &testinfra.DB{Name: "postgres", URL: srv.URL, Bun: bdb}, store: store, redisURL: r.URL, queue: r.QueueName("delayed")}
-	t.Cleanup(func() { deleteQueue(t, w.redisURL, w.queue) })
+	w := privateWorld(t, srv.URL, "delayed")
+	bdb := w.db.Bun
 
 	// Due well after the restart below, so the restart falls inside the delay.
 	const n = 20

@@ -101,6 +101,26 @@ func newWorld(t *testing.T, redisURL string) *world {
 		redisURL = r.URL
 	}
 	db := testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.MigrateWith(examples.MigrationsFS()...)})
+	return worldOn(t, db, redisURL, r.QueueName("e2e"))
+}
+
+// privateWorld is newWorld on a private server's postgres database (a
+// pgtopo pair or server the test stops, fails over or restarts), migrated
+// here, with a queue named name on the shared harness Redis.
+func privateWorld(t *testing.T, url, name string) *world {
+	t.Helper()
+	bdb, err := testinfra.OpenBun(url)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = bdb.Close() })
+	require.NoError(t, postgres.MigrateWith(examples.MigrationsFS()...)(t.Context(), bdb))
+	r := testinfra.NewRedis(t)
+	return worldOn(t, &testinfra.DB{Name: "postgres", URL: url, Bun: bdb}, r.URL, r.QueueName(name))
+}
+
+// worldOn adds the business tables to db and returns the world on it and
+// queue q of redisURL; the queue's keys are removed when the test ends.
+func worldOn(t *testing.T, db *testinfra.DB, redisURL, q string) *world {
+	t.Helper()
 	for _, ddl := range []string{
 		`CREATE TABLE orders (id text PRIMARY KEY, amount int NOT NULL)`,
 		`CREATE TABLE consumed (event_id uuid PRIMARY KEY, order_id text NOT NULL, n int NOT NULL,
@@ -111,7 +131,7 @@ func newWorld(t *testing.T, redisURL string) *world {
 	}
 	store, err := pgoutbox.NewStore(db.Bun, pgoutbox.Config{})
 	require.NoError(t, err)
-	w := &world{t: t, db: db, store: store, redisURL: redisURL, queue: r.QueueName("e2e")}
+	w := &world{t: t, db: db, store: store, redisURL: redisURL, queue: q}
 	t.Cleanup(func() { deleteQueue(t, redisURL, w.queue) })
 	return w
 }

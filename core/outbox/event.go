@@ -195,7 +195,7 @@ func checkEventID(id string) error {
 }
 
 func checkEventType(t string) error {
-	if len(t) > MaxEventTypeLen || !isEventType(t) {
+	if len(t) > MaxEventTypeLen || !IsEventType(t) {
 		return &ValidationError{Field: "event_type", Reason: "must be lowercase dotted words like topup.created, at most 100 bytes"}
 	}
 	return nil
@@ -268,9 +268,10 @@ func isCanonicalUUID(s string) bool {
 	return true
 }
 
-// isEventType matches ^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$: two or more
-// dot-separated words, each starting with a lowercase letter.
-func isEventType(s string) bool {
+// IsEventType reports whether s matches ^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$:
+// two or more dot-separated words, each starting with a lowercase letter.
+// Other dotted names (periodic command names) follow the same rule.
+func IsEventType(s string) bool {
 	words, start := 0, true
 	for i := range len(s) {
 		c := s[i]

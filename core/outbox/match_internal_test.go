@@ -16,8 +16,8 @@ func FuzzMatchersAgreeWithTheirPatterns(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if got, want := isEventType(s), eventTypeRE.MatchString(s); got != want {
-			t.Fatalf("isEventType(%q) = %t, the pattern says %t", s, got, want)
+		if got, want := IsEventType(s), eventTypeRE.MatchString(s); got != want {
+			t.Fatalf("IsEventType(%q) = %t, the pattern says %t", s, got, want)
 		}
 		if got, want := isCanonicalUUID(s), uuidRE.MatchString(s); got != want {
 			t.Fatalf("isCanonicalUUID(%q) = %t, the pattern says %t", s, got, want)

@@ -134,7 +134,7 @@ func (c Command) Validate() (Command, error) {
 		c.MaxCatchUp = DefaultMaxCatchUp
 	}
 	switch {
-	case len(c.Name) > MaxNameLen || !isName(c.Name):
+	case len(c.Name) > MaxNameLen || !outbox.IsEventType(c.Name):
 		return bad("Name", "use lowercase dotted words like topup.reconcile_daily, at most 100 bytes")
 	case c.Schedule == nil:
 		return bad("Schedule", "set periodic.Every(d) or a cron schedule (adapters/schedule.Cron)")
@@ -150,27 +150,6 @@ func (c Command) Validate() (Command, error) {
 		return bad("Event", "set the func that builds the occurrence's event")
 	}
 	return c, nil
-}
-
-// isName matches ^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$ (as event types).
-func isName(s string) bool {
-	words, start := 0, true
-	for i := range len(s) {
-		c := s[i]
-		switch {
-		case start:
-			if c < 'a' || c > 'z' {
-				return false
-			}
-			start = false
-			words++
-		case c == '.':
-			start = true
-		case (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '_':
-			return false
-		}
-	}
-	return !start && words >= 2
 }
 
 // every is a fixed-interval schedule aligned to the Unix epoch.
