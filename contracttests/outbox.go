@@ -44,6 +44,7 @@ func RunOutboxStore(t *testing.T, caps OutboxCaps, newStore func(t *testing.T) p
 	runOutboxOperator(t, newStore)
 	runOutboxConsumerFailure(t, newStore)
 	runOutboxConsumption(t, newStore)
+	runOutboxOrdered(t, newStore)
 	runOutboxConcurrency(t, caps, newStore)
 	runOutboxRecoverRace(t, newStore)
 	runOutboxRaces(t, newStore)

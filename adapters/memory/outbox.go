@@ -77,7 +77,7 @@ func (s *OutboxStore) Claim(_ context.Context, p ports.ClaimParams) ([]outbox.Ev
 	}
 	var due []*outbox.Event
 	for _, ev := range s.rows {
-		if ev.Status == outbox.Pending && !p.Now.Before(ev.NextAttemptAt) {
+		if ev.Status == outbox.Pending && !p.Now.Before(ev.NextAttemptAt) && s.ready(ev) {
 			due = append(due, ev)
 		}
 	}
@@ -94,6 +94,23 @@ func (s *OutboxStore) Claim(_ context.Context, p ports.ClaimParams) ([]outbox.Ev
 		out = append(out, clone(claimed))
 	}
 	return out, nil
+}
+
+// ready is pgoutbox's ordering rule (readySQL): an ordered event's
+// predecessor, the previous ordered event of its aggregate, is gone or
+// Delivered and consumed. Callers hold s.mu.
+func (s *OutboxStore) ready(ev *outbox.Event) bool {
+	if !ev.Ordered {
+		return true
+	}
+	var prev *outbox.Event
+	for _, o := range s.rows {
+		if o.Ordered && o.ID < ev.ID && o.AggregateType == ev.AggregateType && o.AggregateID == ev.AggregateID &&
+			(prev == nil || o.ID > prev.ID) {
+			prev = o
+		}
+	}
+	return prev == nil || (prev.Status == outbox.Delivered && len(s.consumed[prev.EventID]) > 0)
 }
 
 // Complete implements ports.OutboxRelayStore.

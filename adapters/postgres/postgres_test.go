@@ -52,7 +52,7 @@ func TestMigrateIsIdempotent(t *testing.T) {
 	require.NoError(t, postgres.Migrate(t.Context(), tdb.Bun), "a second run finds nothing to apply")
 	var n int
 	require.NoError(t, tdb.Bun.QueryRowContext(t.Context(), `SELECT count(*) FROM bun_migrations`).Scan(&n))
-	require.Equal(t, 13, n, "the thirteen foundation migrations")
+	require.Equal(t, 15, n, "the fifteen foundation migrations")
 }
 
 func TestOutboxInsertNotifies(t *testing.T) {

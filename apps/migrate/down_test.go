@@ -71,7 +71,7 @@ func TestDownNeverDropsARowCommittedDuringTheRollback(t *testing.T) {
 			var r result
 			go func() {
 				defer close(done)
-				r = migrateCLIWith(t, db, sets, backfills(), "down", "--to", "20261201000013", "--json")
+				r = migrateCLIWith(t, db, sets, backfills(), "down", "--to", "20261201000015", "--json")
 			}()
 			// Down reaches the table and waits for the writer's lock; the
 			// writer commits.

@@ -96,12 +96,12 @@ func TestForwardOnEmptyDatabase(t *testing.T) {
 	before := testinfra.Fingerprint(t, db.Bun)
 	r := migrateCLI(t, db, foundation(), "check")
 	require.Equal(t, exitOK, r.code, r.stderr)
-	require.Contains(t, r.stdout, "13 pending")
+	require.Contains(t, r.stdout, "15 pending")
 	require.Equal(t, before, testinfra.Fingerprint(t, db.Bun), "check must write nothing, not even bun_migrations")
 
 	r = migrateCLI(t, db, foundation(), "up")
 	require.Equal(t, exitOK, r.code, r.stdout+r.stderr)
-	require.Contains(t, r.stdout, "applied: 20261201000001, 20261201000002, 20261201000003, 20261201000004, 20261201000005, 20261201000006, 20261201000007, 20261201000008, 20261201000009, 20261201000010, 20261201000011, 20261201000012, 20261201000013")
+	require.Contains(t, r.stdout, "applied: 20261201000001, 20261201000002, 20261201000003, 20261201000004, 20261201000005, 20261201000006, 20261201000007, 20261201000008, 20261201000009, 20261201000010, 20261201000011, 20261201000012, 20261201000013, 20261201000014, 20261201000015")
 	require.Contains(t, r.stdout, "verify: OK")
 
 	r = migrateCLI(t, db, foundation(), "up")
@@ -110,7 +110,7 @@ func TestForwardOnEmptyDatabase(t *testing.T) {
 
 	r = migrateCLI(t, db, foundation(), "status", "--json")
 	require.Equal(t, exitOK, r.code, r.stderr)
-	require.Equal(t, 13, strings.Count(r.stdout, `"applied":true`), r.stdout)
+	require.Equal(t, 15, strings.Count(r.stdout, `"applied":true`), r.stdout)
 
 	require.Equal(t, exitOK, migrateCLI(t, db, foundation(), "verify").code)
 	require.Zero(t, count(t, db.Bun, `SELECT count(*) FROM tb_outbox_event`), "the smoke test must leave no row")
@@ -139,13 +139,13 @@ func TestDownAllowedWithoutData(t *testing.T) {
 	db := testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.Migrate})
 	r := migrateCLI(t, db, foundation(), "down", "--to", "20261201000001")
 	require.Equal(t, exitOK, r.code, r.stdout+r.stderr)
-	require.Contains(t, r.stdout, "rolled back: 20261201000013, 20261201000012, 20261201000011, 20261201000010, 20261201000009, 20261201000008, 20261201000007, 20261201000006, 20261201000005, 20261201000004, 20261201000003, 20261201000002")
+	require.Contains(t, r.stdout, "rolled back: 20261201000015, 20261201000014, 20261201000013, 20261201000012, 20261201000011, 20261201000010, 20261201000009, 20261201000008, 20261201000007, 20261201000006, 20261201000005, 20261201000004, 20261201000003, 20261201000002")
 	require.Zero(t, count(t, db.Bun, `SELECT count(*) FROM pg_tables WHERE tablename IN ('tb_system_config', 'tb_backfill_checkpoint')`))
 	require.EqualValues(t, 1, count(t, db.Bun, `SELECT count(*) FROM pg_tables WHERE tablename = 'tb_outbox_event'`))
 
 	r = migrateCLI(t, db, foundation(), "up")
 	require.Equal(t, exitOK, r.code, r.stdout+r.stderr)
-	require.Contains(t, r.stdout, "applied: 20261201000002, 20261201000003, 20261201000004, 20261201000005, 20261201000006, 20261201000007, 20261201000008, 20261201000009, 20261201000010, 20261201000011, 20261201000012, 20261201000013", "forward again after a rollback")
+	require.Contains(t, r.stdout, "applied: 20261201000002, 20261201000003, 20261201000004, 20261201000005, 20261201000006, 20261201000007, 20261201000008, 20261201000009, 20261201000010, 20261201000011, 20261201000012, 20261201000013, 20261201000014, 20261201000015", "forward again after a rollback")
 
 	require.Equal(t, exitUsage, migrateCLI(t, db, foundation(), "down", "--to", "123").code, "unknown version")
 	require.Equal(t, exitUsage, migrateCLI(t, db, foundation(), "down").code, "--to is required")
@@ -299,7 +299,7 @@ func TestConcurrentUpAppliesOnce(t *testing.T) {
 		}
 	}
 	require.Equal(t, 1, applied, "exactly one run applies; the other finds nothing: %+v", results)
-	require.EqualValues(t, 13, count(t, db.Bun, `SELECT count(*) FROM bun_migrations`))
+	require.EqualValues(t, 15, count(t, db.Bun, `SELECT count(*) FROM bun_migrations`))
 }
 
 func TestUpLockTimeout(t *testing.T) {

@@ -73,7 +73,11 @@ type Event struct {
 	CreatedAt        time.Time   // created_at; also the envelope's occurred_at
 	// NotBefore is not_before: a delayed event is not published before it.
 	// Zero for an event due at CreatedAt.
-	NotBefore   time.Time
+	NotBefore time.Time
+	// Ordered is ordered: the event is published only after the previous
+	// ordered event of its aggregate (AggregateType+AggregateID, by ID) is
+	// delivered and consumed (NewParams.Ordered).
+	Ordered     bool
 	UpdatedAt   time.Time  // updated_at
 	DeliveredAt *time.Time // delivered_at; nil until delivered
 }
@@ -105,7 +109,32 @@ type NewParams struct {
 	// until then (a reminder, a timeout). At most NotBeforeTolerance in the
 	// past (then the event is simply due now) and at most MaxDelay ahead.
 	NotBefore time.Time
+	// Ordered delivers the event in order within its aggregate: it is not
+	// published while an earlier ordered event of the same AggregateType and
+	// AggregateID is undelivered or unconsumed, so a consumer never sees
+	// card.suspended before card.activated. Decide it per event type (every
+	// event of an ordered type sets it: OrderedTypes) and leave it off for
+	// facts that stand alone, which keep the relay's full parallelism.
+	// "Earlier" is the order of Append: the store serialises the writers of
+	// one aggregate's ordered events, so it is also their commit order.
+	Ordered bool
 }
+
+// OrderedTypes names a domain's event types delivered in order per
+// aggregate (NewParams.Ordered), so the choice is made once per type.
+type OrderedTypes map[string]bool
+
+// NewOrderedTypes returns the set of types.
+func NewOrderedTypes(types ...string) OrderedTypes {
+	o := make(OrderedTypes, len(types))
+	for _, t := range types {
+		o[t] = true
+	}
+	return o
+}
+
+// Has reports whether events of eventType are ordered.
+func (o OrderedTypes) Has(eventType string) bool { return o[eventType] }
 
 // DueAt is when the event first became due: NotBefore for a delayed event,
 // else CreatedAt. Delivery lag and backlog ages count from it, so an event
@@ -170,6 +199,7 @@ func New(p NewParams) (Event, error) {
 		Status:         Pending,
 		NextAttemptAt:  due,
 		NotBefore:      p.NotBefore,
+		Ordered:        p.Ordered,
 		CreatedAt:      p.Now,
 		UpdatedAt:      p.Now,
 	}, nil

@@ -34,7 +34,7 @@ func TestMigrationsReleaseUpAndDown(t *testing.T) {
 	require.True(t, up.Verify.OK(), "post-flight findings %+v", up.Verify.Findings)
 	require.Contains(t, up.Applied, "20261201200007")
 
-	down, err := release.Down(t.Context(), db, sets, "20261201000013", 10*time.Second)
+	down, err := release.Down(t.Context(), db, sets, "20261201000015", 10*time.Second)
 	require.NoError(t, err)
 	require.Equal(t, []string{"20261201200007", "20261201200006", "20261201200005", "20261201200004", "20261201200003", "20261201200002", "20261201200001"}, down.RolledBack)
 	var n int

@@ -96,7 +96,7 @@ func TestMigrationsReleaseUpAndDown(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, rep.OK(), "findings %+v", rep.Findings)
 
-	down, err := release.Down(t.Context(), db, sets, "20261201000013", 10*time.Second)
+	down, err := release.Down(t.Context(), db, sets, "20261201000015", 10*time.Second)
 	require.NoError(t, err, "down: %+v", down)
 	require.Equal(t, []string{"20261201100005", "20261201100004", "20261201100003", "20261201100002", "20261201100001"}, down.RolledBack)
 	require.Empty(t, tables(), "rule: down removes every object up created")

@@ -3,9 +3,11 @@ package pgoutbox
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"github.com/july/template/adapters/postgres/internal/pgerr"
 	"github.com/july/template/adapters/postgres/internal/wakemark"
@@ -16,11 +18,31 @@ import (
 // takes its default (lease_token 0, no lease, no error, not delivered).
 const appendColumns = `event_id, event_type, payload_version, aggregate_type, aggregate_id,
 	resource_type, resource_id, business_key, request_id, correlation_id, payload,
-	status, retry_count, next_attempt_at, created_at, updated_at, trace_parent, trace_state, not_before`
+	status, retry_count, next_attempt_at, created_at, updated_at, trace_parent, trace_state, not_before, ordered`
 
 // appendRow is one VALUES tuple; the casts keep the row typed when bun
-// inlines the arguments.
-const appendRow = `(?::uuid, ?, ?, ?, ?, ?, ?, NULLIF(?, ''), ?, ?, ?::jsonb, 1, ?, ?, ?, ?, NULLIF(?, ''), NULLIF(?, ''), ?::timestamptz)`
+// inlines the arguments (also in orderedInsert's SELECT FROM VALUES).
+const appendRow = `(?::uuid, ?, ?, ?, ?, ?, ?, NULLIF(?, ''), ?, ?, ?::jsonb, 1, ?, ?::timestamptz, ?::timestamptz, ?::timestamptz, NULLIF(?, ''), NULLIF(?, ''), ?::timestamptz, ?::boolean)`
+
+// orderedLockClass is the first key of the transaction-level advisory
+// locks that serialise the writers of one aggregate's ordered events
+// ("ORDE"); the second is hashtext of the aggregate. A hash collision
+// only makes two aggregates' writers wait for each other.
+const orderedLockClassSQL = "1330791493" // 0x4f524445
+
+// orderedInsert is the INSERT of a batch holding ordered events: it takes
+// each aggregate's lock (keys sorted, so two batches never wait on each
+// other in a cycle) before any row is produced, hence before any id is
+// drawn from the sequence. The lock is held until the transaction ends,
+// so a later writer of the aggregate draws a larger id and commits after:
+// id order is commit order within an aggregate, and the relay never sees a
+// successor whose predecessor is still uncommitted. The uncorrelated
+// subquery is a one-time filter evaluated before the first row.
+const orderedInsert = `WITH ordered_lock AS MATERIALIZED (
+	SELECT pg_advisory_xact_lock(` + orderedLockClassSQL + `, hashtext(k)) FROM unnest(?::text[]) AS u(k)
+)
+INSERT INTO tb_outbox_event (` + appendColumns + `)
+SELECT * FROM (VALUES %s) AS v WHERE (SELECT count(*) FROM ordered_lock) >= 0`
 
 // Append inserts events as Pending through db, which is normally the
 // business code's own bun.Tx: the events then commit or roll back with the
@@ -52,9 +74,9 @@ func Append(ctx context.Context, db bun.IDB, events ...outbox.Event) (err error)
 	}
 	ctx, tc, end := traceAppend(ctx, events)
 	defer func() { end(err) }()
-	var q strings.Builder
-	q.WriteString("INSERT INTO tb_outbox_event (" + appendColumns + ") VALUES ")
-	args := make([]any, 0, 18*len(events))
+	var rows strings.Builder
+	args := make([]any, 0, 20*len(events)+1)
+	var aggregates []string // of the ordered events, for orderedInsert
 	for i := range events {
 		ev := &events[i]
 		if err := checkAppendable(ev); err != nil {
@@ -68,13 +90,24 @@ func Append(ctx context.Context, db bun.IDB, events ...outbox.Event) (err error)
 			return fmt.Errorf("append outbox event %d of %d: %w", i+1, len(events), err)
 		}
 		if i > 0 {
-			q.WriteByte(',')
+			rows.WriteByte(',')
 		}
-		q.WriteString(appendRow)
+		rows.WriteString(appendRow)
 		args = append(args,
 			ev.EventID, ev.EventType, ev.PayloadVersion, ev.AggregateType, ev.AggregateID,
 			ev.ResourceType, ev.ResourceID, ev.BusinessKey, ev.RequestID, ev.CorrelationID, string(ev.Payload),
-			ev.RetryCount, ev.NextAttemptAt, ev.CreatedAt, ev.UpdatedAt, parent, state, bun.NullTime{Time: ev.NotBefore})
+			ev.RetryCount, ev.NextAttemptAt, ev.CreatedAt, ev.UpdatedAt, parent, state, bun.NullTime{Time: ev.NotBefore}, ev.Ordered)
+		if ev.Ordered {
+			aggregates = append(aggregates, orderedKey(ev.AggregateType, ev.AggregateID))
+		}
+	}
+	var q strings.Builder
+	if len(aggregates) == 0 {
+		q.WriteString("INSERT INTO tb_outbox_event (" + appendColumns + ") VALUES " + rows.String())
+	} else {
+		slices.Sort(aggregates)
+		args = append([]any{pgdialect.Array(slices.Compact(aggregates))}, args...)
+		fmt.Fprintf(&q, orderedInsert, rows.String())
 	}
 	if wakemark.WakesAfterCommit(ctx) {
 		// RETURNING runs before the trigger, which fires after the statement.
@@ -84,6 +117,12 @@ func Append(ctx context.Context, db bun.IDB, events ...outbox.Event) (err error)
 		return fmt.Errorf("append %d outbox events: %w", len(events), pgerr.Translate(err))
 	}
 	return nil
+}
+
+// orderedKey is an aggregate's advisory-lock key: type and id apart by a
+// space, which neither may hold (outbox.New).
+func orderedKey(aggregateType, aggregateID string) string {
+	return aggregateType + " " + aggregateID
 }
 
 // checkAppendable refuses events that did not come from outbox.New: the

@@ -64,10 +64,11 @@ const (
 // claimSQL locks the due rows with SKIP LOCKED, so concurrent relays split
 // the backlog instead of queueing behind each other, then leases them in
 // the same statement. MATERIALIZED keeps the LIMIT and the locks in one
-// evaluated set.
+// evaluated set. An ordered row is due only when its aggregate has no
+// earlier unfinished ordered event (readySQL).
 const claimSQL = `WITH due AS MATERIALIZED (
-	SELECT id FROM tb_outbox_event
-	WHERE status = 1 AND next_attempt_at <= ?
+	SELECT id FROM tb_outbox_event AS o
+	WHERE status = 1 AND next_attempt_at <= ? AND (NOT o.ordered OR ` + readySQL + `)
 	ORDER BY next_attempt_at, id
 	LIMIT ?
 	FOR UPDATE SKIP LOCKED
@@ -76,6 +77,25 @@ UPDATE tb_outbox_event AS e
 SET status = 2, lease_owner = ?, lease_token = e.lease_token + 1, lease_expires_at = ?, updated_at = ?
 FROM due WHERE ` + asyncAnd + `e.id = due.id
 RETURNING ` + claimColumns
+
+// readySQL is the ordering rule (outbox.NewParams.Ordered) for the
+// ordered row o: its predecessor, the previous ordered row of the same
+// aggregate by id (one backward probe of ix_outbox_event_ordered), is
+// gone (purged) or Delivered with a consumption record. Only the
+// predecessor is read: it could not have been delivered before its own
+// predecessor was consumed, so the rule holds down the whole chain. A
+// Failed predecessor, or one whose consumer failed for good, blocks its
+// aggregate until the audited replay delivers it and a consumer succeeds;
+// other aggregates and unordered rows are not held. The memory store's
+// Claim states the same rule in Go; contracttests.RunOutboxStore holds
+// the two together.
+const readySQL = `NOT EXISTS (
+		SELECT 1 FROM (
+			SELECT p.status, p.event_id FROM tb_outbox_event AS p
+			WHERE p.ordered AND p.aggregate_type = o.aggregate_type AND p.aggregate_id = o.aggregate_id AND p.id < o.id
+			ORDER BY p.id DESC LIMIT 1
+		) AS prev
+		WHERE prev.status <> 3 OR NOT EXISTS (SELECT 1 FROM tb_outbox_consumption AS c WHERE c.event_id = prev.event_id))`
 
 // claimColumns are what a claimed event needs beyond what the claim itself
 // set (status, lease, updated_at) and what a Delivering row cannot have
@@ -86,7 +106,7 @@ const claimColumns = `e.id, e.event_id, e.event_type, e.payload_version, e.aggre
 	e.resource_type, e.resource_id, coalesce(e.business_key, ''), e.request_id, e.correlation_id,
 	e.payload, e.retry_count, e.next_attempt_at, e.lease_token,
 	coalesce(e.last_error_code, ''), coalesce(e.last_error_message, ''), e.created_at,
-	coalesce(e.trace_parent, ''), coalesce(e.trace_state, ''), e.not_before`
+	coalesce(e.trace_parent, ''), coalesce(e.trace_state, ''), e.not_before, e.ordered`
 
 // heldSQL is the guard every write by a lease holder repeats: the row is
 // still Delivering, leased to this owner under this claim's token. It,
@@ -212,7 +232,7 @@ func (s *Store) Claim(ctx context.Context, p ports.ClaimParams) ([]outbox.Event,
 			&ev.ResourceType, &ev.ResourceID, &ev.BusinessKey, &ev.RequestID, &ev.CorrelationID,
 			&payload, &ev.RetryCount, &ev.NextAttemptAt, &ev.Lease.Token,
 			&ev.LastErrorCode, &ev.LastErrorMessage, &ev.CreatedAt,
-			&ev.TraceParent, &ev.TraceState, &notBefore); err != nil {
+			&ev.TraceParent, &ev.TraceState, &notBefore, &ev.Ordered); err != nil {
 			return nil, fmt.Errorf("claim outbox events: read a claimed row: %w", err)
 		}
 		ev.Payload = json.RawMessage(payload)

@@ -41,6 +41,7 @@ type outboxRow struct {
 	ReplayedAt       time.Time       `bun:"replayed_at,nullzero"`
 	CreatedAt        time.Time       `bun:"created_at"`
 	NotBefore        time.Time       `bun:"not_before,nullzero"`
+	Ordered          bool            `bun:"ordered"`
 	UpdatedAt        time.Time       `bun:"updated_at"`
 	DeliveredAt      time.Time       `bun:"delivered_at,nullzero"`
 	TraceParent      string          `bun:"trace_parent,nullzero"`
@@ -73,6 +74,7 @@ func (r *outboxRow) toEvent() outbox.Event {
 		LastErrorMessage: r.LastErrorMessage,
 		CreatedAt:        r.CreatedAt.UTC(),
 		NotBefore:        utcOrZero(r.NotBefore),
+		Ordered:          r.Ordered,
 		UpdatedAt:        r.UpdatedAt.UTC(),
 	}
 	if !r.DeliveredAt.IsZero() {

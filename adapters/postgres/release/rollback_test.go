@@ -86,7 +86,7 @@ func TestDownRefusesAForwardOnlyMigrationWithItsReason(t *testing.T) {
 	sets := []release.Set{release.Foundation(), set}
 	_, err := release.Up(t.Context(), db.Bun, sets, time.Minute)
 	require.NoError(t, err)
-	res, err := release.Down(t.Context(), db.Bun, sets, "20261201000013", time.Minute)
+	res, err := release.Down(t.Context(), db.Bun, sets, "20261201000015", time.Minute)
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "forward-only")
 	require.Contains(t, err.Error(), "rows are business facts from the first write")

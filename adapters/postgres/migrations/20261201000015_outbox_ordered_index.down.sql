@@ -1,0 +1,2 @@
+-- No .tx, for CONCURRENTLY; safe to rerun.
+DROP INDEX CONCURRENTLY IF EXISTS ix_outbox_event_ordered;

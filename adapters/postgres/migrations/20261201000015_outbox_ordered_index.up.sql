@@ -1,0 +1,10 @@
+-- The claim finds an ordered event's predecessor (the previous ordered
+-- event of its aggregate) by a backward scan of this index: one probe,
+-- however long the aggregate's history. Partial, so a service that never
+-- orders an event keeps an empty index and pays nothing on insert.
+--
+-- No .tx: CREATE INDEX CONCURRENTLY builds without blocking writes and is
+-- refused inside a transaction; safe to run again after a failure.
+DROP INDEX CONCURRENTLY IF EXISTS ix_outbox_event_ordered;
+--bun:split
+CREATE INDEX CONCURRENTLY ix_outbox_event_ordered ON tb_outbox_event (aggregate_type, aggregate_id, id) WHERE ordered;

@@ -1,0 +1,129 @@
+package contracttests
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/july/template/core/outbox"
+	"github.com/july/template/core/ports"
+)
+
+// orderedEvent builds an ordered event (NewParams.Ordered) of aggregate
+// "card"/aggregateID created at at.
+func orderedEvent(t *testing.T, at time.Time, aggregateID, eventType string, ordered bool) outbox.Event {
+	t.Helper()
+	ev, err := outbox.New(outbox.NewParams{
+		EventID: uuid.NewString(), EventType: eventType, PayloadVersion: 1,
+		AggregateType: "card", AggregateID: aggregateID, ResourceType: "card", ResourceID: aggregateID,
+		RequestID: "req-" + aggregateID, Payload: map[string]any{"card_id": aggregateID}, Now: at, Ordered: ordered,
+	})
+	require.NoError(t, err, "build ordered test event")
+	return ev
+}
+
+// appendOrdered appends one ordered event per type to aggregate id, one
+// Append call each (one business transaction each), in order.
+func (b *outboxBundle) appendOrdered(id string, types ...string) []outbox.Event {
+	b.t.Helper()
+	evs := make([]outbox.Event, len(types))
+	for i, typ := range types {
+		evs[i] = orderedEvent(b.t, t0, id, typ, true)
+		require.NoError(b.t, b.store.Append(b.ctx, evs[i]), "append %s of %s", typ, id)
+	}
+	return evs
+}
+
+// deliver claims the due events at t0 and completes them; it returns
+// their event ids in claim order.
+func (b *outboxBundle) deliver(owner string) []string {
+	b.t.Helper()
+	got := b.claim(owner, t0, 100)
+	lost, err := b.store.Complete(b.ctx, owner, t0, refs(got))
+	require.NoError(b.t, err)
+	require.Empty(b.t, lost)
+	return eventIDs(got)
+}
+
+func runOutboxOrdered(t *testing.T, newStore func(t *testing.T) ports.OutboxStore) {
+	t.Run("Ordered/WaitsForThePreviousEventDeliveredAndConsumed", func(t *testing.T) {
+		t.Parallel()
+		b := newOutboxBundle(t, newStore)
+		a := b.appendOrdered("card-a", "card.activated", "card.suspended", "card.closed")
+		other := b.appendOrdered("card-b", "card.activated")[0]
+		free := orderedEvent(t, t0, "card-a", "card.viewed", false) // same aggregate, not ordered
+		require.NoError(t, b.store.Append(b.ctx, free))
+		require.True(t, b.get(a[0].EventID).Ordered, "ordered is stored")
+		require.False(t, b.get(free.EventID).Ordered)
+
+		require.ElementsMatch(t, []string{a[0].EventID, other.EventID, free.EventID}, b.deliver("relay-a"),
+			"rule: only the first ordered event of each aggregate is claimable; an unordered one of the same aggregate is not held")
+		require.Empty(t, b.claim("relay-a", t0, 100), "rule: delivered is not enough, the previous event must be consumed")
+		b.consume(a[0])
+		require.Equal(t, []string{a[1].EventID}, b.deliver("relay-b"), "consumed: the next one, and only it")
+		b.consume(a[1])
+		require.Equal(t, []string{a[2].EventID}, b.deliver("relay-a"))
+		require.Empty(t, b.claim("relay-a", t0, 100))
+	})
+
+	t.Run("Ordered/OneBatchKeepsItsOrder", func(t *testing.T) {
+		t.Parallel()
+		b := newOutboxBundle(t, newStore)
+		evs := []outbox.Event{
+			orderedEvent(t, t0, "card-x", "card.activated", true),
+			orderedEvent(t, t0, "card-y", "card.activated", true),
+			orderedEvent(t, t0, "card-x", "card.suspended", true),
+		}
+		require.NoError(t, b.store.Append(b.ctx, evs...), "one transaction, two aggregates")
+		require.ElementsMatch(t, []string{evs[0].EventID, evs[1].EventID}, b.deliver("relay-a"),
+			"rule: within one Append, events of an aggregate are ordered as given")
+		b.consume(evs[0])
+		require.Equal(t, []string{evs[2].EventID}, b.deliver("relay-a"))
+	})
+
+	t.Run("Ordered/FailedEventBlocksOnlyItsAggregateUntilReplayed", func(t *testing.T) {
+		t.Parallel()
+		b := newOutboxBundle(t, newStore)
+		a := b.appendOrdered("card-a", "card.activated", "card.suspended")
+		c := b.appendOrdered("card-c", "card.activated", "card.suspended")
+		got := b.claim("relay-a", t0, 100)
+		require.ElementsMatch(t, []string{a[0].EventID, c[0].EventID}, eventIDs(got))
+		for _, ev := range got {
+			if ev.EventID == a[0].EventID {
+				_, err := b.store.Fail(b.ctx, "relay-a", t0, []ports.FailItem{{Ref: ref(ev), Decision: finalDecision(t0, 4)}})
+				require.NoError(t, err)
+			} else {
+				_, err := b.store.Complete(b.ctx, "relay-a", t0, []ports.LeaseRef{ref(ev)})
+				require.NoError(t, err)
+				b.consume(ev)
+			}
+		}
+		require.Equal(t, []string{c[1].EventID}, eventIDs(b.claim("relay-a", t0.Add(time.Hour), 100)),
+			"rule: a failed event blocks its own aggregate, not the others")
+
+		res, err := b.store.Replay(b.ctx, ports.ReplayParams{EventIDs: []string{a[0].EventID}, Request: replayReq, Now: t0.Add(time.Hour)})
+		require.NoError(t, err)
+		require.Equal(t, []string{a[0].EventID}, res.Replayed)
+		got = b.claim("relay-a", t0.Add(time.Hour), 100)
+		require.Equal(t, []string{a[0].EventID}, eventIDs(got), "the replayed event first, its successor still waits")
+		_, err = b.store.Complete(b.ctx, "relay-a", t0.Add(time.Hour), refs(got))
+		require.NoError(t, err)
+		b.consume(got[0])
+		require.Equal(t, []string{a[1].EventID}, eventIDs(b.claim("relay-a", t0.Add(time.Hour), 100)), "unblocked by the replay")
+	})
+
+	t.Run("Ordered/ConsumerFailureBlocksItsAggregateUntilConsumed", func(t *testing.T) {
+		t.Parallel()
+		b := newOutboxBundle(t, newStore)
+		a := b.appendOrdered("card-a", "card.activated", "card.suspended")
+		require.Equal(t, []string{a[0].EventID}, b.deliver("relay-a"))
+		ok, err := b.store.MarkConsumerFailed(b.ctx, ports.ConsumerFailure{EventID: a[0].EventID, Code: "CARD_UNKNOWN", Message: "card not found", At: t0})
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.Empty(t, b.claim("relay-a", t0.Add(time.Hour), 100), "rule: a consumer that failed for good blocks the aggregate")
+		b.consume(a[0]) // the consumer replay succeeded
+		require.Equal(t, []string{a[1].EventID}, eventIDs(b.claim("relay-a", t0.Add(time.Hour), 100)))
+	})
+}
