@@ -126,4 +126,59 @@ func runOutboxOrdered(t *testing.T, newStore func(t *testing.T) ports.OutboxStor
 		b.consume(a[0]) // the consumer replay succeeded
 		require.Equal(t, []string{a[1].EventID}, eventIDs(b.claim("relay-a", t0.Add(time.Hour), 100)))
 	})
+
+	t.Run("Ordered/StuckAggregatesAreListedAndCounted", func(t *testing.T) {
+		t.Parallel()
+		b := newOutboxBundle(t, newStore)
+		failed := b.appendOrdered("card-f", "card.activated", "card.suspended", "card.closed")
+		cons := b.appendOrdered("card-c", "card.activated", "card.suspended")
+		alone := b.appendOrdered("card-alone", "card.activated") // fails with nothing behind it
+		b.appendOrdered("card-ok", "card.activated", "card.suspended")
+		plain := event(t, t0, "order.created") // unordered and failed: not an aggregate's blocker
+		require.NoError(t, b.store.Append(b.ctx, plain))
+
+		got := b.claim("relay-a", t0, 100)
+		require.Len(t, got, 5)
+		var fail []ports.FailItem
+		var done []ports.LeaseRef
+		for _, ev := range got {
+			switch ev.EventID {
+			case failed[0].EventID, alone[0].EventID, plain.EventID:
+				fail = append(fail, ports.FailItem{Ref: ref(ev), Decision: finalDecision(t0, 4)})
+			default:
+				done = append(done, ref(ev))
+			}
+		}
+		_, err := b.store.Fail(b.ctx, "relay-a", t0.Add(time.Second), fail)
+		require.NoError(t, err)
+		_, err = b.store.Complete(b.ctx, "relay-a", t0, done)
+		require.NoError(t, err)
+		ok, err := b.store.MarkConsumerFailed(b.ctx, ports.ConsumerFailure{EventID: cons[0].EventID, Code: "CARD_UNKNOWN", Message: "card not found", At: t0.Add(2 * time.Second)})
+		require.NoError(t, err)
+		require.True(t, ok)
+
+		stuck, err := b.store.StuckAggregates(b.ctx, 10)
+		require.NoError(t, err)
+		require.Len(t, stuck, 2, "rule: an aggregate is stuck when ordered events wait behind a failed event or a failed consumer; got %+v", stuck)
+		require.Equal(t, "card-f", stuck[0].AggregateID, "longest stuck first")
+		require.Equal(t, ports.StuckFailed, stuck[0].Reason)
+		require.Equal(t, failed[0].EventID, stuck[0].Blocker.EventID)
+		require.Equal(t, outbox.Failed, stuck[0].Blocker.Status)
+		require.EqualValues(t, 2, stuck[0].Waiting)
+		require.Equal(t, "card-c", stuck[1].AggregateID)
+		require.Equal(t, ports.StuckConsumerFailed, stuck[1].Reason)
+		require.Equal(t, "CARD_UNKNOWN", stuck[1].Blocker.LastErrorCode)
+		require.EqualValues(t, 1, stuck[1].Waiting)
+		requireTime(t, t0.Add(2*time.Second), stuck[1].Since, "since the consumer failed")
+
+		st, err := b.store.Stats(b.ctx, t0.Add(time.Minute))
+		require.NoError(t, err)
+		require.EqualValues(t, 2, st.StuckAggregates)
+
+		one, err := b.store.StuckAggregates(b.ctx, 1)
+		require.NoError(t, err)
+		require.Len(t, one, 1, "limit")
+		_, err = b.store.StuckAggregates(b.ctx, 0)
+		require.Error(t, err, "limit below 1")
+	})
 }

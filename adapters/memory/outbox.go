@@ -481,7 +481,56 @@ func (s *OutboxStore) Stats(_ context.Context, now time.Time) (ports.OutboxStats
 	if !oldestDue.IsZero() {
 		st.OldestDueAge = now.Sub(oldestDue)
 	}
+	st.StuckAggregates = int64(len(s.stuck()))
 	return st, nil
+}
+
+// StuckAggregates implements ports.OutboxOperatorStore.
+func (s *OutboxStore) StuckAggregates(_ context.Context, limit int) ([]ports.StuckAggregate, error) {
+	if limit < 1 || limit > 500 {
+		return nil, fmt.Errorf("list stuck aggregates: limit %d outside 1..500", limit)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.down("list stuck aggregates"); err != nil {
+		return nil, err
+	}
+	out := s.stuck()
+	return out[:min(len(out), limit)], nil
+}
+
+// stuck is pgoutbox's blockersSQL with the waiting count, longest stuck
+// first. Callers hold s.mu.
+func (s *OutboxStore) stuck() []ports.StuckAggregate {
+	var out []ports.StuckAggregate
+	for _, b := range s.rows {
+		if !b.Ordered {
+			continue
+		}
+		a := ports.StuckAggregate{AggregateType: b.AggregateType, AggregateID: b.AggregateID,
+			Blocker: outbox.Event{EventID: b.EventID, EventType: b.EventType, Status: b.Status,
+				AggregateType: b.AggregateType, AggregateID: b.AggregateID, Ordered: true, LastErrorCode: b.LastErrorCode}}
+		switch i := s.open(b.EventID); {
+		case b.Status == outbox.Failed:
+			a.Reason, a.Since = ports.StuckFailed, b.UpdatedAt
+		case b.Status == outbox.Delivered && i >= 0:
+			a.Reason, a.Since, a.Blocker.LastErrorCode = ports.StuckConsumerFailed, s.failures[i].FailedAt, s.failures[i].Code
+		default:
+			continue
+		}
+		for _, w := range s.rows {
+			if w.Ordered && w.Status == outbox.Pending && w.ID > b.ID && w.AggregateType == b.AggregateType && w.AggregateID == b.AggregateID {
+				a.Waiting++
+			}
+		}
+		if a.Waiting > 0 {
+			out = append(out, a)
+		}
+	}
+	slices.SortFunc(out, func(x, y ports.StuckAggregate) int {
+		return cmp.Or(x.Since.Compare(y.Since), cmp.Compare(s.byUUID[x.Blocker.EventID], s.byUUID[y.Blocker.EventID]))
+	})
+	return out
 }
 
 // PurgeDelivered implements ports.OutboxOperatorStore.

@@ -136,7 +136,7 @@ type statsCollector struct {
 	lastErr error
 
 	pending, scheduled, delivering, failed, expired, oldest, due, up *prometheus.Desc
-	backlog, retries                                                 *prometheus.Desc
+	stuck, backlog, retries                                          *prometheus.Desc
 }
 
 // RegisterOutboxStats registers the backlog gauges (outbox_pending_events,
@@ -159,6 +159,7 @@ func newStatsCollector(store ports.OutboxOperatorStore, clock ports.Clock, log *
 		oldest:     d("outbox_oldest_pending_age_seconds", "Now minus the due time (created_at, or not_before when delayed) of the oldest undelivered (pending or in-flight) outbox row; rises during any outage."),
 		due:        d("outbox_oldest_due_age_seconds", "How long the most overdue pending outbox row has been due (relay lag); rows backing off are not due."),
 		up:         d("outbox_stats_up", "1 when the last backlog query succeeded."),
+		stuck:      d("outbox_stuck_aggregates", "Aggregates whose ordered events wait behind a failed event or a failed consumer (relay outbox stuck); replay the blocker."),
 		backlog:    d("outbox_backlog_events", "Pending and in-flight rows per event type.", "event_type"),
 		retries:    d("outbox_undelivered_events_by_retries", "Undelivered rows by retry_count.", "retry_count"),
 	}
@@ -166,7 +167,7 @@ func newStatsCollector(store ports.OutboxOperatorStore, clock ports.Clock, log *
 
 // Describe implements prometheus.Collector.
 func (c *statsCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.pending, c.scheduled, c.delivering, c.failed, c.expired, c.oldest, c.due, c.up, c.backlog, c.retries} {
+	for _, d := range []*prometheus.Desc{c.pending, c.scheduled, c.delivering, c.failed, c.expired, c.oldest, c.due, c.up, c.stuck, c.backlog, c.retries} {
 		ch <- d
 	}
 }
@@ -189,6 +190,7 @@ func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 	g(c.expired, float64(st.ExpiredLeases))
 	g(c.oldest, st.OldestPendingAge.Seconds())
 	g(c.due, st.OldestDueAge.Seconds())
+	g(c.stuck, float64(st.StuckAggregates))
 	for typ, n := range st.BacklogByType {
 		g(c.backlog, float64(n), typ)
 	}

@@ -139,6 +139,12 @@ type OutboxOperatorStore interface {
 	// Stats summarises the backlog at now for monitoring.
 	Stats(ctx context.Context, now time.Time) (OutboxStats, error)
 
+	// StuckAggregates returns up to limit (1..500) aggregates whose ordered
+	// events (outbox.NewParams.Ordered) wait behind one that needs an
+	// operator, longest stuck first. A replay of the blocker unblocks its
+	// aggregate once a consumer ran it.
+	StuckAggregates(ctx context.Context, limit int) ([]StuckAggregate, error)
+
 	// PurgeDelivered deletes up to limit Delivered rows delivered before
 	// cutoff (the retention job) and returns how many. Pending, Delivering
 	// and Failed rows, Delivered rows with an open consumer failure, and
@@ -201,6 +207,28 @@ type ReplayResult struct {
 	Skipped  map[string]string // event id -> why it was not replayed
 }
 
+// Why an ordered event holds its aggregate (StuckAggregate.Reason).
+const (
+	// StuckFailed: the relay gave up on the event (status Failed);
+	// `relay outbox replay` publishes it again.
+	StuckFailed = "failed"
+	// StuckConsumerFailed: delivered, but its consumer failed for good;
+	// replay the consumer failure.
+	StuckConsumerFailed = "consumer_failed"
+)
+
+// StuckAggregate is an aggregate whose ordered events wait behind Blocker.
+type StuckAggregate struct {
+	AggregateType, AggregateID string
+	// Blocker is the event holding the aggregate: its EventID, EventType
+	// and Status, with LastErrorCode set to the relay's or the consumer's
+	// error code.
+	Blocker outbox.Event
+	Reason  string    // StuckFailed or StuckConsumerFailed
+	Since   time.Time // when the blocker failed
+	Waiting int64     // Pending ordered events of the aggregate behind it
+}
+
 // OutboxStats is a backlog snapshot. It counts only live and failed rows:
 // delivered rows are not counted because the table may hold millions of them
 // (delivery throughput comes from the relay's outbox_delivered_total counter),
@@ -225,6 +253,9 @@ type OutboxStats struct {
 	// future are not due, so it stays low during an outage. 0 when no
 	// Pending row is due.
 	OldestDueAge time.Duration
+	// StuckAggregates counts aggregates whose ordered events wait behind
+	// one that needs an operator (OutboxOperatorStore.StuckAggregates).
+	StuckAggregates int64
 	// BacklogByType counts Pending+Delivering rows per event_type.
 	BacklogByType map[string]int64
 	// RetryHistogram counts undelivered rows by retry_count.

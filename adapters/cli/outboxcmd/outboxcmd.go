@@ -33,6 +33,8 @@ const Usage = `  relay outbox list [flags]          list events (--status, --typ
   relay outbox release-leases [--owner OWNER] --operator WHO --reason WHY
   relay outbox consumer-failures [--limit N] [--json]
                                      open consumer failures (delivered events whose consumer gave up); replay them by id
+  relay outbox stuck [--limit N] [--json]
+                                     aggregates whose ordered events wait behind a failed event; replay the blocker by id
 `
 
 // Deps are what the commands run on, opened only once the arguments are
@@ -74,11 +76,11 @@ func Run(ctx context.Context, args []string, open OpenFunc, usage string, stdout
 	c := &opCLI{open: open, stdout: stdout, stderr: stderr}
 	cmds := map[string]func(context.Context, []string) int{
 		"list": c.list, "show": c.show, "replay": c.replay, "release-leases": c.releaseLeases,
-		"consumer-failures": c.consumerFailures,
+		"consumer-failures": c.consumerFailures, "stuck": c.stuck,
 	}
 	cmd, ok := cmds[args[0]]
 	if !ok {
-		fmt.Fprintf(stderr, "relay outbox: unknown subcommand %q (list, show, replay, release-leases, consumer-failures)\n", args[0])
+		fmt.Fprintf(stderr, "relay outbox: unknown subcommand %q (list, show, replay, release-leases, consumer-failures, stuck)\n", args[0])
 		return exitUsage
 	}
 	return cmd(ctx, args[1:])
@@ -144,6 +146,40 @@ func (c *opCLI) consumerFailures(ctx context.Context, args []string) int {
 		fmt.Fprintln(tw, "EVENT_ID\tTYPE\tCODE\tFAILED_AT\tREPLAY_BATCH")
 		for _, f := range fails {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", f.EventID, f.EventType, f.Code, f.FailedAt.Format(time.RFC3339), f.ReplayBatchID)
+		}
+		_ = tw.Flush()
+		return exitOK
+	})
+}
+
+func (c *opCLI) stuck(ctx context.Context, args []string) int {
+	fs := c.flags("stuck")
+	limit := fs.Int("limit", 50, "at most this many (1..500)")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if fs.Parse(args) != nil {
+		return exitUsage
+	}
+	if *limit < 1 || *limit > 500 {
+		fmt.Fprintf(c.stderr, "relay outbox stuck: --limit %d is outside 1..500\n", *limit)
+		return exitUsage
+	}
+	return c.with(ctx, "stuck", func(ctx context.Context) int {
+		aggs, err := c.store.StuckAggregates(ctx, *limit)
+		if err != nil {
+			return c.fail("stuck", err)
+		}
+		views := make([]stuckView, len(aggs))
+		for i, a := range aggs {
+			views[i] = stuckView{AggregateType: a.AggregateType, AggregateID: a.AggregateID, EventID: a.Blocker.EventID,
+				EventType: a.Blocker.EventType, Reason: a.Reason, ErrorCode: a.Blocker.LastErrorCode, Since: a.Since, Waiting: a.Waiting}
+		}
+		if *asJSON {
+			return c.printJSON(views)
+		}
+		tw := tabwriter.NewWriter(c.stdout, 0, 2, 2, ' ', 0)
+		fmt.Fprintln(tw, "AGGREGATE\tBLOCKING_EVENT_ID\tTYPE\tREASON\tCODE\tSINCE\tWAITING")
+		for _, v := range views {
+			fmt.Fprintf(tw, "%s/%s\t%s\t%s\t%s\t%s\t%s\t%d\n", v.AggregateType, v.AggregateID, v.EventID, v.EventType, v.Reason, v.ErrorCode, v.Since.Format(time.RFC3339), v.Waiting)
 		}
 		_ = tw.Flush()
 		return exitOK

@@ -21,6 +21,7 @@ type eventView struct {
 	ResourceID     string          `json:"resource_id"`
 	RequestID      string          `json:"request_id"`
 	CorrelationID  string          `json:"correlation_id"`
+	Ordered        bool            `json:"ordered,omitempty"`
 	RetryCount     int             `json:"retry_count"`
 	NextAttemptAt  time.Time       `json:"next_attempt_at"`
 	LeaseOwner     string          `json:"lease_owner,omitempty"`
@@ -36,7 +37,7 @@ func viewOf(ev outbox.Event, withPayload bool) eventView {
 		EventID: ev.EventID, EventType: ev.EventType, PayloadVersion: ev.PayloadVersion,
 		Status: ev.Status.String(), StatusCode: int16(ev.Status),
 		AggregateType: ev.AggregateType, AggregateID: ev.AggregateID, ResourceType: ev.ResourceType, ResourceID: ev.ResourceID,
-		RequestID: ev.RequestID, CorrelationID: ev.CorrelationID, RetryCount: ev.RetryCount, NextAttemptAt: ev.NextAttemptAt,
+		RequestID: ev.RequestID, CorrelationID: ev.CorrelationID, Ordered: ev.Ordered, RetryCount: ev.RetryCount, NextAttemptAt: ev.NextAttemptAt,
 		LeaseOwner: ev.Lease.Owner, LastErrorCode: ev.LastErrorCode, LastError: ev.LastErrorMessage,
 		CreatedAt: ev.CreatedAt, DeliveredAt: ev.DeliveredAt,
 	}
@@ -44,4 +45,16 @@ func viewOf(ev outbox.Event, withPayload bool) eventView {
 		v.Payload = ev.Payload
 	}
 	return v
+}
+
+// stuckView is one line of `relay outbox stuck`.
+type stuckView struct {
+	AggregateType string    `json:"aggregate_type"`
+	AggregateID   string    `json:"aggregate_id"`
+	EventID       string    `json:"blocking_event_id"`
+	EventType     string    `json:"blocking_event_type"`
+	Reason        string    `json:"reason"`
+	ErrorCode     string    `json:"error_code,omitempty"`
+	Since         time.Time `json:"since"`
+	Waiting       int64     `json:"waiting"`
 }

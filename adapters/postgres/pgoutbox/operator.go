@@ -169,7 +169,7 @@ func (s *Store) audit(ctx context.Context, tx bun.Tx, rec ports.AuditRecord, ids
 }
 
 // Stats returns the backlog at now in one query (one consistent
-// snapshot). OldestPendingAge is the age of the oldest undelivered row by
+// snapshot), and the stuck aggregates in a second. OldestPendingAge is the age of the oldest undelivered row by
 // due time, OldestDueAge how long the most overdue Pending row has been
 // due (each 0 when there is none).
 func (s *Store) Stats(ctx context.Context, now time.Time) (ports.OutboxStats, error) {
@@ -224,6 +224,9 @@ func (s *Store) Stats(ctx context.Context, now time.Time) (ports.OutboxStats, er
 	}
 	if !oldestDue.IsZero() {
 		st.OldestDueAge = max(now.Sub(oldestDue), 0)
+	}
+	if err := s.db.QueryRowContext(ctx, stuckCountSQL).Scan(&st.StuckAggregates); err != nil {
+		return st, fmt.Errorf("count stuck aggregates: %w", pgerr.Translate(err))
 	}
 	return st, nil
 }
