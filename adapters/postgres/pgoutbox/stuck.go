@@ -64,4 +64,3 @@ func (s *Store) StuckAggregates(ctx context.Context, limit int) ([]ports.StuckAg
 	}
 	return out, nil
 }
-
