@@ -24,6 +24,10 @@ type Envelope struct {
 	RequestID      string    `json:"request_id"`
 	CorrelationID  string    `json:"correlation_id"`
 	OccurredAt     time.Time `json:"occurred_at"`
+	// Ordered is set on an ordered event (NewParams.Ordered): the relay
+	// publishes the next event of its aggregate only after this one's
+	// consumption is recorded, so a consumer that fails it holds them.
+	Ordered bool `json:"ordered,omitempty"`
 	// TraceParent and TraceState are the W3C trace context of the span that
 	// wrote the event, kept through retries and replays; consumers link
 	// their span to it. Empty when the writer was not traced.
@@ -47,6 +51,7 @@ func (ev Event) Envelope() Envelope {
 		RequestID:      ev.RequestID,
 		CorrelationID:  ev.CorrelationID,
 		OccurredAt:     ev.CreatedAt,
+		Ordered:        ev.Ordered,
 		TraceParent:    ev.TraceParent,
 		TraceState:     ev.TraceState,
 		Payload:        slices.Clone(ev.Payload),

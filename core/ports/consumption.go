@@ -12,6 +12,9 @@ type Consumption struct {
 	EventID  string
 	Consumer string // who consumed it, e.g. the event type's consumer name
 	At       time.Time
+	// Ordered is the envelope's: the record lets the next event of the
+	// aggregate go, so the store wakes the relays once it is written.
+	Ordered bool
 }
 
 // ConsumptionRecorder stores consumption evidence. The worker records every

@@ -135,7 +135,7 @@ func EvidenceMiddleware(ev *Evidence, consumer string, now func() time.Time) asy
 			if env, ok := EnvelopeFrom(ctx); ok {
 				// A full buffer past the task's deadline: the task ran, the
 				// record is what is missing; see Evidence.
-				_ = ev.Record(ctx, ports.Consumption{EventID: env.EventID, Consumer: consumer, At: now()})
+				_ = ev.Record(ctx, ports.Consumption{EventID: env.EventID, Consumer: consumer, At: now(), Ordered: env.Ordered})
 			}
 			return nil
 		})

@@ -64,6 +64,13 @@ const consumedSQL = `INSERT INTO tb_outbox_consumption (event_id, consumer, cons
 	FROM unnest(?::uuid[], ?::varchar[], ?::timestamptz[]) AS u(event_id, consumer, consumed_at)` + asyncWhere + `
 	ON CONFLICT (event_id, consumer) DO NOTHING`
 
+// consumedWakeSQL is consumedSQL for a batch holding an ordered event: the
+// record lets the next event of its aggregate go, so it also notifies the
+// relays' channel (adapters/postgres.OutboxChannel) on commit, as an
+// outbox insert does, instead of leaving the next event to the poll.
+const consumedWakeSQL = `WITH rec AS (` + consumedSQL + `)
+SELECT pg_notify('outbox_event', '')`
+
 // RecordConsumed implements ports.ConsumptionRecorder with one INSERT for
 // the whole batch; with Config.AsynchronousCommit it does not wait for the
 // WAL flush (a record lost in a database crash makes the reconciler
@@ -75,13 +82,19 @@ func (s *Store) RecordConsumed(ctx context.Context, cs []ports.Consumption) erro
 	ids := make([]string, len(cs))
 	names := make([]string, len(cs))
 	ats := make([]time.Time, len(cs))
+	ordered := false
 	for i, c := range cs {
 		if err := checkConsumption(c.EventID, c.Consumer); err != nil {
 			return err
 		}
 		ids[i], names[i], ats[i] = c.EventID, c.Consumer, c.At
+		ordered = ordered || c.Ordered
 	}
-	_, err := s.db.NewRaw(s.q.consumed, pgdialect.Array(ids), pgdialect.Array(names), pgdialect.Array(ats)).Exec(ctx)
+	q := s.q.consumed
+	if ordered {
+		q = s.q.consumedWake
+	}
+	_, err := s.db.NewRaw(q, pgdialect.Array(ids), pgdialect.Array(names), pgdialect.Array(ats)).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("record consumption of %d events: %w", len(cs), pgerr.Translate(err))
 	}

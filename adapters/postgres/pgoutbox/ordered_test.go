@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 	"github.com/uptrace/bun"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/july/template/adapters/postgres/pgoutbox"
 	"github.com/july/template/contracttests/testinfra"
 	"github.com/july/template/core/outbox"
+	"github.com/july/template/core/ports"
 )
 
 func cardEvent(t *testing.T, card, eventType string, ordered bool) outbox.Event {
@@ -74,4 +76,41 @@ func TestOrderedWritersOfOneAggregateCommitInIDOrder(t *testing.T) {
 		first.EventID, second.EventID, first.EventID).Scan(ctx, &ids))
 	require.Len(t, ids, 2)
 	require.Less(t, ids[0], ids[1], "the first writer's event has the smaller id")
+}
+
+// The consumption record of an ordered event lets the next one of its
+// aggregate go: writing it notifies the relays' channel, so the next event
+// does not wait for the poll. An unordered record notifies nobody.
+func TestRecordingAnOrderedConsumptionWakesTheRelays(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	tdb := testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.Migrate})
+	store, err := pgoutbox.NewStore(tdb.Bun, pgoutbox.Config{AsynchronousCommit: true})
+	require.NoError(t, err)
+	conn, err := pgx.Connect(ctx, tdb.URL)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = conn.Close(context.WithoutCancel(ctx)) })
+	plain, card := cardEvent(t, "card-1", "card.viewed", false), cardEvent(t, "card-1", "card.activated", true)
+	require.NoError(t, store.Append(ctx, plain, card)) // notifies too: listen after it
+	_, err = conn.Exec(ctx, "LISTEN "+postgres.OutboxChannel)
+	require.NoError(t, err)
+	require.NoError(t, store.RecordConsumed(ctx, []ports.Consumption{{EventID: plain.EventID, Consumer: "c", At: time.Now()}}))
+	_, err = tdb.Bun.ExecContext(ctx, "SELECT pg_notify(?, 'marker')", postgres.OutboxChannel)
+	require.NoError(t, err)
+	n, err := conn.WaitForNotification(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "marker", n.Payload, "an unordered record notifies nobody (the marker comes first)")
+
+	require.NoError(t, store.RecordConsumed(ctx, []ports.Consumption{
+		{EventID: plain.EventID, Consumer: "d", At: time.Now()},
+		{EventID: card.EventID, Consumer: "c", At: time.Now(), Ordered: true},
+	}))
+	_, err = tdb.Bun.ExecContext(ctx, "SELECT pg_notify(?, 'marker')", postgres.OutboxChannel)
+	require.NoError(t, err)
+	n, err = conn.WaitForNotification(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "", n.Payload, "rule: an ordered record wakes the relays (before the marker sent after it)")
+	var recorded int
+	require.NoError(t, tdb.Bun.NewRaw(`SELECT count(*) FROM tb_outbox_consumption`).Scan(ctx, &recorded))
+	require.Equal(t, 3, recorded, "the records are written with the wake-up")
 }

@@ -39,7 +39,7 @@ const (
 
 // queries are a Store's statements with or without asyncCommit.
 type queries struct {
-	claim, complete, fail, renew, release, recover, consumed string
+	claim, complete, fail, renew, release, recover, consumed, consumedWake string
 }
 
 func newQueries(async bool) queries {
@@ -51,7 +51,7 @@ func newQueries(async bool) queries {
 		return strings.NewReplacer(asyncAnd, and, asyncWhere, where).Replace(q)
 	}
 	return queries{claim: f(claimSQL), complete: f(completeSQL), fail: f(failSQL), renew: f(renewSQL),
-		release: f(releaseSQL), recover: f(recoverSQL), consumed: f(consumedSQL)}
+		release: f(releaseSQL), recover: f(recoverSQL), consumed: f(consumedSQL), consumedWake: f(consumedWakeSQL)}
 }
 
 // Column widths of tb_outbox_event that Fail writes; longer values are cut
