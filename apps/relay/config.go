@@ -74,6 +74,9 @@ var envHelp = fmt.Sprintf(`  DATABASE_URL         postgres URL (required); may b
   WORKER_RETRY_BASE    a failed consumer's first retry after about this long, doubling
                        (default 1s, jittered x0.5..x1.5)
   WORKER_RETRY_MAX     the longest wait between consumer retries (default 1m)
+  WORKER_TASK_CHECK_INTERVAL
+                       an idle worker looks at its empty queue again after about this
+                       long (default 1s, 10ms..10s; set 50ms when events are ordered)
   SHUTDOWN_DRAIN_DELAY on SIGTERM the admin /readyz answers 503 for this long while
                        the relay and worker keep working (default 5s, 0s..1m)
   SHUTDOWN_TIMEOUT     then the worker waits this long for in-flight tasks
@@ -124,6 +127,7 @@ type config struct {
 	WorkerMaxRetry    int
 	WorkerEnabled     bool
 	WorkerRetryBase   time.Duration
+	WorkerTaskCheck   time.Duration
 	WorkerRetryMax    time.Duration
 	DrainDelay        time.Duration
 	ShutdownTimeout   time.Duration
@@ -162,6 +166,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		WorkerMaxRetry:    r.Int("WORKER_MAX_RETRY", queue.DefaultMaxRetry, 1, 100),
 		WorkerEnabled:     r.Bool("WORKER_ENABLED", true),
 		WorkerRetryBase:   r.Duration("WORKER_RETRY_BASE", time.Second, 10*time.Millisecond, time.Hour),
+		WorkerTaskCheck:   r.Duration("WORKER_TASK_CHECK_INTERVAL", time.Second, 10*time.Millisecond, 10*time.Second),
 		WorkerRetryMax:    r.Duration("WORKER_RETRY_MAX", time.Minute, 10*time.Millisecond, 24*time.Hour),
 		TaskRecoveryEvery: r.Duration("TASK_RECOVERY_INTERVAL", sweep.DefaultTaskRecoveryEvery,
 			sweep.MinTaskRecoveryEvery, sweep.MaxTaskRecoveryEvery),

@@ -81,6 +81,7 @@ func (w *world) startCardConsumer(poison string) *cardConsumer {
 	srv := queue.NewServer(queue.ConnOpt(topo), queue.ServerConfig{
 		Queues: map[string]int{w.queue: 1}, Concurrency: 16, Logger: log, ShutdownTimeout: 2 * time.Second,
 		DeadLetterFunc: queue.RecordDeadLetters(dl), RetryBase: 100 * time.Millisecond, RetryMax: 2 * time.Second,
+		TaskCheckInterval: 50 * time.Millisecond, // as a service with ordered events sets it
 	})
 	require.NoError(w.t, srv.Start(mux))
 	w.t.Cleanup(func() {

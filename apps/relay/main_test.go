@@ -41,10 +41,10 @@ func TestConfigErrorsNameTheVariable(t *testing.T) {
 
 	var out, errOut bytes.Buffer
 	code := run(t.Context(), nil, func(k string) string {
-		return map[string]string{"DATABASE_URL": "postgres://u:hunter2@db/x", "RELAY_LOOPS": "0"}[k]
+		return map[string]string{"DATABASE_URL": "postgres://u:hunter2@db/x", "RELAY_LOOPS": "0", "WORKER_TASK_CHECK_INTERVAL": "1ms"}[k]
 	}, &out, &errOut)
 	require.Equal(t, exitUsage, code)
-	for _, want := range []string{"REDIS_URL", "RELAY_LOOPS"} {
+	for _, want := range []string{"REDIS_URL", "RELAY_LOOPS", "WORKER_TASK_CHECK_INTERVAL"} {
 		require.Contains(t, errOut.String(), want)
 	}
 	require.NotContains(t, errOut.String(), "hunter2", "secrets are never printed")
@@ -55,7 +55,7 @@ func TestHelp(t *testing.T) {
 
 	var out bytes.Buffer
 	require.Equal(t, exitOK, run(t.Context(), []string{"-h"}, func(string) string { return "" }, &out, &out))
-	for _, want := range []string{"DATABASE_URL", "ADMIN_ADDR", "outbox replay"} {
+	for _, want := range []string{"DATABASE_URL", "ADMIN_ADDR", "outbox replay", "outbox stuck", "WORKER_TASK_CHECK_INTERVAL"} {
 		require.True(t, strings.Contains(out.String(), want), "help must mention %s", want)
 	}
 }

@@ -51,6 +51,13 @@ type ServerConfig struct {
 	// comes after about RetryBase, each next one twice as late, never
 	// later than RetryMax. Defaults: DefaultRetryBase, DefaultRetryMax.
 	RetryBase, RetryMax time.Duration
+	// TaskCheckInterval is how long an idle worker sleeps (jittered
+	// x0.5..x1.5) before it looks at empty queues again. Zero means
+	// asynq's 1 s. Ordered events (outbox.NewParams.Ordered) empty the
+	// queue after every round of an aggregate, so this sleep is part of
+	// each step of an ordered chain: such services set it low (50 ms costs
+	// an idle worker about 20 small Redis calls a second).
+	TaskCheckInterval time.Duration
 }
 
 // Consumer retry defaults: short first retries (asynq's own default waits
@@ -87,12 +94,13 @@ func NewServer(redisOpt asynq.RedisConnOpt, cfg ServerConfig) *asynq.Server {
 		queues = map[string]int{DefaultQueue: 1}
 	}
 	return asynq.NewServer(redisOpt, asynq.Config{
-		Concurrency:     cfg.Concurrency,
-		Queues:          queues,
-		ShutdownTimeout: cfg.ShutdownTimeout,
-		Logger:          slogLogger{logger},
-		RetryDelayFunc:  retryDelay(cfg),
-		ErrorHandler:    errorHandler(logger, cfg.DeadLetterFunc),
+		Concurrency:       cfg.Concurrency,
+		Queues:            queues,
+		ShutdownTimeout:   cfg.ShutdownTimeout,
+		Logger:            slogLogger{logger},
+		RetryDelayFunc:    retryDelay(cfg),
+		TaskCheckInterval: cfg.TaskCheckInterval,
+		ErrorHandler:      errorHandler(logger, cfg.DeadLetterFunc),
 		HealthCheckFunc: func(err error) {
 			if err != nil {
 				logger.Warn("asynq queue: redis health check failed", slog.String("error", reasonOf(err)))
