@@ -21,7 +21,10 @@
 // Store.Claim of -batch rows, rolled back, median of 7) on the full
 // backlog before the relays start ("first claim") and on what is left
 // after the drain, vacuumed ("idle claim": nothing pending, or the stuck
-// aggregates' blocked rows). -explain prints EXPLAIN ANALYZE of the idle
+// aggregates' blocked rows). The consumer also reports the per-aggregate
+// step: the time from handling one event of an aggregate to handling its
+// next (p50 over all aggregates), the round trip that bounds an ordered
+// chain. -explain prints EXPLAIN ANALYZE of the idle
 // claim of the first stuck run.
 //
 //	go run ./bench/cmd/orderedbench -runs 3 -relays 1,2
@@ -132,15 +135,15 @@ func run(ctx context.Context, c config, modesFlag, relaysFlag string, runs int) 
 				if err != nil {
 					return fmt.Errorf("%s, %d relays, run %d: %w", m, n, i+1, err)
 				}
-				fmt.Fprintf(os.Stderr, "%s relays=%d run=%d: %d events in %.2fs = %.0f/s; claims full/short/empty %.0f/%.0f/%.0f, %.1f rows/claim; first claim %.1fms, idle claim %.2fms; order violations %d\n",
+				fmt.Fprintf(os.Stderr, "%s relays=%d run=%d: %d events in %.2fs = %.0f/s; claims full/short/empty %.0f/%.0f/%.0f, %.1f rows/claim; first claim %.1fms, idle claim %.2fms; order violations %d; per-aggregate step p50/p90 %.0f/%.0fms\n",
 					m, n, i+1, r.events, r.elapsed.Seconds(), r.rate(), r.claims["full"], r.claims["short"], r.claims["empty"], r.rowsPerClaim,
-					ms(r.firstClaim), ms(r.idleClaim), r.violations)
+					ms(r.firstClaim), ms(r.idleClaim), r.violations, ms(r.step50), ms(r.step90))
 				all[key{m, n}] = append(all[key{m, n}], r)
 			}
 		}
 	}
-	fmt.Printf("| mode | relays | events | events/s median (range) | vs unordered | drain s | claims full / short / empty | rows/claim | first claim ms | idle claim ms | order violations |\n")
-	fmt.Printf("|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|\n")
+	fmt.Printf("| mode | relays | events | events/s median (range) | vs unordered | drain s | claims full / short / empty | rows/claim | first claim ms | idle claim ms | order violations | step p50 ms |\n")
+	fmt.Printf("|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|\n")
 	for _, m := range modes {
 		for _, n := range counts {
 			rs := all[key{m, n}]
@@ -154,11 +157,12 @@ func run(ctx context.Context, c config, modesFlag, relaysFlag string, runs int) 
 			for _, r := range rs {
 				viol += r.violations
 			}
-			fmt.Printf("| %s | %d | %d | %.0f (%.0f–%.0f) | %s | %.2f | %.0f / %.0f / %.0f | %.1f | %.1f | %.2f | %d |\n",
+			fmt.Printf("| %s | %d | %d | %.0f (%.0f–%.0f) | %s | %.2f | %.0f / %.0f / %.0f | %.1f | %.1f | %.2f | %d | %.0f |\n",
 				m, n, med.events, med.rate(), rs[0].rate(), rs[len(rs)-1].rate(), vs, med.elapsed.Seconds(),
 				med.claims["full"], med.claims["short"], med.claims["empty"], med.rowsPerClaim,
 				ms(median(rs, func(r result) time.Duration { return r.firstClaim })),
-				ms(median(rs, func(r result) time.Duration { return r.idleClaim })), viol)
+				ms(median(rs, func(r result) time.Duration { return r.idleClaim })), viol,
+				ms(median(rs, func(r result) time.Duration { return r.step50 })))
 		}
 	}
 	return nil
@@ -171,6 +175,7 @@ type result struct {
 	rowsPerClaim          float64
 	firstClaim, idleClaim time.Duration
 	violations            int // a consumer saw an aggregate's event before an earlier one
+	step50, step90        time.Duration
 }
 
 func (r result) rate() float64 { return float64(r.events) / r.elapsed.Seconds() }
@@ -245,6 +250,7 @@ func once(ctx context.Context, c config, mode string, relays int, explain bool) 
 	relayproc.Stop(procs)
 	cons.stop()
 	res.violations = cons.violations()
+	res.step50, res.step90 = cons.step()
 	if res.events != want {
 		return result{}, fmt.Errorf("%d events consumed, want %d", res.events, want)
 	}
@@ -402,8 +408,22 @@ type consumer struct {
 	stop func()
 
 	mu   sync.Mutex
-	last map[string]int // aggregate id -> highest seq seen
+	last map[string]int       // aggregate id -> highest seq seen
+	at   map[string]time.Time // aggregate id -> when its last event was handled
+	gaps []time.Duration      // per aggregate, from one event's handling to the next's
 	bad  int
+}
+
+// step returns the median and 90th percentile of the time from one
+// event of an aggregate to its next: the per-aggregate round trip.
+func (c *consumer) step() (p50, p90 time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.gaps) == 0 {
+		return 0, 0
+	}
+	slices.Sort(c.gaps)
+	return c.gaps[len(c.gaps)/2], c.gaps[len(c.gaps)*9/10]
 }
 
 func (c *consumer) violations() int {
@@ -422,7 +442,7 @@ func startConsumer(_ context.Context, db *bun.DB, redisURL, queueName string, co
 	if err != nil {
 		return nil, err
 	}
-	c := &consumer{last: map[string]int{}}
+	c := &consumer{last: map[string]int{}, at: map[string]time.Time{}}
 	ev := queue.NewEvidence(store, 0, log)
 	mux, err := queue.NewMux(log, []queue.Consumer{{EventType: eventType,
 		Handler: queue.Handle(func(_ context.Context, env outbox.Envelope, p struct {
@@ -434,6 +454,11 @@ func startConsumer(_ context.Context, db *bun.DB, redisURL, queueName string, co
 				c.bad++
 			}
 			c.last[env.AggregateID] = max(c.last[env.AggregateID], p.Seq)
+			now := time.Now()
+			if t, ok := c.at[env.AggregateID]; ok {
+				c.gaps = append(c.gaps, now.Sub(t))
+			}
+			c.at[env.AggregateID] = now
 			return nil
 		})}}, queue.WithEvidence(ev, nil))
 	if err != nil {
