@@ -45,6 +45,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/hibiken/asynq"
 	"github.com/uptrace/bun"
 
 	"github.com/july/template/adapters/asynq/queue"
@@ -59,7 +60,7 @@ const eventType = "bench.ordered"
 
 type config struct {
 	aggregates, per, stuck, batch, loops, concurrency int
-	poll                                              time.Duration
+	poll, taskCheck                                   time.Duration
 	interleaved, explain                              bool
 	base, redisURL, bin                               string
 }
@@ -76,6 +77,7 @@ func main() {
 	flag.IntVar(&c.loops, "loops", 2, "RELAY_LOOPS for every relay")
 	flag.DurationVar(&c.poll, "poll", 500*time.Millisecond, "RELAY_POLL_INTERVAL for every relay")
 	flag.IntVar(&c.concurrency, "concurrency", 20, "the consumer's Asynq concurrency")
+	flag.DurationVar(&c.taskCheck, "task-check", 0, "diagnostic: build the consumer's asynq.Server directly with this TaskCheckInterval (how long an idle worker sleeps, x0.5..x1.5; 0: queue.NewServer, asynq's default 1s)")
 	order := flag.String("order", "sequential", "commit order of the pre-fill: sequential (aggregate after aggregate, each one's events together) or interleaved (first event of every aggregate, then the second, ...)")
 	flag.BoolVar(&c.explain, "explain", false, "print EXPLAIN ANALYZE of the idle claim of the first stuck run")
 	flag.StringVar(&c.base, "db", relayproc.EnvOr("TEST_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"), "a Postgres role that may CREATE DATABASE")
@@ -121,8 +123,9 @@ func run(ctx context.Context, c config, modesFlag, relaysFlag string, runs int) 
 	if c.bin, err = relayproc.Build(ctx, dir); err != nil {
 		return err
 	}
-	fmt.Printf("%d aggregates x %d events, %s pre-fill; relays: RELAY_BATCH_SIZE=%d RELAY_LOOPS=%d RELAY_POLL_INTERVAL=%s; consumer concurrency %d\n\n",
-		c.aggregates, c.per, map[bool]string{false: "sequential", true: "interleaved"}[c.interleaved], c.batch, c.loops, c.poll, c.concurrency)
+	fmt.Printf("%d aggregates x %d events, %s pre-fill; relays: RELAY_BATCH_SIZE=%d RELAY_LOOPS=%d RELAY_POLL_INTERVAL=%s; consumer concurrency %d, TaskCheckInterval %s\n\n",
+		c.aggregates, c.per, map[bool]string{false: "sequential", true: "interleaved"}[c.interleaved], c.batch, c.loops, c.poll, c.concurrency,
+		map[bool]string{true: "asynq's default (1s)", false: c.taskCheck.String()}[c.taskCheck == 0])
 	type key struct {
 		mode   string
 		relays int
@@ -207,7 +210,7 @@ func once(ctx context.Context, c config, mode string, relays int, explain bool) 
 	}
 
 	queueName := "ob_" + db.Name[3:]
-	cons, err := startConsumer(ctx, db.DB, c.redisURL, queueName, c.concurrency)
+	cons, err := startConsumer(ctx, db.DB, c.redisURL, queueName, c.concurrency, c.taskCheck)
 	if err != nil {
 		return result{}, err
 	}
@@ -432,7 +435,7 @@ func (c *consumer) violations() int {
 	return c.bad
 }
 
-func startConsumer(_ context.Context, db *bun.DB, redisURL, queueName string, concurrency int) (*consumer, error) {
+func startConsumer(_ context.Context, db *bun.DB, redisURL, queueName string, concurrency int, taskCheck time.Duration) (*consumer, error) {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	topo, err := redisurl.Parse(redisURL)
 	if err != nil {
@@ -468,6 +471,14 @@ func startConsumer(_ context.Context, db *bun.DB, redisURL, queueName string, co
 	srv := queue.NewServer(queue.ConnOpt(topo), queue.ServerConfig{
 		Queues: map[string]int{queueName: 1}, Concurrency: concurrency, Logger: log, ShutdownTimeout: 2 * time.Second,
 	})
+	if taskCheck > 0 {
+		// queue.ServerConfig has no TaskCheckInterval; the handler never
+		// fails, so the retry and error settings it adds do not matter here.
+		srv = asynq.NewServer(queue.ConnOpt(topo), asynq.Config{
+			Queues: map[string]int{queueName: 1}, Concurrency: concurrency, ShutdownTimeout: 2 * time.Second,
+			TaskCheckInterval: taskCheck, LogLevel: asynq.WarnLevel,
+		})
+	}
 	if err := srv.Start(mux); err != nil {
 		ev.Close()
 		return nil, err
