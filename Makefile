@@ -14,7 +14,7 @@ GO ?= go
 PKGS := ./...
 FUZZTIME ?= 10s
 
-.PHONY: dr-drill openapi-lint openapi-client run test test-full ci test-pooler test-containers test-pg-matrix services lint alerts unit fuzz bench bench-relays rename remove-examples check-rename check-run
+.PHONY: dr-drill openapi-lint openapi-client run test test-full ci test-pooler test-containers test-pg-matrix services lint alerts unit fuzz bench bench-relays bench-ordered rename remove-examples check-rename check-run
 
 ## run: Postgres and Redis (reused, compose, or project-local), migrate up, api + relay; Ctrl-C stops them.
 run:
@@ -105,6 +105,11 @@ fuzz:
 ## bench-relays: drain 200,000 events with 1, 2, 4 and 8 relay processes (docs/scaling.md).
 bench-relays: services
 	$(GO) run ./bench/cmd/relaysbench -events 200000 -relays 1,2,4,8
+
+## bench-ordered: 1,000 aggregates x 20 events, unordered vs ordered vs 100 aggregates stuck, 1 and 2 relays, poll 500ms and 50ms (docs/performance.md, "Ordered delivery").
+bench-ordered: services
+	$(GO) run ./bench/cmd/orderedbench -runs 3 -relays 1,2 -explain
+	$(GO) run ./bench/cmd/orderedbench -runs 3 -relays 1,2 -poll 50ms
 
 ## bench: the Go benchmarks recorded in docs/performance.md.
 bench: services

@@ -11,31 +11,21 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
-	"net/url"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect/pgdialect"
 
-	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/adapters/postgres/pgoutbox"
 	"github.com/july/template/bench/internal/procstat"
+	"github.com/july/template/bench/internal/relayproc"
 	"github.com/july/template/core/outbox"
 )
 
@@ -44,8 +34,8 @@ func main() {
 	relays := flag.String("relays", "1,2,4,8", "relay process counts to try")
 	batch := flag.Int("batch", 0, "RELAY_BATCH_SIZE for every relay (0: the relay's default)")
 	loops := flag.Int("loops", 0, "RELAY_LOOPS for every relay (0: the relay's default)")
-	dbURL := flag.String("db", envOr("TEST_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"), "a Postgres role that may CREATE DATABASE")
-	redisURL := flag.String("redis", envOr("TEST_REDIS_URL", "redis://127.0.0.1:6379/0"), "Redis for Asynq")
+	dbURL := flag.String("db", relayproc.EnvOr("TEST_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"), "a Postgres role that may CREATE DATABASE")
+	redisURL := flag.String("redis", relayproc.EnvOr("TEST_REDIS_URL", "redis://127.0.0.1:6379/0"), "Redis for Asynq")
 	flag.Parse()
 	if err := run(context.Background(), *dbURL, *redisURL, *events, *relays, *batch, *loops); err != nil {
 		fmt.Fprintln(os.Stderr, "relaysbench:", err)
@@ -67,11 +57,9 @@ func run(ctx context.Context, base, redisURL string, n int, relaysFlag string, b
 		return err
 	}
 	defer os.RemoveAll(dir)
-	bin := filepath.Join(dir, "relay")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./apps/relay")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		return fmt.Errorf("build apps/relay (run from the repository root): %w", err)
+	bin, err := relayproc.Build(ctx, dir)
+	if err != nil {
+		return err
 	}
 	fmt.Printf("| relays | events/s | CPU µs/event: relays / Postgres / Redis | claims: full / short / empty | rows per claim |\n|---:|---:|---|---|---:|\n")
 	for _, c := range counts {
@@ -92,60 +80,28 @@ type result struct {
 }
 
 func once(ctx context.Context, base, redisURL, bin string, n, relays, batch, loops int) (result, error) {
-	name := "rb_" + strings.ReplaceAll(uuid.NewString()[:8], "-", "")
-	admin, err := openDB(base)
-	if err != nil {
-		return result{}, err
-	}
-	defer admin.Close()
-	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
-		return result{}, err
-	}
-	defer func() {
-		_, _ = admin.ExecContext(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-	}()
-	u, _ := url.Parse(base)
-	u.Path = "/" + name
-	db, err := openDB(u.String())
+	db, err := relayproc.FreshDB(ctx, base, "rb_")
 	if err != nil {
 		return result{}, err
 	}
 	defer db.Close()
-	if err := postgres.Migrate(ctx, db); err != nil {
+	if err := prefill(ctx, db.DB, n); err != nil {
 		return result{}, err
 	}
-	if err := prefill(ctx, db, n); err != nil {
+	var env []string
+	if batch > 0 {
+		env = append(env, "RELAY_BATCH_SIZE="+strconv.Itoa(batch))
+	}
+	if loops > 0 {
+		env = append(env, "RELAY_LOOPS="+strconv.Itoa(loops))
+	}
+	procs, err := relayproc.Start(ctx, bin, db.URL, redisURL, "rb_"+db.Name[3:], relays, env...)
+	if err != nil {
 		return result{}, err
 	}
-	queue := "rb_" + name[3:]
-
-	procs := make([]*exec.Cmd, relays)
-	admins := make([]string, relays)
-	for i := range procs {
-		admins[i] = freeAddr()
-		env := append(os.Environ(), "DATABASE_URL="+u.String(), "REDIS_URL="+redisURL, "ASYNQ_QUEUE="+queue,
-			"ADMIN_ADDR="+admins[i], "RELAY_OWNER="+fmt.Sprintf("bench-%d", i), "WORKER_ENABLED=false", "LOG_LEVEL=warn")
-		if batch > 0 {
-			env = append(env, "RELAY_BATCH_SIZE="+strconv.Itoa(batch))
-		}
-		if loops > 0 {
-			env = append(env, "RELAY_LOOPS="+strconv.Itoa(loops))
-		}
-		cmd := exec.CommandContext(ctx, bin)
-		cmd.Env, cmd.Stdout, cmd.Stderr = env, io.Discard, os.Stderr
-		if err := cmd.Start(); err != nil {
-			return result{}, err
-		}
-		procs[i] = cmd
-	}
-	defer func() {
-		for _, p := range procs {
-			_ = p.Process.Kill()
-			_ = p.Wait()
-		}
-	}()
+	defer relayproc.Stop(procs)
 	start := time.Now()
-	s0 := procstat.SampleServers(ctx, db)
+	s0 := procstat.SampleServers(ctx, db.DB)
 	deadline := start.Add(10 * time.Minute)
 	for {
 		// Two probes of the pending and delivering partial indexes: a
@@ -163,21 +119,17 @@ func once(ctx context.Context, base, redisURL, bin string, n, relays, batch, loo
 		time.Sleep(50 * time.Millisecond)
 	}
 	elapsed := time.Since(start)
-	pgCPU, redisCPU := procstat.SampleServers(ctx, db).Since(s0)
+	pgCPU, redisCPU := procstat.SampleServers(ctx, db.DB).Since(s0)
 	res := result{claims: map[string]float64{}}
 	var relayCPU time.Duration
 	var rows, batches float64
-	for i, p := range procs {
-		relayCPU += procstat.CPU(p.Process.Pid)
-		m, err := scrape(admins[i])
+	for _, p := range procs {
+		relayCPU += procstat.CPU(p.Cmd.Process.Pid)
+		m, err := relayproc.Scrape(p.Admin, "outbox_claims_total")
 		if err != nil {
 			return result{}, err
 		}
-		for k, v := range m {
-			if r, ok := strings.CutPrefix(k, `outbox_claims_total{result="`); ok {
-				res.claims[strings.TrimSuffix(r, `"}`)] += v
-			}
-		}
+		relayproc.Claims(m, res.claims)
 		batches += m["outbox_claim_batch_size_count"]
 		rows += m["outbox_claim_batch_size_sum"]
 	}
@@ -213,68 +165,4 @@ func prefill(ctx context.Context, db *bun.DB, n int) error {
 	}
 	_, err := db.ExecContext(ctx, "VACUUM ANALYZE tb_outbox_event")
 	return err
-}
-
-// scrape reads the relay's /metrics into name -> summed value (labels
-// dropped, but for outbox_claims_total's), waiting for the admin server to
-// answer.
-func scrape(addr string) (map[string]float64, error) {
-	var res *http.Response
-	var err error
-	for range 50 {
-		if res, err = http.Get("http://" + addr + "/metrics"); err == nil {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("scrape relay metrics at %s: %w", addr, err)
-	}
-	defer res.Body.Close()
-	out := map[string]float64{}
-	sc := bufio.NewScanner(res.Body)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		key, val, ok := strings.Cut(line, " ")
-		if !ok {
-			continue
-		}
-		if i := strings.IndexByte(key, '{'); i >= 0 && !strings.HasPrefix(key, "outbox_claims_total") {
-			key = key[:i]
-		}
-		v, err := strconv.ParseFloat(strings.Fields(val)[0], 64)
-		if err == nil {
-			out[key] += v
-		}
-	}
-	return out, sc.Err()
-}
-
-func openDB(dsn string) (*bun.DB, error) {
-	cfg, err := pgx.ParseConfig(dsn)
-	if err != nil {
-		return nil, errors.New("the database URL is malformed (value hidden)")
-	}
-	sqldb := stdlib.OpenDB(*cfg)
-	sqldb.SetMaxOpenConns(8)
-	return bun.NewDB(sqldb, pgdialect.New()), nil
-}
-
-func freeAddr() string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		panic(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
-func envOr(k, def string) string {
-	if v := os.Getenv(k); v != "" {
-		return v
-	}
-	return def
 }
