@@ -15,6 +15,8 @@ type OutboxWriter interface {
 	// Append stores events as Pending in one atomic write, assigning ID (and
 	// CreatedAt/UpdatedAt from the events). It returns an error wrapping
 	// ErrConflict, and stores none of them, when an event_id already exists.
+	// IDs follow the order of events, and the ordered events of one
+	// aggregate from concurrent callers take IDs in commit order.
 	Append(ctx context.Context, events ...outbox.Event) error
 }
 
@@ -49,7 +51,9 @@ type OutboxRelayStore interface {
 	// Rows leased to anyone else, including an expired lease (recovery
 	// handles those), are skipped. It returns an empty slice, not an error,
 	// when nothing is due. Rows inserted by uncommitted transactions are
-	// never returned.
+	// never returned. An ordered row (outbox.Event.Ordered) is due only
+	// when the previous ordered row of its aggregate (by ID) is gone or
+	// Delivered with a consumption record (ConsumptionRecorder).
 	Claim(ctx context.Context, p ClaimParams) ([]outbox.Event, error)
 
 	// Complete marks the referenced rows Delivered, in one atomic write, for

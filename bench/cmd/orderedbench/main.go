@@ -45,7 +45,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/hibiken/asynq"
 	"github.com/uptrace/bun"
 
 	"github.com/july/template/adapters/asynq/queue"
@@ -77,7 +76,7 @@ func main() {
 	flag.IntVar(&c.loops, "loops", 2, "RELAY_LOOPS for every relay")
 	flag.DurationVar(&c.poll, "poll", 500*time.Millisecond, "RELAY_POLL_INTERVAL for every relay")
 	flag.IntVar(&c.concurrency, "concurrency", 20, "the consumer's Asynq concurrency")
-	flag.DurationVar(&c.taskCheck, "task-check", 0, "diagnostic: build the consumer's asynq.Server directly with this TaskCheckInterval (how long an idle worker sleeps, x0.5..x1.5; 0: queue.NewServer, asynq's default 1s)")
+	flag.DurationVar(&c.taskCheck, "task-check", 0, "the consumer's TaskCheckInterval, as WORKER_TASK_CHECK_INTERVAL sets it (how long an idle worker sleeps, x0.5..x1.5; 0: asynq's default 1s)")
 	order := flag.String("order", "sequential", "commit order of the pre-fill: sequential (aggregate after aggregate, each one's events together) or interleaved (first event of every aggregate, then the second, ...)")
 	flag.BoolVar(&c.explain, "explain", false, "print EXPLAIN ANALYZE of the idle claim of the first stuck run")
 	flag.StringVar(&c.base, "db", relayproc.EnvOr("TEST_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"), "a Postgres role that may CREATE DATABASE")
@@ -470,15 +469,8 @@ func startConsumer(_ context.Context, db *bun.DB, redisURL, queueName string, co
 	}
 	srv := queue.NewServer(queue.ConnOpt(topo), queue.ServerConfig{
 		Queues: map[string]int{queueName: 1}, Concurrency: concurrency, Logger: log, ShutdownTimeout: 2 * time.Second,
+		TaskCheckInterval: taskCheck, // WORKER_TASK_CHECK_INTERVAL in the relay's worker
 	})
-	if taskCheck > 0 {
-		// queue.ServerConfig has no TaskCheckInterval; the handler never
-		// fails, so the retry and error settings it adds do not matter here.
-		srv = asynq.NewServer(queue.ConnOpt(topo), asynq.Config{
-			Queues: map[string]int{queueName: 1}, Concurrency: concurrency, ShutdownTimeout: 2 * time.Second,
-			TaskCheckInterval: taskCheck, LogLevel: asynq.WarnLevel,
-		})
-	}
 	if err := srv.Start(mux); err != nil {
 		ev.Close()
 		return nil, err
