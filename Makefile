@@ -106,8 +106,9 @@ fuzz:
 bench-relays: services
 	$(GO) run ./bench/cmd/relaysbench -events 200000 -relays 1,2,4,8
 
-## bench-ordered: 1,000 aggregates x 20 events, unordered vs ordered vs 100 aggregates stuck, 1 and 2 relays, poll 500ms and 50ms (docs/performance.md, "Ordered delivery").
+## bench-ordered: 1,000 aggregates x 20 events, unordered vs ordered vs 100 aggregates stuck, 1 and 2 relays, worker idle sleep 50ms and 1s, poll 500ms and 50ms (docs/performance.md, "Ordered delivery").
 bench-ordered: services
+	$(GO) run ./bench/cmd/orderedbench -runs 3 -relays 1,2 -explain -task-check 50ms
 	$(GO) run ./bench/cmd/orderedbench -runs 3 -relays 1,2 -explain
 	$(GO) run ./bench/cmd/orderedbench -runs 3 -relays 1,2 -poll 50ms
 
