@@ -157,7 +157,7 @@ func runOutboxOrdered(t *testing.T, newStore func(t *testing.T) ports.OutboxStor
 		require.NoError(t, err)
 		require.True(t, ok)
 
-		stuck, err := b.store.StuckAggregates(b.ctx, 10)
+		stuck, err := b.store.StuckAggregates(b.ctx, t0.Add(time.Minute), 10)
 		require.NoError(t, err)
 		require.Len(t, stuck, 2, "rule: an aggregate is stuck when ordered events wait behind a failed event or a failed consumer; got %+v", stuck)
 		require.Equal(t, "card-f", stuck[0].AggregateID, "longest stuck first")
@@ -175,10 +175,42 @@ func runOutboxOrdered(t *testing.T, newStore func(t *testing.T) ports.OutboxStor
 		require.NoError(t, err)
 		require.EqualValues(t, 2, st.StuckAggregates)
 
-		one, err := b.store.StuckAggregates(b.ctx, 1)
+		one, err := b.store.StuckAggregates(b.ctx, t0.Add(time.Minute), 1)
 		require.NoError(t, err)
 		require.Len(t, one, 1, "limit")
-		_, err = b.store.StuckAggregates(b.ctx, 0)
+		_, err = b.store.StuckAggregates(b.ctx, t0.Add(time.Minute), 0)
 		require.Error(t, err, "limit below 1")
+	})
+
+	t.Run("Ordered/UnconsumedBlockerIsStuckAfterAWhileAndAConsumedOneNever", func(t *testing.T) {
+		t.Parallel()
+		b := newOutboxBundle(t, newStore)
+		lost := b.appendOrdered("card-lost", "card.activated", "card.suspended")
+		dup := b.appendOrdered("card-dup", "card.activated", "card.suspended", "card.closed")
+		require.ElementsMatch(t, []string{lost[0].EventID, dup[0].EventID}, b.deliver("relay-a"))
+		// card-dup's first event was consumed, then a duplicate delivery of
+		// it failed for good: that failure blocks nothing.
+		b.consume(dup[0])
+		ok, err := b.store.MarkConsumerFailed(b.ctx, ports.ConsumerFailure{EventID: dup[0].EventID, Code: "DUPLICATE_FAILED", Message: "late duplicate", At: t0})
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.Equal(t, []string{dup[1].EventID}, b.deliver("relay-a"), "rule: a consumed event lets its successor go, whatever failure a duplicate left")
+
+		soon, err := b.store.StuckAggregates(b.ctx, t0.Add(ports.StuckUnconsumedAfter-time.Second), 10)
+		require.NoError(t, err)
+		require.Empty(t, soon, "a delivered event awaiting its consumer is not stuck yet (the reconciler's business)")
+		later, err := b.store.StuckAggregates(b.ctx, t0.Add(ports.StuckUnconsumedAfter+time.Second), 10)
+		require.NoError(t, err)
+		require.Len(t, later, 2, "rule: a blocker delivered long ago and never recorded as consumed is stuck; got %+v", later)
+		byID := map[string]ports.StuckAggregate{later[0].AggregateID: later[0], later[1].AggregateID: later[1]}
+		require.Equal(t, ports.StuckUnconsumed, byID["card-lost"].Reason)
+		require.Equal(t, lost[0].EventID, byID["card-lost"].Blocker.EventID)
+		requireTime(t, t0, byID["card-lost"].Since, "since it was delivered")
+		require.EqualValues(t, 1, byID["card-lost"].Waiting)
+		require.Equal(t, dup[1].EventID, byID["card-dup"].Blocker.EventID, "card-dup waits for its second event now, not for the consumed first")
+		require.EqualValues(t, 1, byID["card-dup"].Waiting)
+		st, err := b.store.Stats(b.ctx, t0.Add(ports.StuckUnconsumedAfter+time.Second))
+		require.NoError(t, err)
+		require.EqualValues(t, 2, st.StuckAggregates, "one per aggregate")
 	})
 }

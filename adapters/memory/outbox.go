@@ -481,12 +481,12 @@ func (s *OutboxStore) Stats(_ context.Context, now time.Time) (ports.OutboxStats
 	if !oldestDue.IsZero() {
 		st.OldestDueAge = now.Sub(oldestDue)
 	}
-	st.StuckAggregates = int64(len(s.stuck()))
+	st.StuckAggregates = int64(len(s.stuck(now)))
 	return st, nil
 }
 
 // StuckAggregates implements ports.OutboxOperatorStore.
-func (s *OutboxStore) StuckAggregates(_ context.Context, limit int) ([]ports.StuckAggregate, error) {
+func (s *OutboxStore) StuckAggregates(_ context.Context, now time.Time, limit int) ([]ports.StuckAggregate, error) {
 	if limit < 1 || limit > 500 {
 		return nil, fmt.Errorf("list stuck aggregates: limit %d outside 1..500", limit)
 	}
@@ -495,37 +495,53 @@ func (s *OutboxStore) StuckAggregates(_ context.Context, limit int) ([]ports.Stu
 	if err := s.down("list stuck aggregates"); err != nil {
 		return nil, err
 	}
-	out := s.stuck()
+	out := s.stuck(now)
 	return out[:min(len(out), limit)], nil
 }
 
-// stuck is pgoutbox's blockersSQL with the waiting count, longest stuck
-// first. Callers hold s.mu.
-func (s *OutboxStore) stuck() []ports.StuckAggregate {
+// stuck is pgoutbox's stuckSQL: per aggregate with Pending ordered events,
+// the predecessor of the first one, when it blocks. Longest stuck first.
+// Callers hold s.mu.
+func (s *OutboxStore) stuck(now time.Time) []ports.StuckAggregate {
+	type agg struct{ typ, id string }
+	first, waiting := map[agg]*outbox.Event{}, map[agg]int64{}
+	for _, w := range s.rows {
+		if w.Ordered && w.Status == outbox.Pending {
+			k := agg{w.AggregateType, w.AggregateID}
+			waiting[k]++
+			if f := first[k]; f == nil || w.ID < f.ID {
+				first[k] = w
+			}
+		}
+	}
 	var out []ports.StuckAggregate
-	for _, b := range s.rows {
-		if !b.Ordered {
+	for k, w := range first {
+		var b *outbox.Event
+		for _, o := range s.rows {
+			if o.Ordered && o.ID < w.ID && o.AggregateType == k.typ && o.AggregateID == k.id && (b == nil || o.ID > b.ID) {
+				b = o
+			}
+		}
+		if b == nil {
 			continue
 		}
-		a := ports.StuckAggregate{AggregateType: b.AggregateType, AggregateID: b.AggregateID,
+		a := ports.StuckAggregate{AggregateType: k.typ, AggregateID: k.id, Waiting: waiting[k],
 			Blocker: outbox.Event{EventID: b.EventID, EventType: b.EventType, Status: b.Status,
-				AggregateType: b.AggregateType, AggregateID: b.AggregateID, Ordered: true, LastErrorCode: b.LastErrorCode}}
-		switch i := s.open(b.EventID); {
+				AggregateType: k.typ, AggregateID: k.id, Ordered: true}}
+		i, consumed := s.open(b.EventID), len(s.consumed[b.EventID]) > 0
+		switch {
 		case b.Status == outbox.Failed:
-			a.Reason, a.Since = ports.StuckFailed, b.UpdatedAt
-		case b.Status == outbox.Delivered && i >= 0:
+			a.Reason, a.Since, a.Blocker.LastErrorCode = ports.StuckFailed, b.UpdatedAt, b.LastErrorCode
+		case b.Status != outbox.Delivered || consumed:
+			continue
+		case i >= 0:
 			a.Reason, a.Since, a.Blocker.LastErrorCode = ports.StuckConsumerFailed, s.failures[i].FailedAt, s.failures[i].Code
+		case b.DeliveredAt != nil && b.DeliveredAt.Before(now.Add(-ports.StuckUnconsumedAfter)):
+			a.Reason, a.Since = ports.StuckUnconsumed, *b.DeliveredAt
 		default:
 			continue
 		}
-		for _, w := range s.rows {
-			if w.Ordered && w.Status == outbox.Pending && w.ID > b.ID && w.AggregateType == b.AggregateType && w.AggregateID == b.AggregateID {
-				a.Waiting++
-			}
-		}
-		if a.Waiting > 0 {
-			out = append(out, a)
-		}
+		out = append(out, a)
 	}
 	slices.SortFunc(out, func(x, y ports.StuckAggregate) int {
 		return cmp.Or(x.Since.Compare(y.Since), cmp.Compare(s.byUUID[x.Blocker.EventID], s.byUUID[y.Blocker.EventID]))

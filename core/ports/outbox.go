@@ -144,10 +144,13 @@ type OutboxOperatorStore interface {
 	Stats(ctx context.Context, now time.Time) (OutboxStats, error)
 
 	// StuckAggregates returns up to limit (1..500) aggregates whose ordered
-	// events (outbox.NewParams.Ordered) wait behind one that needs an
-	// operator, longest stuck first. A replay of the blocker unblocks its
+	// events (outbox.NewParams.Ordered) wait at now behind one that needs
+	// an operator, longest stuck first: the previous ordered event of the
+	// first waiting one is Failed, or Delivered without a consumption
+	// record and with an open consumer failure or delivered more than
+	// StuckUnconsumedAfter ago. A replay of the blocker unblocks its
 	// aggregate once a consumer ran it.
-	StuckAggregates(ctx context.Context, limit int) ([]StuckAggregate, error)
+	StuckAggregates(ctx context.Context, now time.Time, limit int) ([]StuckAggregate, error)
 
 	// PurgeDelivered deletes up to limit Delivered rows delivered before
 	// cutoff (the retention job) and returns how many. Pending, Delivering
@@ -219,7 +222,16 @@ const (
 	// StuckConsumerFailed: delivered, but its consumer failed for good;
 	// replay the consumer failure.
 	StuckConsumerFailed = "consumer_failed"
+	// StuckUnconsumed: delivered StuckUnconsumedAfter ago and no consumer
+	// recorded it (a consumer without consumption evidence, or a task the
+	// queue lost that the reconciler has not republished yet).
+	StuckUnconsumed = "unconsumed"
 )
+
+// StuckUnconsumedAfter is how long a delivered ordered event may go
+// without a consumption record before its aggregate counts as stuck: well
+// past a consumer's retries and the reconciler's republish of a lost task.
+const StuckUnconsumedAfter = 5 * time.Minute
 
 // StuckAggregate is an aggregate whose ordered events wait behind Blocker.
 type StuckAggregate struct {
@@ -228,8 +240,8 @@ type StuckAggregate struct {
 	// and Status, with LastErrorCode set to the relay's or the consumer's
 	// error code.
 	Blocker outbox.Event
-	Reason  string    // StuckFailed or StuckConsumerFailed
-	Since   time.Time // when the blocker failed
+	Reason  string    // StuckFailed, StuckConsumerFailed or StuckUnconsumed
+	Since   time.Time // when the blocker failed (or, unconsumed, was delivered)
 	Waiting int64     // Pending ordered events of the aggregate behind it
 }
 
@@ -257,8 +269,8 @@ type OutboxStats struct {
 	// future are not due, so it stays low during an outage. 0 when no
 	// Pending row is due.
 	OldestDueAge time.Duration
-	// StuckAggregates counts aggregates whose ordered events wait behind
-	// one that needs an operator (OutboxOperatorStore.StuckAggregates).
+	// StuckAggregates counts the aggregates OutboxOperatorStore.StuckAggregates
+	// lists at now.
 	StuckAggregates int64
 	// BacklogByType counts Pending+Delivering rows per event_type.
 	BacklogByType map[string]int64

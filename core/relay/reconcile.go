@@ -42,6 +42,11 @@ const (
 	// queue archived without a consumer ever reporting a final failure:
 	// its worker died on every attempt (a crash, an OOM kill).
 	CodeConsumerAbandoned = "CONSUMER_ABANDONED"
+	// CodeNeverConsumed is the consumer failure recorded for an ordered
+	// event the reconciler gave up on (published MaxRepublish times, never
+	// recorded): the events behind it wait, and the failure makes the
+	// aggregate show as stuck and the event replayable.
+	CodeNeverConsumed = "CONSUMER_NEVER_RECORDED"
 	// QueueConsumer names the evidence the reconciler records for a task
 	// it saw completed in the queue (a consumer that records none itself).
 	QueueConsumer = "queue:completed"
@@ -330,11 +335,14 @@ func (r *Reconciler) checkChunk(ctx context.Context, ids []string, states []port
 					"event_id", id, "event_type", ev.EventType, "republished", w.republished)
 				delete(r.watch, id)
 				res.GaveUp++
+				if ev.Ordered {
+					abandoned = append(abandoned, ev)
+				}
 				continue
 			}
 			lost = append(lost, id)
 		case ports.QueueCompleted:
-			completed = append(completed, ports.Consumption{EventID: id, Consumer: QueueConsumer, At: now})
+			completed = append(completed, ports.Consumption{EventID: id, Consumer: QueueConsumer, At: now, Ordered: ev.Ordered})
 		case ports.QueueArchived:
 			abandoned = append(abandoned, ev)
 		}
@@ -349,13 +357,20 @@ func (r *Reconciler) checkChunk(ctx context.Context, ids []string, states []port
 		res.Completed += len(completed)
 	}
 	for _, ev := range abandoned {
-		ok, err := r.st.Failures.MarkConsumerFailed(ctx, ports.ConsumerFailure{EventID: ev.EventID, Code: CodeConsumerAbandoned,
-			Message: "the queue archived the task without a consumer reporting a result: its worker stopped on every attempt (crash, OOM kill)", At: now})
+		f := ports.ConsumerFailure{EventID: ev.EventID, Code: CodeConsumerAbandoned,
+			Message: "the queue archived the task without a consumer reporting a result: its worker stopped on every attempt (crash, OOM kill)", At: now}
+		if states[slices.Index(ids, ev.EventID)] == ports.QueueMissing {
+			f.Code, f.Message = CodeNeverConsumed, fmt.Sprintf("ordered event published again %d times without any consumer recording it; the events of its aggregate wait behind it", r.cfg.MaxRepublish)
+		}
+		ok, err := r.st.Failures.MarkConsumerFailed(ctx, f)
 		if err != nil {
 			return nil, fmt.Errorf("record abandoned event %s: %w", ev.EventID, err)
 		}
 		delete(r.watch, ev.EventID)
-		if ok {
+		if ok && f.Code == CodeNeverConsumed { // counted in GaveUp
+			r.log.Error("ordered outbox event never consumed: recorded as a consumer failure; its aggregate waits until it is replayed",
+				"event_id", ev.EventID, "event_type", ev.EventType, "code", CodeNeverConsumed)
+		} else if ok {
 			res.Abandoned++
 			r.log.Error("outbox event abandoned by its consumer: the queue archived it after every attempt died; recorded as a consumer failure",
 				"event_id", ev.EventID, "event_type", ev.EventType, "code", CodeConsumerAbandoned)

@@ -132,6 +132,51 @@ func TestReconcileAbandonedAndGiveUp(t *testing.T) {
 	require.Equal(t, relay.CodeConsumerAbandoned, open[0].Code)
 }
 
+// An ordered event no consumer ever records holds its aggregate: when the
+// reconciler gives up on it, it records a consumer failure, so the
+// aggregate shows as stuck and the event can be replayed. (An unordered
+// one is only logged: TestReconcileAbandonedAndGiveUp.)
+func TestReconcileGiveUpOnAnOrderedEventRecordsAFailure(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	store, q, now := memory.NewOutboxStore(), memory.NewPublisher(), t0
+	var ids []string
+	for range 2 {
+		ev, err := outbox.New(outbox.NewParams{EventID: uuid.NewString(), EventType: "card.changed", PayloadVersion: 1,
+			AggregateType: "card", AggregateID: "c-1", ResourceType: "card", ResourceID: "c-1",
+			RequestID: "req", Payload: map[string]any{"n": 1}, Now: t0, Ordered: true})
+		require.NoError(t, err)
+		require.NoError(t, store.Append(ctx, ev))
+		ids = append(ids, ev.EventID)
+	}
+	claimed, err := store.Claim(ctx, ports.ClaimParams{Owner: "r", Limit: 10, LeaseFor: time.Minute, Now: t0})
+	require.NoError(t, err)
+	require.Len(t, claimed, 1, "the first of the aggregate")
+	for _, err := range q.Publish(ctx, []outbox.Envelope{claimed[0].Envelope()}) {
+		require.NoError(t, err)
+	}
+	_, err = store.Complete(ctx, "r", t0, []ports.LeaseRef{{ID: claimed[0].ID, Token: claimed[0].Lease.Token}})
+	require.NoError(t, err)
+	now = t0.Add(time.Hour)
+	rec, err := relay.NewReconciler(relay.ReconcileStores{Outbox: store, Failures: store, Recorder: store, Queue: q, Pub: q},
+		ports.ClockFunc(func() time.Time { return now }), relay.ReconcileConfig{MaxRepublish: 2, EvidenceLag: time.Millisecond}, nil, nil)
+	require.NoError(t, err)
+	for range 4 {
+		q.Lose(ids[0])
+		require.NoError(t, rec.Pass(ctx, relay.TriggerPeriodic).Err)
+	}
+	open, err := store.OpenConsumerFailures(ctx, ports.ConsumerFailureFilter{})
+	require.NoError(t, err)
+	require.Len(t, open, 1)
+	require.Equal(t, ids[0], open[0].EventID)
+	require.Equal(t, relay.CodeNeverConsumed, open[0].Code)
+	stuck, err := store.StuckAggregates(ctx, now, 10)
+	require.NoError(t, err)
+	require.Len(t, stuck, 1)
+	require.Equal(t, ports.StuckConsumerFailed, stuck[0].Reason)
+}
+
 // The queue down: the pass fails, changes nothing, and the next one after
 // it is back does the work.
 func TestReconcileQueueDown(t *testing.T) {

@@ -34,7 +34,7 @@ const Usage = `  relay outbox list [flags]          list events (--status, --typ
   relay outbox consumer-failures [--limit N] [--json]
                                      open consumer failures (delivered events whose consumer gave up); replay them by id
   relay outbox stuck [--limit N] [--json]
-                                     aggregates whose ordered events wait behind a failed event; replay the blocker by id
+                                     aggregates whose ordered events wait behind a failed or unconsumed event; replay the blocker by id
 `
 
 // Deps are what the commands run on, opened only once the arguments are
@@ -164,7 +164,7 @@ func (c *opCLI) stuck(ctx context.Context, args []string) int {
 		return exitUsage
 	}
 	return c.with(ctx, "stuck", func(ctx context.Context) int {
-		aggs, err := c.store.StuckAggregates(ctx, *limit)
+		aggs, err := c.store.StuckAggregates(ctx, time.Now(), *limit)
 		if err != nil {
 			return c.fail("stuck", err)
 		}

@@ -225,7 +225,7 @@ func (s *Store) Stats(ctx context.Context, now time.Time) (ports.OutboxStats, er
 	if !oldestDue.IsZero() {
 		st.OldestDueAge = max(now.Sub(oldestDue), 0)
 	}
-	if err := s.db.QueryRowContext(ctx, stuckCountSQL).Scan(&st.StuckAggregates); err != nil {
+	if err := s.db.QueryRowContext(ctx, stuckCountSQL, now.Add(-ports.StuckUnconsumedAfter)).Scan(&st.StuckAggregates); err != nil {
 		return st, fmt.Errorf("count stuck aggregates: %w", pgerr.Translate(err))
 	}
 	return st, nil
