@@ -213,4 +213,39 @@ func runOutboxOrdered(t *testing.T, newStore func(t *testing.T) ports.OutboxStor
 		require.NoError(t, err)
 		require.EqualValues(t, 2, st.StuckAggregates, "one per aggregate")
 	})
+
+	t.Run("Ordered/ParkBlockedMovesWaitingEventsAsideUntilTheRecordBringsThemBack", func(t *testing.T) {
+		t.Parallel()
+		b := newOutboxBundle(t, newStore)
+		a := b.appendOrdered("card-a", "card.activated", "card.suspended", "card.closed")
+		plain := b.seed(t0, 1, "order.created")[0]
+		other := b.appendOrdered("card-b", "card.activated")[0]
+		until := t0.Add(time.Minute)
+
+		n, err := b.store.ParkBlocked(b.ctx, t0, until, 100)
+		require.NoError(t, err)
+		require.Equal(t, 2, n, "rule: only the ordered events waiting for their predecessor are parked")
+		for _, ev := range a[1:] {
+			requireTime(t, until, b.get(ev.EventID).NextAttemptAt, "parked until")
+		}
+		for _, ev := range []outbox.Event{a[0], plain, other} {
+			requireTime(t, t0, b.get(ev.EventID).NextAttemptAt, "a ready or unordered event is not parked")
+		}
+
+		require.ElementsMatch(t, []string{a[0].EventID, plain.EventID, other.EventID}, b.deliver("relay-a"))
+		require.NoError(t, b.store.RecordConsumed(b.ctx, []ports.Consumption{{EventID: a[0].EventID, Consumer: "c", At: t0, Ordered: true}}))
+		requireTime(t, t0, b.get(a[1].EventID).NextAttemptAt, "rule: the predecessor's record brings the next one back to its due time")
+		requireTime(t, until, b.get(a[2].EventID).NextAttemptAt, "only the next one")
+		require.Equal(t, []string{a[1].EventID}, b.deliver("relay-a"), "claimable at once")
+
+		// A record without the ordered flag (written another way) leaves
+		// the parked event to its park time; it is then claimable.
+		require.NoError(t, b.store.RecordConsumed(b.ctx, []ports.Consumption{{EventID: a[1].EventID, Consumer: "c", At: t0}}))
+		require.Empty(t, b.claim("relay-a", t0, 100))
+		got := b.claim("relay-a", until, 100)
+		require.Equal(t, []string{a[2].EventID}, eventIDs(got))
+
+		_, err = b.store.ParkBlocked(b.ctx, t0, until, 0)
+		require.Error(t, err, "limit below 1")
+	})
 }

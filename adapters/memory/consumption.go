@@ -46,6 +46,9 @@ func (s *OutboxStore) RecordConsumed(_ context.Context, cs []ports.Consumption) 
 		if _, ok := by[c.Consumer]; !ok {
 			by[c.Consumer] = c.At
 		}
+		if c.Ordered {
+			s.unpark(c.EventID)
+		}
 	}
 	return nil
 }

@@ -96,6 +96,52 @@ func (s *OutboxStore) Claim(_ context.Context, p ports.ClaimParams) ([]outbox.Ev
 	return out, nil
 }
 
+// ParkBlocked implements ports.OutboxRelayStore.
+func (s *OutboxStore) ParkBlocked(_ context.Context, now, until time.Time, limit int) (int, error) {
+	if limit < 1 {
+		return 0, fmt.Errorf("park blocked ordered events: limit %d; pass 1 or more", limit)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.down("park blocked ordered events"); err != nil {
+		return 0, err
+	}
+	var blocked []*outbox.Event
+	for _, ev := range s.rows {
+		if ev.Ordered && ev.Status == outbox.Pending && !now.Before(ev.NextAttemptAt) && !s.ready(ev) {
+			blocked = append(blocked, ev)
+		}
+	}
+	slices.SortFunc(blocked, func(a, b *outbox.Event) int {
+		return cmp.Or(a.NextAttemptAt.Compare(b.NextAttemptAt), cmp.Compare(a.ID, b.ID))
+	})
+	blocked = blocked[:min(len(blocked), limit)]
+	for _, ev := range blocked {
+		ev.NextAttemptAt = until
+	}
+	return len(blocked), nil
+}
+
+// unpark is pgoutbox's consumedWakeSQL: the next ordered event after the
+// consumed ordered event eventID is due again at its due time when it
+// was parked. Callers hold s.mu.
+func (s *OutboxStore) unpark(eventID string) {
+	id, ok := s.byUUID[eventID]
+	if !ok || !s.rows[id].Ordered {
+		return
+	}
+	e := s.rows[id]
+	var next *outbox.Event
+	for _, n := range s.rows {
+		if n.Ordered && n.ID > e.ID && n.AggregateType == e.AggregateType && n.AggregateID == e.AggregateID && (next == nil || n.ID < next.ID) {
+			next = n
+		}
+	}
+	if next != nil && next.Status == outbox.Pending && next.NextAttemptAt.After(next.DueAt()) {
+		next.NextAttemptAt = next.DueAt()
+	}
+}
+
 // ready is pgoutbox's ordering rule (readySQL): an ordered event's
 // predecessor, the previous ordered event of its aggregate, is gone or
 // Delivered and consumed. Callers hold s.mu.

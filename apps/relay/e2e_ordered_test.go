@@ -142,7 +142,9 @@ func (w *world) appendCardChanges(cards []string, n int) map[string][]string {
 // consumer gives up for good on card-07's third change, which blocks that
 // card only: the other 39 complete, `relay outbox stuck` and
 // outbox_stuck_aggregates show card-07, and `relay outbox replay` (audited)
-// unblocks it once the consumer is fixed. Every card's changes are handled
+// unblocks it once the consumer is fixed (its waiting changes, parked out
+// of the claim's way meanwhile, come back as each predecessor's
+// consumption is recorded). Every card's changes are handled
 // in order (a change is first handled only after the previous one
 // succeeded), each is consumed, and the consumption records of a card are
 // in seq order.
@@ -199,6 +201,9 @@ func TestE2EOrderedDeliveryUnderTwoRelaysAndAKill(t *testing.T) {
 		v := b.metric("outbox_stuck_aggregates")
 		return v == 1, fmt.Sprint(v)
 	})
+
+	// The relays park the waiting changes out of the claim's way.
+	w.waitCount(perCard-3, `SELECT count(*) FROM tb_outbox_event WHERE aggregate_id = 'card-07' AND status = 1 AND next_attempt_at > now()`)
 
 	// Fix the consumer and replay the blocker: card-07 completes, in order.
 	cons.poisoned.Store(false)

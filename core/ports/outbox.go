@@ -85,6 +85,16 @@ type OutboxRelayStore interface {
 	// event_id, payload, ids and the fencing token are kept and the lease is
 	// freed. It reports how many rows went back to Pending and which failed.
 	RecoverExpired(ctx context.Context, p RecoverParams) (RecoverResult, error)
+
+	// ParkBlocked moves up to limit due Pending ordered rows that Claim
+	// would skip (their predecessor is not yet delivered and consumed) to
+	// next_attempt_at = until, oldest due first, and returns how many:
+	// the claim then stops reading past them on every call. Recording the
+	// consumption of an ordered event (ConsumptionRecorder with Ordered
+	// set) makes the next ordered row of its aggregate due again at once
+	// (next_attempt_at back to its due time); a row whose record came
+	// another way is due again at until.
+	ParkBlocked(ctx context.Context, now, until time.Time, limit int) (int, error)
 }
 
 // RecoverParams are the arguments to OutboxRelayStore.RecoverExpired.

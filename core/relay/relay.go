@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/july/template/core/outbox"
 	"github.com/july/template/core/ports"
@@ -178,7 +179,28 @@ func (r *Relay) sweep(ctx context.Context) {
 		if _, err := r.RecoverOnce(ctx); err != nil && ctx.Err() == nil {
 			r.opts.Logger.Error("outbox lease recovery failed; will retry", "error", err)
 		}
+		if _, err := r.ParkOnce(ctx); err != nil && ctx.Err() == nil {
+			r.opts.Logger.Error("parking blocked ordered outbox events failed; will retry", "error", err)
+		}
 	}
+}
+
+// ParkFor is how long ParkOnce keeps a blocked ordered event out of the
+// claim's way. Its predecessor's consumption record brings it back at
+// once; ParkFor bounds the wait when that record came another way.
+const ParkFor = 30 * time.Second
+
+// ParkOnce parks (up to 10 batches of) due ordered events that wait for
+// their predecessor (ports.OutboxRelayStore.ParkBlocked), so the claims
+// stop reading past them: a stuck aggregate's waiting events would
+// otherwise cost every claim of every relay.
+func (r *Relay) ParkOnce(ctx context.Context) (int, error) {
+	now := r.clock.Now()
+	n, err := r.store.ParkBlocked(ctx, now, now.Add(ParkFor), 10*r.tuned().BatchSize)
+	if err != nil {
+		return 0, fmt.Errorf("park blocked ordered outbox events: %w", err)
+	}
+	return n, nil
 }
 
 // RecoverOnce takes back expired leases (up to 10 batches' worth). Each

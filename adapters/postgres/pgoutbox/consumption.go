@@ -65,10 +65,18 @@ const consumedSQL = `INSERT INTO tb_outbox_consumption (event_id, consumer, cons
 	ON CONFLICT (event_id, consumer) DO NOTHING`
 
 // consumedWakeSQL is consumedSQL for a batch holding an ordered event: the
-// record lets the next event of its aggregate go, so it also notifies the
+// record lets the next event of its aggregate go, so it makes that event
+// due again at its due time if ParkBlocked parked it, and notifies the
 // relays' channel (adapters/postgres.OutboxChannel) on commit, as an
 // outbox insert does, instead of leaving the next event to the poll.
-const consumedWakeSQL = `WITH rec AS (` + consumedSQL + `)
+const consumedWakeSQL = `WITH rec AS (` + consumedSQL + `), unpark AS (
+	UPDATE tb_outbox_event AS s SET next_attempt_at = GREATEST(s.created_at, s.not_before)
+	FROM (SELECT (SELECT n.id FROM tb_outbox_event AS n
+			WHERE n.ordered AND n.aggregate_type = e.aggregate_type AND n.aggregate_id = e.aggregate_id AND n.id > e.id
+			ORDER BY n.id LIMIT 1) AS id
+		FROM tb_outbox_event AS e WHERE e.event_id = ANY(?::uuid[]) AND e.ordered) AS nx
+	WHERE s.id = nx.id AND s.status = 1 AND s.next_attempt_at > GREATEST(s.created_at, s.not_before)
+)
 SELECT pg_notify('outbox_event', '')`
 
 // RecordConsumed implements ports.ConsumptionRecorder with one INSERT for
@@ -90,11 +98,11 @@ func (s *Store) RecordConsumed(ctx context.Context, cs []ports.Consumption) erro
 		ids[i], names[i], ats[i] = c.EventID, c.Consumer, c.At
 		ordered = ordered || c.Ordered
 	}
-	q := s.q.consumed
+	q, args := s.q.consumed, []any{pgdialect.Array(ids), pgdialect.Array(names), pgdialect.Array(ats)}
 	if ordered {
-		q = s.q.consumedWake
+		q, args = s.q.consumedWake, append(args, pgdialect.Array(ids))
 	}
-	_, err := s.db.NewRaw(q, pgdialect.Array(ids), pgdialect.Array(names), pgdialect.Array(ats)).Exec(ctx)
+	_, err := s.db.NewRaw(q, args...).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("record consumption of %d events: %w", len(cs), pgerr.Translate(err))
 	}

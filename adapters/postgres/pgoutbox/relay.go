@@ -39,7 +39,7 @@ const (
 
 // queries are a Store's statements with or without asyncCommit.
 type queries struct {
-	claim, complete, fail, renew, release, recover, consumed, consumedWake string
+	claim, complete, fail, renew, release, recover, park, consumed, consumedWake string
 }
 
 func newQueries(async bool) queries {
@@ -51,7 +51,7 @@ func newQueries(async bool) queries {
 		return strings.NewReplacer(asyncAnd, and, asyncWhere, where).Replace(q)
 	}
 	return queries{claim: f(claimSQL), complete: f(completeSQL), fail: f(failSQL), renew: f(renewSQL),
-		release: f(releaseSQL), recover: f(recoverSQL), consumed: f(consumedSQL), consumedWake: f(consumedWakeSQL)}
+		release: f(releaseSQL), recover: f(recoverSQL), park: f(parkSQL), consumed: f(consumedSQL), consumedWake: f(consumedWakeSQL)}
 }
 
 // Column widths of tb_outbox_event that Fail writes; longer values are cut
@@ -179,6 +179,32 @@ SET status = CASE WHEN d.final THEN 4 ELSE 1 END,
 	updated_at = ?, lease_owner = NULL, lease_expires_at = NULL
 FROM decided AS d WHERE ` + asyncAnd + `e.id = d.id
 RETURNING e.id, e.event_id, e.event_type, e.status = 4, e.retry_count`
+
+// parkSQL moves due ordered rows that are not ready (readySQL) out of the
+// claim's way, walking ix_outbox_event_ordered_pending only (the
+// unordered backlog is never read). consumedWakeSQL brings the next one
+// of an aggregate back when its predecessor's consumption is recorded.
+const parkSQL = `WITH blocked AS MATERIALIZED (
+	SELECT id FROM tb_outbox_event AS o
+	WHERE status = 1 AND o.ordered AND next_attempt_at <= ? AND NOT ` + readySQL + `
+	ORDER BY next_attempt_at, id
+	LIMIT ?
+	FOR UPDATE SKIP LOCKED
+)
+UPDATE tb_outbox_event AS e SET next_attempt_at = ?
+FROM blocked WHERE ` + asyncAnd + `e.id = blocked.id`
+
+// ParkBlocked implements ports.OutboxRelayStore (see parkSQL).
+func (s *Store) ParkBlocked(ctx context.Context, now, until time.Time, limit int) (int, error) {
+	if limit < 1 {
+		return 0, fmt.Errorf("park blocked ordered events: limit %d; pass 1 or more", limit)
+	}
+	res, err := s.db.ExecContext(ctx, s.q.park, now, min(limit, s.cfg.SweepLimit), until)
+	if err != nil {
+		return 0, fmt.Errorf("park blocked ordered events: %w", pgerr.Translate(err))
+	}
+	return pgerr.Affected(res)
+}
 
 // maxCeilings bounds the backoff ceilings recoverSQL receives: from attempt
 // 64 on every ceiling is Backoff.Max (Base is at least 1ns, 2^63ns exceeds
