@@ -214,36 +214,60 @@ func runOutboxOrdered(t *testing.T, newStore func(t *testing.T) ports.OutboxStor
 		require.EqualValues(t, 2, st.StuckAggregates, "one per aggregate")
 	})
 
-	t.Run("Ordered/ParkBlockedMovesWaitingEventsAsideUntilTheRecordBringsThemBack", func(t *testing.T) {
+	t.Run("Ordered/ParkBlockedMovesAStuckAggregatesEventsAsideUntilTheRecordBringsThemBack", func(t *testing.T) {
 		t.Parallel()
 		b := newOutboxBundle(t, newStore)
 		a := b.appendOrdered("card-a", "card.activated", "card.suspended", "card.closed")
+		flight := b.appendOrdered("card-f", "card.activated", "card.suspended")
 		plain := b.seed(t0, 1, "order.created")[0]
-		other := b.appendOrdered("card-b", "card.activated")[0]
-		until := t0.Add(time.Minute)
+		until := t0.Add(time.Hour)
 
 		n, err := b.store.ParkBlocked(b.ctx, t0, until, 100)
 		require.NoError(t, err)
-		require.Equal(t, 2, n, "rule: only the ordered events waiting for their predecessor are parked")
+		require.Zero(t, n, "rule: events behind a head in flight are not parked")
+
+		got := b.claim("relay-a", t0, 100)
+		require.ElementsMatch(t, []string{a[0].EventID, flight[0].EventID, plain.EventID}, eventIDs(got))
+		for _, ev := range got {
+			if ev.EventID == a[0].EventID {
+				_, err = b.store.Fail(b.ctx, "relay-a", t0, []ports.FailItem{{Ref: ref(ev), Decision: finalDecision(t0, 4)}})
+			} else {
+				_, err = b.store.Complete(b.ctx, "relay-a", t0, []ports.LeaseRef{ref(ev)})
+			}
+			require.NoError(t, err)
+		}
+		n, err = b.store.ParkBlocked(b.ctx, t0, until, 100)
+		require.NoError(t, err)
+		require.Equal(t, 2, n, "rule: every waiting event of a stuck aggregate is parked, and only those")
 		for _, ev := range a[1:] {
 			requireTime(t, until, b.get(ev.EventID).NextAttemptAt, "parked until")
 		}
-		for _, ev := range []outbox.Event{a[0], plain, other} {
-			requireTime(t, t0, b.get(ev.EventID).NextAttemptAt, "a ready or unordered event is not parked")
-		}
+		requireTime(t, t0, b.get(flight[1].EventID).NextAttemptAt, "card-f's head was delivered a moment ago: not parked")
+		n, err = b.store.ParkBlocked(b.ctx, t0.Add(ports.ParkUnconsumedAfter+time.Second), until, 100)
+		require.NoError(t, err)
+		require.Equal(t, 1, n, "a head delivered and unconsumed for longer is stuck too")
+		requireTime(t, until, b.get(flight[1].EventID).NextAttemptAt, "parked until")
 
-		require.ElementsMatch(t, []string{a[0].EventID, plain.EventID, other.EventID}, b.deliver("relay-a"))
+		res, err := b.store.Replay(b.ctx, ports.ReplayParams{EventIDs: []string{a[0].EventID}, Request: replayReq, Now: t0.Add(time.Minute)})
+		require.NoError(t, err)
+		require.Equal(t, []string{a[0].EventID}, res.Replayed)
+		got = b.claim("relay-a", t0.Add(time.Minute), 100)
+		require.Equal(t, []string{a[0].EventID}, eventIDs(got), "the parked events are not claimable")
+		_, err = b.store.Complete(b.ctx, "relay-a", t0.Add(time.Minute), refs(got))
+		require.NoError(t, err)
 		require.NoError(t, b.store.RecordConsumed(b.ctx, []ports.Consumption{{EventID: a[0].EventID, Consumer: "c", At: t0, Ordered: true}}))
 		requireTime(t, t0, b.get(a[1].EventID).NextAttemptAt, "rule: the predecessor's record brings the next one back to its due time")
 		requireTime(t, until, b.get(a[2].EventID).NextAttemptAt, "only the next one")
-		require.Equal(t, []string{a[1].EventID}, b.deliver("relay-a"), "claimable at once")
+		got = b.claim("relay-a", t0.Add(time.Minute), 100)
+		require.Equal(t, []string{a[1].EventID}, eventIDs(got), "claimable at once")
+		_, err = b.store.Complete(b.ctx, "relay-a", t0.Add(time.Minute), refs(got))
+		require.NoError(t, err)
 
 		// A record without the ordered flag (written another way) leaves
 		// the parked event to its park time; it is then claimable.
 		require.NoError(t, b.store.RecordConsumed(b.ctx, []ports.Consumption{{EventID: a[1].EventID, Consumer: "c", At: t0}}))
-		require.Empty(t, b.claim("relay-a", t0, 100))
-		got := b.claim("relay-a", until, 100)
-		require.Equal(t, []string{a[2].EventID}, eventIDs(got))
+		require.Empty(t, b.claim("relay-a", t0.Add(time.Minute), 100))
+		require.Equal(t, []string{a[2].EventID}, eventIDs(b.claim("relay-a", until, 100)))
 
 		_, err = b.store.ParkBlocked(b.ctx, t0, until, 0)
 		require.Error(t, err, "limit below 1")

@@ -107,9 +107,13 @@ func (s *OutboxStore) ParkBlocked(_ context.Context, now, until time.Time, limit
 		return 0, err
 	}
 	var blocked []*outbox.Event
-	for _, ev := range s.rows {
-		if ev.Ordered && ev.Status == outbox.Pending && !now.Before(ev.NextAttemptAt) && !s.ready(ev) {
-			blocked = append(blocked, ev)
+	for _, a := range s.stuckAt(now.Add(-ports.ParkUnconsumedAfter)) {
+		head := s.byUUID[a.Blocker.EventID]
+		for _, ev := range s.rows {
+			if ev.Ordered && ev.Status == outbox.Pending && !now.Before(ev.NextAttemptAt) && ev.ID > head &&
+				ev.AggregateType == a.AggregateType && ev.AggregateID == a.AggregateID {
+				blocked = append(blocked, ev)
+			}
 		}
 	}
 	slices.SortFunc(blocked, func(a, b *outbox.Event) int {
@@ -527,7 +531,7 @@ func (s *OutboxStore) Stats(_ context.Context, now time.Time) (ports.OutboxStats
 	if !oldestDue.IsZero() {
 		st.OldestDueAge = now.Sub(oldestDue)
 	}
-	st.StuckAggregates = int64(len(s.stuck(now)))
+	st.StuckAggregates = int64(len(s.stuckAt(now.Add(-ports.StuckUnconsumedAfter))))
 	return st, nil
 }
 
@@ -541,14 +545,15 @@ func (s *OutboxStore) StuckAggregates(_ context.Context, now time.Time, limit in
 	if err := s.down("list stuck aggregates"); err != nil {
 		return nil, err
 	}
-	out := s.stuck(now)
+	out := s.stuckAt(now.Add(-ports.StuckUnconsumedAfter))
 	return out[:min(len(out), limit)], nil
 }
 
-// stuck is pgoutbox's stuckSQL: per aggregate with Pending ordered events,
-// the predecessor of the first one, when it blocks. Longest stuck first.
-// Callers hold s.mu.
-func (s *OutboxStore) stuck(now time.Time) []ports.StuckAggregate {
+// stuckAt is pgoutbox's stuckSQL: per aggregate with Pending ordered
+// events, the predecessor of the first one, when it blocks (an unconsumed
+// one when delivered before cutoff). Longest stuck first. Callers hold
+// s.mu.
+func (s *OutboxStore) stuckAt(cutoff time.Time) []ports.StuckAggregate {
 	type agg struct{ typ, id string }
 	first, waiting := map[agg]*outbox.Event{}, map[agg]int64{}
 	for _, w := range s.rows {
@@ -582,7 +587,7 @@ func (s *OutboxStore) stuck(now time.Time) []ports.StuckAggregate {
 			continue
 		case i >= 0:
 			a.Reason, a.Since, a.Blocker.LastErrorCode = ports.StuckConsumerFailed, s.failures[i].FailedAt, s.failures[i].Code
-		case b.DeliveredAt != nil && b.DeliveredAt.Before(now.Add(-ports.StuckUnconsumedAfter)):
+		case b.DeliveredAt != nil && b.DeliveredAt.Before(cutoff):
 			a.Reason, a.Since = ports.StuckUnconsumed, *b.DeliveredAt
 		default:
 			continue

@@ -86,10 +86,12 @@ type OutboxRelayStore interface {
 	// freed. It reports how many rows went back to Pending and which failed.
 	RecoverExpired(ctx context.Context, p RecoverParams) (RecoverResult, error)
 
-	// ParkBlocked moves up to limit due Pending ordered rows that Claim
-	// would skip (their predecessor is not yet delivered and consumed) to
+	// ParkBlocked moves up to limit due Pending ordered rows of stuck
+	// aggregates (as StuckAggregates finds them at now, with
+	// ParkUnconsumedAfter in place of StuckUnconsumedAfter) to
 	// next_attempt_at = until, oldest due first, and returns how many:
-	// the claim then stops reading past them on every call. Recording the
+	// the claim then stops reading past them on every call. Rows behind a
+	// head that is merely in flight stay due. Recording the
 	// consumption of an ordered event (ConsumptionRecorder with Ordered
 	// set) makes the next ordered row of its aggregate due again at once
 	// (next_attempt_at back to its due time); a row whose record came
@@ -242,6 +244,12 @@ const (
 // without a consumption record before its aggregate counts as stuck: well
 // past a consumer's retries and the reconciler's republish of a lost task.
 const StuckUnconsumedAfter = 5 * time.Minute
+
+// ParkUnconsumedAfter is how long a delivered ordered event may go without
+// a consumption record before the events behind it are parked
+// (OutboxRelayStore.ParkBlocked): past a quick consumer, so the events
+// of a chain in flight are not parked under it.
+const ParkUnconsumedAfter = 10 * time.Second
 
 // StuckAggregate is an aggregate whose ordered events wait behind Blocker.
 type StuckAggregate struct {

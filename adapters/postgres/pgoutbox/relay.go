@@ -180,16 +180,18 @@ SET status = CASE WHEN d.final THEN 4 ELSE 1 END,
 FROM decided AS d WHERE ` + asyncAnd + `e.id = d.id
 RETURNING e.id, e.event_id, e.event_type, e.status = 4, e.retry_count`
 
-// parkSQL moves due ordered rows that are not ready (readySQL) out of the
-// claim's way, walking ix_outbox_event_ordered_pending only (the
-// unordered backlog is never read). consumedWakeSQL brings the next one
+// parkSQL moves the waiting rows of stuck aggregates (stuckSQL, with the
+// park cut-off for an unconsumed head) out of the claim's way. Rows
+// waiting behind a head that is merely in flight are left alone: they are
+// claimed as soon as it is consumed. consumedWakeSQL brings the next one
 // of an aggregate back when its predecessor's consumption is recorded.
-const parkSQL = `WITH blocked AS MATERIALIZED (
-	SELECT id FROM tb_outbox_event AS o
-	WHERE status = 1 AND o.ordered AND next_attempt_at <= ? AND NOT ` + readySQL + `
-	ORDER BY next_attempt_at, id
+const parkSQL = stuckSQL + `, blocked AS MATERIALIZED (
+	SELECT o.id FROM tb_outbox_event AS o
+	JOIN stuck AS k ON o.aggregate_type = k.aggregate_type AND o.aggregate_id = k.aggregate_id
+	WHERE o.status = 1 AND o.ordered AND o.next_attempt_at <= ? AND o.id > k.id
+	ORDER BY o.next_attempt_at, o.id
 	LIMIT ?
-	FOR UPDATE SKIP LOCKED
+	FOR UPDATE OF o SKIP LOCKED
 )
 UPDATE tb_outbox_event AS e SET next_attempt_at = ?
 FROM blocked WHERE ` + asyncAnd + `e.id = blocked.id`
@@ -199,7 +201,7 @@ func (s *Store) ParkBlocked(ctx context.Context, now, until time.Time, limit int
 	if limit < 1 {
 		return 0, fmt.Errorf("park blocked ordered events: limit %d; pass 1 or more", limit)
 	}
-	res, err := s.db.ExecContext(ctx, s.q.park, now, min(limit, s.cfg.SweepLimit), until)
+	res, err := s.db.ExecContext(ctx, s.q.park, now.Add(-ports.ParkUnconsumedAfter), now, min(limit, s.cfg.SweepLimit), until)
 	if err != nil {
 		return 0, fmt.Errorf("park blocked ordered events: %w", pgerr.Translate(err))
 	}
