@@ -21,28 +21,32 @@ const appendColumns = `event_id, event_type, payload_version, aggregate_type, ag
 	status, retry_count, next_attempt_at, created_at, updated_at, trace_parent, trace_state, not_before, ordered`
 
 // appendRow is one VALUES tuple; the casts keep the row typed when bun
-// inlines the arguments (also in orderedInsert's SELECT FROM VALUES).
+// inlines the arguments (also in orderedHead's SELECT FROM VALUES).
 const appendRow = `(?::uuid, ?, ?, ?, ?, ?, ?, NULLIF(?, ''), ?, ?, ?::jsonb, 1, ?, ?::timestamptz, ?::timestamptz, ?::timestamptz, NULLIF(?, ''), NULLIF(?, ''), ?::timestamptz, ?::boolean)`
 
-// orderedLockClass is the first key of the transaction-level advisory
+// orderedLockClassSQL is the first key of the transaction-level advisory
 // locks that serialise the writers of one aggregate's ordered events
-// ("ORDE"); the second is hashtext of the aggregate. A hash collision
-// only makes two aggregates' writers wait for each other.
-const orderedLockClassSQL = "1330791493" // 0x4f524445
+// ("ORDE", 0x4f524445); the second is hashtext of the aggregate. A hash
+// collision only makes two aggregates' writers wait for each other.
+const orderedLockClassSQL = "1330791493"
 
-// orderedInsert is the INSERT of a batch holding ordered events: it takes
-// each aggregate's lock (keys sorted, so two batches never wait on each
-// other in a cycle) before any row is produced, hence before any id is
-// drawn from the sequence. The lock is held until the transaction ends,
-// so a later writer of the aggregate draws a larger id and commits after:
-// id order is commit order within an aggregate, and the relay never sees a
-// successor whose predecessor is still uncommitted. The uncorrelated
-// subquery is a one-time filter evaluated before the first row.
-const orderedInsert = `WITH ordered_lock AS MATERIALIZED (
+// orderedHead and orderedTail wrap the VALUES of a batch holding ordered
+// events: the INSERT takes each aggregate's lock (keys sorted, so two
+// batches never wait on each other in a cycle) before any row is produced,
+// hence before any id is drawn from the sequence. The lock is held until
+// the transaction ends, so a later writer of the aggregate draws a larger
+// id and commits after: id order is commit order within an aggregate, and
+// the relay never sees a successor whose predecessor is still uncommitted.
+// The uncorrelated subquery is a one-time filter evaluated before the
+// first row.
+const (
+	orderedHead = `WITH ordered_lock AS MATERIALIZED (
 	SELECT pg_advisory_xact_lock(` + orderedLockClassSQL + `, hashtext(k)) FROM unnest(?::text[]) AS u(k)
 )
 INSERT INTO tb_outbox_event (` + appendColumns + `)
-SELECT * FROM (VALUES %s) AS v WHERE (SELECT count(*) FROM ordered_lock) >= 0`
+SELECT * FROM (VALUES `
+	orderedTail = `) AS v WHERE (SELECT count(*) FROM ordered_lock) >= 0`
+)
 
 // Append inserts events as Pending through db, which is normally the
 // business code's own bun.Tx: the events then commit or roll back with the
@@ -74,9 +78,22 @@ func Append(ctx context.Context, db bun.IDB, events ...outbox.Event) (err error)
 	}
 	ctx, tc, end := traceAppend(ctx, events)
 	defer func() { end(err) }()
-	var rows strings.Builder
+	// The ordered events' aggregates, sorted and once each, for orderedHead.
+	var aggregates []string
+	for i := range events {
+		if events[i].Ordered {
+			aggregates = append(aggregates, orderedKey(events[i].AggregateType, events[i].AggregateID))
+		}
+	}
+	var q strings.Builder
 	args := make([]any, 0, 20*len(events)+1)
-	var aggregates []string // of the ordered events, for orderedInsert
+	if len(aggregates) == 0 {
+		q.WriteString("INSERT INTO tb_outbox_event (" + appendColumns + ") VALUES ")
+	} else {
+		slices.Sort(aggregates)
+		args = append(args, pgdialect.Array(slices.Compact(aggregates)))
+		q.WriteString(orderedHead)
+	}
 	for i := range events {
 		ev := &events[i]
 		if err := checkAppendable(ev); err != nil {
@@ -90,24 +107,16 @@ func Append(ctx context.Context, db bun.IDB, events ...outbox.Event) (err error)
 			return fmt.Errorf("append outbox event %d of %d: %w", i+1, len(events), err)
 		}
 		if i > 0 {
-			rows.WriteByte(',')
+			q.WriteByte(',')
 		}
-		rows.WriteString(appendRow)
+		q.WriteString(appendRow)
 		args = append(args,
 			ev.EventID, ev.EventType, ev.PayloadVersion, ev.AggregateType, ev.AggregateID,
 			ev.ResourceType, ev.ResourceID, ev.BusinessKey, ev.RequestID, ev.CorrelationID, string(ev.Payload),
 			ev.RetryCount, ev.NextAttemptAt, ev.CreatedAt, ev.UpdatedAt, parent, state, bun.NullTime{Time: ev.NotBefore}, ev.Ordered)
-		if ev.Ordered {
-			aggregates = append(aggregates, orderedKey(ev.AggregateType, ev.AggregateID))
-		}
 	}
-	var q strings.Builder
-	if len(aggregates) == 0 {
-		q.WriteString("INSERT INTO tb_outbox_event (" + appendColumns + ") VALUES " + rows.String())
-	} else {
-		slices.Sort(aggregates)
-		args = append([]any{pgdialect.Array(slices.Compact(aggregates))}, args...)
-		fmt.Fprintf(&q, orderedInsert, rows.String())
+	if len(aggregates) > 0 {
+		q.WriteString(orderedTail)
 	}
 	if wakemark.WakesAfterCommit(ctx) {
 		// RETURNING runs before the trigger, which fires after the statement.

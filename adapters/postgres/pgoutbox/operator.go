@@ -169,9 +169,10 @@ func (s *Store) audit(ctx context.Context, tx bun.Tx, rec ports.AuditRecord, ids
 }
 
 // Stats returns the backlog at now in one query (one consistent
-// snapshot), and the stuck aggregates in a second. OldestPendingAge is the age of the oldest undelivered row by
-// due time, OldestDueAge how long the most overdue Pending row has been
-// due (each 0 when there is none).
+// snapshot), and the stuck aggregates in a second. OldestPendingAge is
+// the age of the oldest undelivered row by due time, OldestDueAge how
+// long the most overdue Pending row has been due (each 0 when there is
+// none).
 func (s *Store) Stats(ctx context.Context, now time.Time) (ports.OutboxStats, error) {
 	st := ports.OutboxStats{BacklogByType: map[string]int64{}, RetryHistogram: map[int]int64{}}
 	rows, err := s.db.QueryContext(ctx, statsSQL, now, now, now)
