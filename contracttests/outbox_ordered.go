@@ -1,6 +1,7 @@
 package contracttests
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -47,6 +48,26 @@ func (b *outboxBundle) deliver(owner string) []string {
 	return eventIDs(got)
 }
 
+// settle finishes the claimed events at at: those named in failed fail
+// for good, the others are delivered and returned.
+func (b *outboxBundle) settle(owner string, at time.Time, got []outbox.Event, failed ...string) []outbox.Event {
+	b.t.Helper()
+	var fail []ports.FailItem
+	var done []outbox.Event
+	for _, ev := range got {
+		if slices.Contains(failed, ev.EventID) {
+			fail = append(fail, ports.FailItem{Ref: ref(ev), Decision: finalDecision(at, 4)})
+		} else {
+			done = append(done, ev)
+		}
+	}
+	_, err := b.store.Fail(b.ctx, owner, at, fail)
+	require.NoError(b.t, err)
+	_, err = b.store.Complete(b.ctx, owner, at, refs(done))
+	require.NoError(b.t, err)
+	return done
+}
+
 func runOutboxOrdered(t *testing.T, newStore func(t *testing.T) ports.OutboxStore) {
 	t.Run("Ordered/WaitsForThePreviousEventDeliveredAndConsumed", func(t *testing.T) {
 		t.Parallel()
@@ -90,16 +111,7 @@ func runOutboxOrdered(t *testing.T, newStore func(t *testing.T) ports.OutboxStor
 		c := b.appendOrdered("card-c", "card.activated", "card.suspended")
 		got := b.claim("relay-a", t0, 100)
 		require.ElementsMatch(t, []string{a[0].EventID, c[0].EventID}, eventIDs(got))
-		for _, ev := range got {
-			if ev.EventID == a[0].EventID {
-				_, err := b.store.Fail(b.ctx, "relay-a", t0, []ports.FailItem{{Ref: ref(ev), Decision: finalDecision(t0, 4)}})
-				require.NoError(t, err)
-			} else {
-				_, err := b.store.Complete(b.ctx, "relay-a", t0, []ports.LeaseRef{ref(ev)})
-				require.NoError(t, err)
-				b.consume(ev)
-			}
-		}
+		b.consume(b.settle("relay-a", t0, got, a[0].EventID)...)
 		require.Equal(t, []string{c[1].EventID}, eventIDs(b.claim("relay-a", t0.Add(time.Hour), 100)),
 			"rule: a failed event blocks its own aggregate, not the others")
 
@@ -139,20 +151,7 @@ func runOutboxOrdered(t *testing.T, newStore func(t *testing.T) ports.OutboxStor
 
 		got := b.claim("relay-a", t0, 100)
 		require.Len(t, got, 5)
-		var fail []ports.FailItem
-		var done []ports.LeaseRef
-		for _, ev := range got {
-			switch ev.EventID {
-			case failed[0].EventID, alone[0].EventID, plain.EventID:
-				fail = append(fail, ports.FailItem{Ref: ref(ev), Decision: finalDecision(t0, 4)})
-			default:
-				done = append(done, ref(ev))
-			}
-		}
-		_, err := b.store.Fail(b.ctx, "relay-a", t0.Add(time.Second), fail)
-		require.NoError(t, err)
-		_, err = b.store.Complete(b.ctx, "relay-a", t0, done)
-		require.NoError(t, err)
+		b.settle("relay-a", t0.Add(time.Second), got, failed[0].EventID, alone[0].EventID, plain.EventID)
 		ok, err := b.store.MarkConsumerFailed(b.ctx, ports.ConsumerFailure{EventID: cons[0].EventID, Code: "CARD_UNKNOWN", Message: "card not found", At: t0.Add(2 * time.Second)})
 		require.NoError(t, err)
 		require.True(t, ok)
@@ -228,14 +227,7 @@ func runOutboxOrdered(t *testing.T, newStore func(t *testing.T) ports.OutboxStor
 
 		got := b.claim("relay-a", t0, 100)
 		require.ElementsMatch(t, []string{a[0].EventID, flight[0].EventID, plain.EventID}, eventIDs(got))
-		for _, ev := range got {
-			if ev.EventID == a[0].EventID {
-				_, err = b.store.Fail(b.ctx, "relay-a", t0, []ports.FailItem{{Ref: ref(ev), Decision: finalDecision(t0, 4)}})
-			} else {
-				_, err = b.store.Complete(b.ctx, "relay-a", t0, []ports.LeaseRef{ref(ev)})
-			}
-			require.NoError(t, err)
-		}
+		b.settle("relay-a", t0, got, a[0].EventID)
 		n, err = b.store.ParkBlocked(b.ctx, t0, until, 100)
 		require.NoError(t, err)
 		require.Equal(t, 2, n, "rule: every waiting event of a stuck aggregate is parked, and only those")

@@ -134,14 +134,7 @@ func (s *OutboxStore) unpark(eventID string) {
 	if !ok || !s.rows[id].Ordered {
 		return
 	}
-	e := s.rows[id]
-	var next *outbox.Event
-	for _, n := range s.rows {
-		if n.Ordered && n.ID > e.ID && n.AggregateType == e.AggregateType && n.AggregateID == e.AggregateID && (next == nil || n.ID < next.ID) {
-			next = n
-		}
-	}
-	if next != nil && next.Status == outbox.Pending && next.NextAttemptAt.After(next.DueAt()) {
+	if next := s.neighbour(s.rows[id], +1); next != nil && next.Status == outbox.Pending && next.NextAttemptAt.After(next.DueAt()) {
 		next.NextAttemptAt = next.DueAt()
 	}
 }
@@ -153,14 +146,22 @@ func (s *OutboxStore) ready(ev *outbox.Event) bool {
 	if !ev.Ordered {
 		return true
 	}
-	var prev *outbox.Event
+	prev := s.neighbour(ev, -1)
+	return prev == nil || (prev.Status == outbox.Delivered && len(s.consumed[prev.EventID]) > 0)
+}
+
+// neighbour returns the ordered event of ev's aggregate just before ev
+// (dir -1, the predecessor the claim waits for) or just after it (dir +1),
+// or nil. Callers hold s.mu.
+func (s *OutboxStore) neighbour(ev *outbox.Event, dir int64) *outbox.Event {
+	var best *outbox.Event
 	for _, o := range s.rows {
-		if o.Ordered && o.ID < ev.ID && o.AggregateType == ev.AggregateType && o.AggregateID == ev.AggregateID &&
-			(prev == nil || o.ID > prev.ID) {
-			prev = o
+		if o.Ordered && (o.ID-ev.ID)*dir > 0 && o.AggregateType == ev.AggregateType && o.AggregateID == ev.AggregateID &&
+			(best == nil || (o.ID-best.ID)*dir < 0) {
+			best = o
 		}
 	}
-	return prev == nil || (prev.Status == outbox.Delivered && len(s.consumed[prev.EventID]) > 0)
+	return best
 }
 
 // Complete implements ports.OutboxRelayStore.
@@ -567,12 +568,7 @@ func (s *OutboxStore) stuckAt(cutoff time.Time) []ports.StuckAggregate {
 	}
 	var out []ports.StuckAggregate
 	for k, w := range first {
-		var b *outbox.Event
-		for _, o := range s.rows {
-			if o.Ordered && o.ID < w.ID && o.AggregateType == k.typ && o.AggregateID == k.id && (b == nil || o.ID > b.ID) {
-				b = o
-			}
-		}
+		b := s.neighbour(w, -1)
 		if b == nil {
 			continue
 		}

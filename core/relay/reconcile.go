@@ -317,9 +317,10 @@ func (r *Reconciler) checkChunk(ctx context.Context, ids []string, states []port
 		still[ev.EventID] = ev
 	}
 	var (
-		lost      []string
-		completed []ports.Consumption
-		abandoned []outbox.Event
+		lost          []string
+		completed     []ports.Consumption
+		abandoned     []outbox.Event
+		neverConsumed []outbox.Event // ordered, given up on: its aggregate waits
 	)
 	for i, id := range ids {
 		ev, ok := still[id]
@@ -336,7 +337,7 @@ func (r *Reconciler) checkChunk(ctx context.Context, ids []string, states []port
 				delete(r.watch, id)
 				res.GaveUp++
 				if ev.Ordered {
-					abandoned = append(abandoned, ev)
+					neverConsumed = append(neverConsumed, ev)
 				}
 				continue
 			}
@@ -357,26 +358,39 @@ func (r *Reconciler) checkChunk(ctx context.Context, ids []string, states []port
 		res.Completed += len(completed)
 	}
 	for _, ev := range abandoned {
-		f := ports.ConsumerFailure{EventID: ev.EventID, Code: CodeConsumerAbandoned,
-			Message: "the queue archived the task without a consumer reporting a result: its worker stopped on every attempt (crash, OOM kill)", At: now}
-		if states[slices.Index(ids, ev.EventID)] == ports.QueueMissing {
-			f.Code, f.Message = CodeNeverConsumed, fmt.Sprintf("ordered event published again %d times without any consumer recording it; the events of its aggregate wait behind it", r.cfg.MaxRepublish)
-		}
-		ok, err := r.st.Failures.MarkConsumerFailed(ctx, f)
+		ok, err := r.markFailed(ctx, ev, CodeConsumerAbandoned,
+			"the queue archived the task without a consumer reporting a result: its worker stopped on every attempt (crash, OOM kill)", now)
 		if err != nil {
-			return nil, fmt.Errorf("record abandoned event %s: %w", ev.EventID, err)
+			return nil, err
 		}
-		delete(r.watch, ev.EventID)
-		if ok && f.Code == CodeNeverConsumed { // counted in GaveUp
-			r.log.Error("ordered outbox event never consumed: recorded as a consumer failure; its aggregate waits until it is replayed",
-				"event_id", ev.EventID, "event_type", ev.EventType, "code", CodeNeverConsumed)
-		} else if ok {
+		if ok {
 			res.Abandoned++
 			r.log.Error("outbox event abandoned by its consumer: the queue archived it after every attempt died; recorded as a consumer failure",
 				"event_id", ev.EventID, "event_type", ev.EventType, "code", CodeConsumerAbandoned)
 		}
 	}
+	for _, ev := range neverConsumed { // counted in GaveUp
+		ok, err := r.markFailed(ctx, ev, CodeNeverConsumed,
+			fmt.Sprintf("ordered event published again %d times without any consumer recording it; the events of its aggregate wait behind it", r.cfg.MaxRepublish), now)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			r.log.Error("ordered outbox event never consumed: recorded as a consumer failure; its aggregate waits until it is replayed",
+				"event_id", ev.EventID, "event_type", ev.EventType, "code", CodeNeverConsumed)
+		}
+	}
 	return lost, nil
+}
+
+// markFailed records a consumer failure for ev and stops following it.
+func (r *Reconciler) markFailed(ctx context.Context, ev outbox.Event, code, msg string, now time.Time) (bool, error) {
+	ok, err := r.st.Failures.MarkConsumerFailed(ctx, ports.ConsumerFailure{EventID: ev.EventID, Code: code, Message: msg, At: now})
+	if err != nil {
+		return false, fmt.Errorf("record consumer failure %s of event %s: %w", code, ev.EventID, err)
+	}
+	delete(r.watch, ev.EventID)
+	return ok, nil
 }
 
 // republish publishes again those of ids that are still unconsumed after
