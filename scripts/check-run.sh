@@ -65,13 +65,14 @@ done
 curl -fsS "http://$HTTP_ADDR/readyz" >/dev/null || fail "api /readyz"
 curl -fsS "http://$ADMIN_ADDR/readyz" >/dev/null || fail "relay /readyz"
 # /metrics is on the api's admin listener only, never on its public port.
-curl -fsS "http://$API_ADMIN_ADDR/metrics" | grep -q '^# TYPE http_requests_total counter' || fail "api /metrics on API_ADMIN_ADDR"
+metrics=$(curl -fsS "http://$API_ADMIN_ADDR/metrics") || fail "api /metrics on API_ADMIN_ADDR"
+grep -q '^# TYPE http_requests_total counter' <<<"$metrics" || fail "api /metrics on API_ADMIN_ADDR has no http_requests_total"
 code=$(curl -sS -o /dev/null -w '%{http_code}' "http://$HTTP_ADDR/metrics")
 [ "$code" = 404 ] || fail "GET /metrics on the api's public port answered $code, want 404"
 token=$(grep -o 'token     [^ ]*' "$out" | awk '{print $2}')
 [ -n "$token" ] || fail "no token printed"
-curl -fsS -H "Authorization: Bearer $token" "http://$HTTP_ADDR/api/v1/system-configs?module=relay" | grep -q relay.delivery.batch_size \
-  || fail "config read with the printed token"
+configs=$(curl -fsS -H "Authorization: Bearer $token" "http://$HTTP_ADDR/api/v1/system-configs?module=relay") || fail "config read with the printed token"
+grep -q relay.delivery.batch_size <<<"$configs" || fail "config read with the printed token: no relay.delivery.batch_size"
 # The reference domains' steps, while examples/ exists (make remove-examples).
 if [ -d examples ]; then
   agent_token=$(grep -o '^  agent     [^ ]*' "$out" | awk '{print $2}')
@@ -89,7 +90,8 @@ if [ -d examples ]; then
   grep -qi '^Idempotent-Replayed: true' <<<"$second" || fail "pasting the top-up example again is not a replay: $second"
   credited=""
   for _ in $(seq 1 $waits); do
-    if curl -fsS -H "Authorization: Bearer $agent_token" "http://$HTTP_ADDR/api/v1/wallets/me" | grep -q '"balance_cents":1000,'; then
+    wallet=$(curl -fsS -H "Authorization: Bearer $agent_token" "http://$HTTP_ADDR/api/v1/wallets/me" || true)
+    if grep -q '"balance_cents":1000,' <<<"$wallet"; then
       credited=1; break
     fi
     sleep 0.5
@@ -123,7 +125,8 @@ code=$(curl -sS -o /dev/null -w '%{http_code}' -X PUT -H "Authorization: Bearer 
 export DATABASE_URL="postgres://postgres@127.0.0.1:${PGPORT:-5432}/$DB_NAME?sslmode=disable"
 kept=""
 for _ in $(seq 1 $waits); do
-  if ./bin/relay audit list --resource-id relay.delivery.batch_size 2>/dev/null | grep -q config.update; then kept=1; break; fi
+  audit=$(./bin/relay audit list --resource-id relay.delivery.batch_size 2>/dev/null || true)
+  if grep -q config.update <<<"$audit"; then kept=1; break; fi
   sleep 0.5
 done
 [ -n "$kept" ] || fail "relay audit list does not show the config update within $((waits / 2))s"
@@ -139,7 +142,8 @@ done
 ./bin/relay outbox replay --event-id "$ev" --operator check-run --reason "check-run replay" >/dev/null 2>&1 || fail "relay outbox replay failed"
 kept=""
 for _ in $(seq 1 $waits); do
-  if ./bin/relay audit list --actor check-run 2>/dev/null | grep -q outbox.replay; then kept=1; break; fi
+  audit=$(./bin/relay audit list --actor check-run 2>/dev/null || true)
+  if grep -q outbox.replay <<<"$audit"; then kept=1; break; fi
   sleep 0.5
 done
 [ -n "$kept" ] || fail "relay audit list does not show the replay within $((waits / 2))s"

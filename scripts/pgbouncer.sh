@@ -135,7 +135,8 @@ case ${1:-} in
     trap 'exit 130' INT TERM
     TEST_PGBOUNCER_URL=$(start "$dir")
     export TEST_PGBOUNCER_URL
-    log "PgBouncer $("$PGBOUNCER" --version | head -1 | awk '{print $2}') (transaction mode) at $TEST_PGBOUNCER_URL"
+    version=$("$PGBOUNCER" --version)
+    log "PgBouncer $(awk 'NR == 1 {print $2}' <<<"$version") (transaction mode) at $TEST_PGBOUNCER_URL"
     set +e
     "$@"
     code=$?

@@ -166,8 +166,8 @@ done
 ensure_postgres
 ensure_redis
 
-sql -tAc "SELECT 1 FROM pg_database WHERE datname = '$DB_NAME'" | grep -q 1 \
-  || sql -qc "CREATE DATABASE $DB_NAME"
+exists=$(sql -tAc "SELECT 1 FROM pg_database WHERE datname = '$DB_NAME'")
+[ "$exists" = 1 ] || sql -qc "CREATE DATABASE $DB_NAME"
 
 export DATABASE_URL="postgres://postgres@127.0.0.1:$PGPORT/$DB_NAME?sslmode=disable"
 export REDIS_URL="redis://127.0.0.1:$REDIS_PORT/$REDIS_DB"
