@@ -1,8 +1,10 @@
-// Package domains is the service's one list of business domains, All.
-// apps/api serves their routes, apps/relay runs their consumers and
-// sweeps their tables, apps/migrate applies their migration sets, and all
-// three share one config registry of the template's keys and theirs. To
-// add a domain, add its line to All; to remove one, delete its line.
+// Package domains is how the three apps see the service's domains: the
+// service's list (the top-level domains package, which the service owns)
+// plus what the foundation's own tests include (the test-only domain
+// apps/internal/testdomain). apps/api serves their routes, apps/relay
+// runs their consumers and sweeps their tables, apps/migrate applies
+// their migration sets, and all three share one config registry of the
+// template's keys and theirs.
 package domains
 
 import (
@@ -10,18 +12,23 @@ import (
 	"github.com/july/template/apps/domain"
 	"github.com/july/template/core/configsvc"
 	"github.com/july/template/core/sysconfig"
-	"github.com/july/template/examples/devices"
-	"github.com/july/template/examples/topup"
+	service "github.com/july/template/domains"
 )
 
-// All is every domain of the service, one line each, in the order
-// migrate applies their sets.
+// included are the domains Include added: the foundation's test-only
+// domain in its tests and in binaries built with -tags testdomain.
+var included []domain.Domain
+
+// Include adds d after the service's domains. Only init functions call it
+// (the foundation's _test.go files and testdomain.go), so the list is
+// fixed before anything reads it.
+func Include(d domain.Domain) { included = append(included, d) }
+
+// All is every domain the apps run: the service's list
+// (domains.All, in the order migrate applies their sets), then the
+// included ones.
 func All() []domain.Domain {
-	return []domain.Domain{
-		// Your domains, one line each, e.g. orders.Domain(),
-		topup.Domain(),   // examples: delete this line (and examples/) in a new service
-		devices.Domain(), // examples: delete this line (and examples/) in a new service
-	}
+	return append(service.All(), included...)
 }
 
 // ConfigSpecs returns every domain's keys.
