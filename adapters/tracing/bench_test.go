@@ -29,7 +29,7 @@ func (nopPublisher) Publish(_ context.Context, envs []outbox.Envelope) []error {
 // 500 traced events (batch span with 500 links, claim and publish spans,
 // exported in batches through the redactor), without the database and the
 // queue: divide by 500 for the cost per event. docs/performance.md records
-// it next to the drain figures.
+// it.
 func BenchmarkRelayBatchTracing(b *testing.B) {
 	sdk := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()), sdktrace.WithBatcher(tracing.Redacting(discard{})))
 	b.Cleanup(func() { _ = sdk.Shutdown(context.Background()) })

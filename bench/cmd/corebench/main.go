@@ -1,5 +1,5 @@
 // Command corebench prints the core rule benchmarks (redaction and
-// fingerprinting) as a Markdown table for docs/performance.md.
+// fingerprinting) as a Markdown table for bench/performance.md.
 package main
 
 import (

@@ -3,7 +3,7 @@
 // event waits before it is in the queue (latency), and what pgoutbox.Append
 // costs a business transaction (append). Each subcommand creates a scratch
 // database and a scratch asynq queue, removes both when it ends, and prints
-// a Markdown table for docs/performance.md. retention compares the
+// a Markdown table for bench/performance.md. retention compares the
 // template's batched DELETE with dropping hourly partitions
 // (docs/scaling.md).
 //

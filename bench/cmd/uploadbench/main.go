@@ -1,5 +1,5 @@
 // Command uploadbench measures the api's peak memory under concurrent
-// maximum-size device-assignment uploads (docs/performance.md records the
+// maximum-size device-assignment uploads (bench/performance.md records the
 // figures).
 //
 // It builds apps/api, runs it on a scratch database (created on
