@@ -113,7 +113,7 @@ bench-ordered: services
 	$(GO) run ./bench/cmd/orderedbench -runs 3 -relays 1,2 -explain
 	$(GO) run ./bench/cmd/orderedbench -runs 3 -relays 1,2 -poll 50ms
 
-## bench: the Go benchmarks recorded in docs/performance.md.
+## bench: the Go benchmarks recorded in bench/performance.md (today's figures: docs/performance.md).
 bench: services
 	$(GO) run ./bench/cmd/outboxbench drain -relays template,bare,river,watermill -loops 4,1 -batch 500 -runs 3 -river-workers 500,2000
 	$(GO) run ./bench/cmd/outboxbench append -wake after-commit,in-tx,none -workers 1,8 -runs 3
