@@ -80,3 +80,26 @@ func TestFromCommand(t *testing.T) {
 		require.Error(t, err, "%T", raw)
 	}
 }
+
+func TestFingerprintWithParams(t *testing.T) {
+	t.Parallel()
+	f := idempotency.Fingerprint{Version: idempotency.FingerprintV3, Sum: strings.Repeat("ab", 32)}
+	require.Equal(t, f, f.WithParams(nil), "rule: a route without path parameters keeps its fingerprints")
+	require.True(t, idempotency.Fingerprint{}.WithParams(map[string]string{"id": "1"}).IsZero())
+
+	a := f.WithParams(map[string]string{"card_id": "A", "slot": "1"})
+	require.Equal(t, idempotency.FingerprintV3, a.Version)
+	require.False(t, a.Equal(f))
+	require.True(t, a.Equal(f.WithParams(map[string]string{"slot": "1", "card_id": "A"})))
+	for _, other := range []map[string]string{
+		{"card_id": "B", "slot": "1"},
+		{"card_id": "A", "slot": "2"},
+		{"card_id": "A1", "slot": ""},
+		{"card_idA": "", "slot": "1"},
+		{"card_id": "A"},
+	} {
+		require.False(t, a.Equal(f.WithParams(other)), "%v", other)
+	}
+	_, err := idempotency.ParseFingerprint(a.String())
+	require.NoError(t, err)
+}

@@ -9,7 +9,9 @@
 //     malformed key 400 IDEMPOTENCY_KEY_INVALID, checked before any lookup;
 //   - the request body is fingerprinted (JSON canonically, multipart by its
 //     parsed parts so a new boundary per send still matches, anything else
-//     by its bytes) and the Key handed to the handler
+//     by its bytes), bound to the route's path parameters (a path that
+//     names the resource makes another resource another command), and the
+//     Key handed to the handler
 //     (KeyFrom), which records it with its business row in its own
 //     transaction (pgidem.Insert) and answers a duplicate with
 //     Replay (same status and body, "Idempotent-Replayed: true");

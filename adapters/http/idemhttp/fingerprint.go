@@ -56,26 +56,32 @@ func fingerprintBody(fp *idempotency.Fingerprinter, contentType string, body []b
 // refingerprint recomputes the request's fingerprint with another version:
 // v2 by the route's Command, v1 and v3 by cfg.Fingerprinter or the
 // Previous one of that version, so a record stored before a version change
-// is compared with what that version makes of this request.
-func (cfg *Config) refingerprint(contentType string, body []byte) idempotency.RefingerprintFunc {
+// is compared with what that version makes of this request; bound to the
+// route's path parameters as the first one was.
+func (cfg *Config) refingerprint(contentType string, body []byte, params map[string]string) idempotency.RefingerprintFunc {
 	return func(v idempotency.FingerprintVersion) (idempotency.Fingerprint, error) {
-		if v == idempotency.FingerprintV2 {
-			if cfg.Command == nil {
-				return idempotency.Fingerprint{}, fmt.Errorf("refingerprint: %w: the route declares no command", idempotency.ErrUnsupportedVersion)
-			}
-			cmd, err := cfg.Command(body)
-			if err != nil {
-				return idempotency.Fingerprint{}, fmt.Errorf("refingerprint: %w", err)
-			}
-			return idempotency.FromCommand(cmd)
-		}
-		for _, fp := range append([]*idempotency.Fingerprinter{cfg.Fingerprinter}, cfg.Previous...) {
-			if fp.Version() == v {
-				return fingerprintBody(fp, contentType, body)
-			}
-		}
-		return idempotency.Fingerprint{}, fmt.Errorf("refingerprint: %w: %s", idempotency.ErrUnsupportedVersion, v)
+		fp, err := cfg.fingerprintAs(v, contentType, body)
+		return fp.WithParams(params), err
 	}
+}
+
+func (cfg *Config) fingerprintAs(v idempotency.FingerprintVersion, contentType string, body []byte) (idempotency.Fingerprint, error) {
+	if v == idempotency.FingerprintV2 {
+		if cfg.Command == nil {
+			return idempotency.Fingerprint{}, fmt.Errorf("refingerprint: %w: the route declares no command", idempotency.ErrUnsupportedVersion)
+		}
+		cmd, err := cfg.Command(body)
+		if err != nil {
+			return idempotency.Fingerprint{}, fmt.Errorf("refingerprint: %w", err)
+		}
+		return idempotency.FromCommand(cmd)
+	}
+	for _, fp := range append([]*idempotency.Fingerprinter{cfg.Fingerprinter}, cfg.Previous...) {
+		if fp.Version() == v {
+			return fingerprintBody(fp, contentType, body)
+		}
+	}
+	return idempotency.Fingerprint{}, fmt.Errorf("refingerprint: %w: %s", idempotency.ErrUnsupportedVersion, v)
 }
 
 // previousFingerprinters validates Config.Previous and adds the default

@@ -1,6 +1,7 @@
 package idemhttp_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"io"
@@ -82,6 +83,9 @@ type appOpts struct {
 	// reverse proxy in front that generates X-Request-ID when a request
 	// has none, as ingress-nginx (generate-request-id) and Envoy do.
 	keyOnly, proxy bool
+	// route replaces "/orders" under /api/v1, e.g. a route with a path
+	// parameter; post it with postTo.
+	route string
 }
 
 func newApp(t *testing.T, o appOpts) *app {
@@ -127,7 +131,7 @@ func newApp(t *testing.T, o appOpts) *app {
 		e = httpx.NewServer(httpx.ServerConfig{}, log, idemhttp.MapError)
 		api = e.Group(apiserver.Prefix, auth.Middleware(jwt))
 	}
-	api.POST("/orders", a.create, idem)
+	api.POST(cmp.Or(o.route, "/orders"), a.create, idem)
 	var h http.Handler = e
 	if o.proxy {
 		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -229,7 +233,13 @@ func (a *app) post(t *testing.T, body string, headers ...string) apitest.Respons
 // postAs is post as subject sub.
 func (a *app) postAs(t *testing.T, sub, body string, headers ...string) apitest.Response {
 	t.Helper()
-	r := apitest.Request{Method: http.MethodPost, Path: ordersPath, Body: body, Token: apitest.Token(t, secret, sub), Header: map[string]string{}}
+	return a.postTo(t, ordersPath, sub, body, headers...)
+}
+
+// postTo is postAs to path.
+func (a *app) postTo(t *testing.T, path, sub, body string, headers ...string) apitest.Response {
+	t.Helper()
+	r := apitest.Request{Method: http.MethodPost, Path: path, Body: body, Token: apitest.Token(t, secret, sub), Header: map[string]string{}}
 	for i := 0; i+1 < len(headers); i += 2 {
 		r.Header[headers[i]] = headers[i+1]
 	}

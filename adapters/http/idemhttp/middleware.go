@@ -158,7 +158,7 @@ func (cfg *Config) key(c echo.Context) (ports.IdempotencyKey, error) {
 	if err != nil {
 		return ports.IdempotencyKey{}, fmt.Errorf("idemhttp: read body: %w", err)
 	}
-	ct := r.Header.Get(echo.HeaderContentType)
+	ct, params := r.Header.Get(echo.HeaderContentType), pathParams(c)
 	fp, err := fingerprint(*cfg, ct, body)
 	switch {
 	case errors.Is(err, errMultipartMalformed):
@@ -166,7 +166,7 @@ func (cfg *Config) key(c echo.Context) (ports.IdempotencyKey, error) {
 	case err != nil:
 		return ports.IdempotencyKey{}, errBodyInvalid.WithCause(err)
 	}
-	return ports.IdempotencyKey{Scope: scope, RequestID: id, Fingerprint: fp, Refingerprint: cfg.refingerprint(ct, body)}, nil
+	return ports.IdempotencyKey{Scope: scope, RequestID: id, Fingerprint: fp.WithParams(params), Refingerprint: cfg.refingerprint(ct, body, params)}, nil
 }
 
 // acquire takes the guard for key, its owner being the request's
@@ -239,6 +239,20 @@ func unquote(s string) string {
 		return s[1 : len(s)-1]
 	}
 	return s
+}
+
+// pathParams is the route's path parameters, as the router gives them: the
+// resource a create command acts on is part of what it means.
+func pathParams(c echo.Context) map[string]string {
+	names := c.ParamNames()
+	if len(names) == 0 {
+		return nil
+	}
+	params := make(map[string]string, len(names))
+	for i, v := range c.ParamValues() {
+		params[names[i]] = v
+	}
+	return params
 }
 
 func subject(c echo.Context) (string, bool) {
