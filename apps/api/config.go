@@ -12,6 +12,8 @@ import (
 	"github.com/july/template/adapters/http/httpx"
 	"github.com/july/template/adapters/redis"
 	"github.com/july/template/adapters/tracing"
+	"github.com/july/template/apps/domain"
+	"github.com/july/template/apps/internal/domains"
 	"github.com/july/template/internal/envconf"
 )
 
@@ -115,6 +117,8 @@ type config struct {
 	DBMaxOpenConns int
 	// Tracing reads the OTEL_* variables; tests set its Exporter.
 	Tracing tracing.Config
+	// DomainEnv are the domains' own variables (domain.Domain.APIEnv).
+	DomainEnv domain.Settings
 }
 
 const (
@@ -123,6 +127,12 @@ const (
 )
 
 func loadConfig(getenv func(string) string) (config, error) {
+	return loadConfigOf(domains.All(), getenv)
+}
+
+// loadConfigOf is loadConfig for the domains ds, whose own variables it
+// reads with the API's.
+func loadConfigOf(ds []domain.Domain, getenv func(string) string) (config, error) {
 	r := envconf.New(getenv)
 	c := config{
 		DatabaseURL:     r.PostgresURL("DATABASE_URL"),
@@ -142,6 +152,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		CounterPrefix:   redis.DefaultCounterPrefix,
 		Tracing:         tracing.Config{Service: tracing.Service{Name: "api"}, Getenv: getenv},
 	}
+	c.DomainEnv = domain.LoadEnv(ds, domain.SideAPI, r)
 	c.BodyShare = int64(r.Int("HTTP_BODY_SHARE", int(httpx.DefaultBodyShare), 64<<10, int(max(c.BodyBudget, 64<<10))))
 	c.BodyMinRate = int64(r.Int("HTTP_BODY_MIN_RATE", int(httpx.DefaultBodyMinRate), 0, 1<<30))
 	if c.BodyMinRate == 0 {

@@ -58,10 +58,12 @@ type domainDeps struct {
 	Config *configsvc.Service
 	Guard  ports.Guard
 	Logger *slog.Logger
+	Env    config
 }
 
 func newDomainAPIs(p domainDeps) (domainAPIs, error) {
-	return domain.BuildAPI(domains.All(), domain.APIDeps{DB: p.DB, Clock: p.Clock, Config: p.Config, Guard: p.Guard, Logger: p.Logger})
+	return domain.BuildAPI(domains.All(), domain.APIDeps{DB: p.DB, Clock: p.Clock, Config: p.Config, Guard: p.Guard, Logger: p.Logger,
+		Settings: p.Env.DomainEnv})
 }
 
 // registerDomainAPIs adds every domain's handlers to the authenticated

@@ -17,6 +17,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/july/template/apps/domain"
+	"github.com/july/template/apps/internal/domains"
 	"github.com/july/template/internal/appkit"
 )
 
@@ -29,7 +31,7 @@ const (
 
 func main() { appkit.Main(run) }
 
-const usage = `api: the service's HTTP API (health, system-config admin; metrics on ADMIN_ADDR).
+const usageHead = `api: the service's HTTP API (health, system-config admin; metrics on ADMIN_ADDR).
 
 Usage:
   api [serve]                                 run the HTTP server until SIGINT/SIGTERM
@@ -49,9 +51,16 @@ On ADMIN_ADDR (for Prometheus and the orchestrator, never the public):
   GET /metrics, GET /healthz, GET /readyz
 
 Environment:
-` + envHelp
+`
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	return runDomains(ctx, domains.All(), args, getenv, stdout, stderr)
+}
+
+// runDomains is run with the domains ds (apps/internal/domains.All, read
+// at run, not at package init: tests Include domains from init).
+func runDomains(ctx context.Context, ds []domain.Domain, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	usage := usageHead + envHelp + domain.EnvHelp(ds, domain.SideAPI)
 	if appkit.IsVersionFlag(args) {
 		appkit.PrintVersion(stdout, "api")
 		return exitOK
@@ -70,7 +79,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			fmt.Fprintf(stderr, "api: serve takes no arguments, got %q\n\n%s", args, usage)
 			return exitUsage
 		}
-		cfg, err := loadConfig(getenv)
+		cfg, err := loadConfigOf(ds, getenv)
 		if err != nil {
 			appkit.LogStartFailure(stderr, "api: configuration invalid", err, "")
 			return exitUsage

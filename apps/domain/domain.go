@@ -46,6 +46,11 @@ type Domain struct {
 	// stable id, which the domain's consumer (in Relay) handles. None: no
 	// runner starts (docs/domains.md, "Periodic commands").
 	Commands []periodic.Command
+	// APIEnv and RelayEnv are the domain's own environment variables in
+	// apps/api and apps/relay (e.g. the base URL of a partner's API its
+	// consumer calls), validated at start-up and listed by -h; declare
+	// one Env in both when both sides read it.
+	APIEnv, RelayEnv Env
 }
 
 // Commands returns every domain's periodic commands, in list order.
@@ -66,6 +71,11 @@ type APIDeps struct {
 	Config *configsvc.Service
 	Guard  ports.Guard
 	Logger *slog.Logger
+	// Env is what the domain's APIEnv.Load returned (nil when it declares
+	// none); BuildAPI sets it from Settings.
+	Env any
+	// Settings are every domain's loaded API environment (LoadEnv).
+	Settings Settings
 }
 
 // API is a domain's HTTP side.
@@ -88,6 +98,11 @@ type RelayDeps struct {
 	// Config reads the registered system-config keys (see APIDeps.Config).
 	Config *configsvc.Service
 	Logger *slog.Logger
+	// Env is what the domain's RelayEnv.Load returned (nil when it
+	// declares none); BuildRelay sets it from Settings.
+	Env any
+	// Settings are every domain's loaded relay environment (LoadEnv).
+	Settings Settings
 }
 
 // Relay is a domain's side of apps/relay.
@@ -110,6 +125,7 @@ func BuildAPI(ds []Domain, deps APIDeps) ([]API, error) {
 		if d.API == nil {
 			continue
 		}
+		deps.Env = deps.Settings[d.Name]
 		a, err := d.API(deps)
 		if err != nil {
 			return nil, fmt.Errorf("domain %s: api: %w", d.Name, err)
@@ -127,6 +143,7 @@ func BuildRelay(ds []Domain, deps RelayDeps) (Relay, error) {
 		if d.Relay == nil {
 			continue
 		}
+		deps.Env = deps.Settings[d.Name]
 		r, err := d.Relay(deps)
 		if err != nil {
 			return Relay{}, fmt.Errorf("domain %s: relay: %w", d.Name, err)

@@ -116,6 +116,7 @@ type domainDeps struct {
 	Clock  ports.Clock
 	Config *configsvc.Service
 	Logger *slog.Logger
+	Env    config
 }
 
 // domainParts are the domains' relay sides: their consumers join the
@@ -130,7 +131,8 @@ type domainParts struct {
 }
 
 func newDomainParts(p domainDeps) (domainParts, error) {
-	r, err := domain.BuildRelay(appDomains, domain.RelayDeps{DB: p.DB, Clock: p.Clock, Config: p.Config, Logger: p.Logger})
+	r, err := domain.BuildRelay(appDomains, domain.RelayDeps{DB: p.DB, Clock: p.Clock, Config: p.Config, Logger: p.Logger,
+		Settings: p.Env.DomainEnv})
 	if err != nil {
 		return domainParts{}, err
 	}

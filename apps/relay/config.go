@@ -10,6 +10,7 @@ import (
 	"github.com/july/template/adapters/http/httpx"
 	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/adapters/tracing"
+	"github.com/july/template/apps/domain"
 	"github.com/july/template/core/periodic"
 	"github.com/july/template/core/relay"
 	"github.com/july/template/core/sweep"
@@ -137,9 +138,17 @@ type config struct {
 	TuningRefresh time.Duration
 	// Tracing reads the OTEL_* variables; tests set its Exporter.
 	Tracing tracing.Config
+	// DomainEnv are the domains' own variables (domain.Domain.RelayEnv).
+	DomainEnv domain.Settings
 }
 
 func loadConfig(getenv func(string) string) (config, error) {
+	return loadConfigOf(appDomains, getenv)
+}
+
+// loadConfigOf is loadConfig for the domains ds, whose own variables it
+// reads with the relay's.
+func loadConfigOf(ds []domain.Domain, getenv func(string) string) (config, error) {
 	r := envconf.New(getenv)
 	host, _ := os.Hostname()
 	c := config{
@@ -179,6 +188,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 	}
 	c.QueueDurabilityEvery = r.Duration("RELAY_QUEUE_DURABILITY_CHECK", DefaultQueueDurabilityEvery, queue.MinDurabilityWatchEvery, queue.MaxDurabilityWatchEvery)
 	c.Tracing = tracing.Config{Service: tracing.Service{Name: "relay", Instance: c.Owner}, Getenv: getenv}
+	c.DomainEnv = domain.LoadEnv(ds, domain.SideRelay, r)
 	if s := r.String("OUTBOX_RETENTION", "0"); s != "0" {
 		c.Retention = r.Duration("OUTBOX_RETENTION", 0, relay.MinRetentionWindow, relay.MaxRetentionWindow)
 	}

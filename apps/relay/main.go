@@ -16,6 +16,7 @@ import (
 	"io"
 
 	"github.com/july/template/adapters/cli/outboxcmd"
+	"github.com/july/template/apps/domain"
 	"github.com/july/template/internal/appkit"
 )
 
@@ -28,16 +29,22 @@ const (
 
 func main() { appkit.Main(run) }
 
-var usage = `relay: moves committed outbox events into Asynq and runs the Asynq worker.
+const usageHead = `relay: moves committed outbox events into Asynq and runs the Asynq worker.
 
 Usage:
   relay [serve]                      run relay loops, recovery sweep, worker and admin server
   relay --version                    print the module version and VCS revision
 ` + outboxcmd.Usage + outboxcmd.AuditUsage + `
 Environment:
-` + envHelp
+`
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	return runDomains(ctx, appDomains, args, getenv, stdout, stderr)
+}
+
+// runDomains is run with the domains ds (appDomains; the tests' own).
+func runDomains(ctx context.Context, ds []domain.Domain, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	usage := usageHead + envHelp + domain.EnvHelp(ds, domain.SideRelay)
 	if appkit.IsVersionFlag(args) {
 		appkit.PrintVersion(stdout, "relay")
 		return exitOK
@@ -52,7 +59,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	switch cmd {
 	case "serve":
-		cfg, err := loadConfig(getenv)
+		cfg, err := loadConfigOf(ds, getenv)
 		if err != nil {
 			appkit.LogStartFailure(stderr, "relay: configuration invalid", err, "")
 			return exitUsage

@@ -115,6 +115,9 @@ func (r *Reader) checkPostgresURL(name, v string) {
 // because URLs carry passwords.
 func (r *Reader) URL(name string, schemes ...string) string {
 	form := schemes[0] + "://user:password@host:port/name"
+	if strings.HasPrefix(schemes[0], "http") {
+		form = schemes[0] + "://host[:port][/path]"
+	}
 	v := r.Required(name, form)
 	if v == "" {
 		return ""
