@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# check-run.sh proves `make run` on this machine: it starts scripts/run.sh on
+# check-run.sh proves `make run` on this machine: run.sh -h prints its
+# variables and starts nothing; a REDIS_URL naming another server is
+# refused; output into a closed pipe stops a run through its cleanup; then it starts scripts/run.sh on
 # spare ports, waits until the api and the relay answer /readyz, checks that
 # the api's /metrics is on its admin port and not its public one, asks the API
 # for the relay's config with the printed token, creates a top-up and
@@ -7,8 +9,8 @@
 # example domain end to end), updates a config key and replays an event and finds their
 # audit records with `relay audit list` (no failed or retried row), runs
 # scripts/check-contract.sh (Prism validating every answer), stops it with SIGTERM (what
-# Ctrl-C does to the script) and checks that it exits cleanly and leaves no
-# api or relay process behind.
+# Ctrl-C does to the script) and checks that it exits cleanly, leaves no
+# api or relay process behind and frees the ports.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,12 +31,44 @@ if [ "$code" = 0 ] || [ "$code" = 124 ] || ! grep -q 'already in use' "$busy" ||
 fi
 rm -f "$busy"
 
+# -h prints the variables it reads and starts nothing (a taken HTTP_ADDR
+# would fail a run at once).
+code=0
+help=$(HTTP_ADDR=127.0.0.1:${PGPORT:-5432} timeout 20 ./scripts/run.sh -h 2>&1) || code=$?
+[ "$code" = 0 ] && [[ $help == *Usage:* && $help == *REDIS_PORT* && $help == *REDIS_URL* ]] \
+  || { echo "check-run: FAIL: run.sh -h exited $code without its usage:"; echo "$help"; exit 1; }
+[[ $help != *"already in use"* ]] || { echo "check-run: FAIL: run.sh -h went on to check the addresses"; exit 1; }
+
+# A REDIS_URL (or DATABASE_URL) naming another server is refused, not
+# overwritten, and its value (a password) is not printed.
+code=0
+refused=$(REDIS_URL=redis://u:hunter2@10.0.0.1:6379/0 timeout 20 ./scripts/run.sh 2>&1) || code=$?
+if [ "$code" != 2 ] || [[ $refused != *"REDIS_URL is set"* ]] || [[ $refused == *hunter2* ]]; then
+  echo "check-run: FAIL: run.sh with another REDIS_URL exited $code, want 2 naming REDIS_URL without its value:"; echo "$refused"; exit 1
+fi
+
 export HTTP_ADDR=127.0.0.1:18080 ADMIN_ADDR=127.0.0.1:19090 API_ADMIN_ADDR=127.0.0.1:19091 DB_NAME=july_runcheck
 # Its own Redis DB, never the one a developer's `make run` uses.
 dev_redis_db=${names##*REDIS_DB=}
 export REDIS_DB=$(( dev_redis_db == 15 ? 14 : 15 ))
 # Start from a fresh database: a failed earlier run may have left one.
 psql -h 127.0.0.1 -U postgres -qc "DROP DATABASE IF EXISTS $DB_NAME WITH (FORCE)" >/dev/null 2>&1 || true
+# listening ADDR: something accepts connections on ADDR.
+listening() { (exec 3<>"/dev/tcp/${1%:*}/${1##*:}") 2>/dev/null; }
+
+# Output into a pipe that closes (make run piped into head) stops the run
+# through its cleanup instead of killing it (141) before it.
+closed=$(mktemp)
+code=0
+timeout 300 ./scripts/run.sh 2>"$closed" > >(IFS= read -r _) || code=$?
+if [ "$code" != 1 ] || ! grep -q 'run:.* stopped$' "$closed"; then
+  echo "check-run: FAIL: run.sh writing into a closed pipe exited $code, want 1 after its cleanup:"; cat "$closed"; exit 1
+fi
+for a in "$HTTP_ADDR" "$ADMIN_ADDR" "$API_ADMIN_ADDR"; do
+  ! listening "$a" || { echo "check-run: FAIL: $a still listening after run.sh stopped on a closed pipe"; exit 1; }
+done
+rm -f "$closed"
+
 ready=$(mktemp) out=$(mktemp)
 rm -f "$ready"
 fail() { echo "check-run: FAIL: $*"; echo "--- run.sh output"; cat "$out"; exit 1; }
@@ -63,6 +97,11 @@ for _ in $(seq 1 360); do
 done
 [ -s "$ready" ] || fail "not ready within 180s"
 curl -fsS "http://$HTTP_ADDR/readyz" >/dev/null || fail "api /readyz"
+# Every printed command names the server it acts on.
+grep -q "Reset: dropdb -h 127.0.0.1 -p ${PGPORT:-5432} -U postgres --force $DB_NAME && redis-cli -h 127.0.0.1 -p ${REDIS_PORT:-6379} -n $REDIS_DB flushdb" "$out" \
+  || fail "the Reset line does not name the Postgres and Redis servers (-h/-p) and the run's DB"
+children=$(pgrep -P "$pid" -d ' ' || true)
+[ -n "$children" ] || fail "no api or relay process under run.sh"
 curl -fsS "http://$ADMIN_ADDR/readyz" >/dev/null || fail "relay /readyz"
 # /metrics is on the api's admin listener only, never on its public port.
 metrics=$(curl -fsS "http://$API_ADMIN_ADDR/metrics") || fail "api /metrics on API_ADMIN_ADDR"
@@ -163,6 +202,12 @@ if curl -fsS "http://$HTTP_ADDR/healthz" >/dev/null 2>&1 || curl -fsS "http://$A
   || curl -fsS "http://$API_ADMIN_ADDR/healthz" >/dev/null 2>&1; then
   fail "api or relay still answering after shutdown"
 fi
+for child in $children; do
+  ! kill -0 "$child" 2>/dev/null || fail "process $child ($(ps -o comm= -p "$child")) still running after run.sh stopped on SIGTERM"
+done
+for a in "$HTTP_ADDR" "$ADMIN_ADDR" "$API_ADMIN_ADDR"; do
+  ! listening "$a" || fail "$a still listening after run.sh stopped on SIGTERM"
+done
 grep -q "stopping on your request" "$out" || fail "no message that the user stopped it"
 grep -q "stopped by itself" "$out" && fail "a process reported as stopped by itself after SIGTERM"
 psql -h 127.0.0.1 -U postgres -qc "DROP DATABASE IF EXISTS $DB_NAME WITH (FORCE)" >/dev/null 2>&1 || true

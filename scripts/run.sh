@@ -6,9 +6,36 @@
 # started in a project-local data directory under .run/), applies the
 # migrations, starts apps/api and apps/relay, and prints the API address, a
 # development token and curl examples. Ctrl-C stops everything it
-# started, and nothing else.
+# started, and nothing else; so do SIGTERM, SIGHUP and a closed output
+# (make run piped into head -3). scripts/run.sh -h lists what it reads.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ "${1:-}" = -h ] || [ "${1:-}" = --help ]; then
+  cat <<'HELP'
+Usage: scripts/run.sh [-h | --names]   (make run)
+
+Runs the service locally: Postgres and Redis on 127.0.0.1 (reused when they
+answer, else docker compose, else Debian's packages under .run/), migrate up,
+then api and relay until Ctrl-C, SIGTERM or SIGHUP, which stop what it
+started and nothing else. Every command it prints names the server it acts on.
+  --names   print the database and Redis DB a run would use, and exit
+
+Environment (all optional):
+  HTTP_ADDR       the api's listener (default 127.0.0.1:8080)
+  API_ADMIN_ADDR  the api's admin listener, /metrics (default 127.0.0.1:9091)
+  ADMIN_ADDR      the relay's admin listener (default 127.0.0.1:9090)
+  PGPORT          Postgres port on 127.0.0.1 (default 5432)
+  DB_NAME         database (default <service>_dev, from the module path)
+  REDIS_PORT      Redis port on 127.0.0.1 (default 6379)
+  REDIS_DB        Redis DB 1-15 (default: derived from the module path)
+  LOG_LEVEL       the apps' log level (default info)
+  OTEL_EXPORTER_OTLP_ENDPOINT  export traces to this OTLP/HTTP collector
+  RUN_READY_FILE  a file to write "ready" into once both apps answer
+DATABASE_URL and REDIS_URL are built from these; one set to anything else is
+refused (unset it, or choose PGPORT/DB_NAME, REDIS_PORT/REDIS_DB).
+HELP
+  exit 0
+fi
 ROOT=$PWD
 RUN=$ROOT/.run
 mkdir -p "$RUN" "$ROOT/bin"
@@ -31,16 +58,29 @@ if [ "${1:-}" = --names ]; then # what a run would use (scripts/check-run.sh che
   exit 0
 fi
 
-say() { printf '\033[1mrun:\033[0m %s\n' "$*"; }
+# A write into a closed pipe (make run piped into head) fails with EPIPE instead
+# of killing this script before its cleanup; the script then stops what it
+# started, as on SIGTERM.
+trap '' PIPE
+cleaning=""
+say() {
+  # return 0, not return: in the EXIT trap a bare return gives the exit status
+  printf '\033[1mrun:\033[0m %s\n' "$*" 2>/dev/null && return 0
+  exec 1>&2 # the output is gone: the rest goes to stderr
+  printf 'run: %s\n' "$*" 2>/dev/null || true
+  [ -n "$cleaning" ] || exit 1 # the EXIT trap stops what was started
+  return 0
+}
 started_pids=()
 started_pg_dir=""
 started_compose=""
 
 user_stop=""
 cleanup() {
-  trap - INT TERM EXIT
+  trap - INT TERM HUP EXIT
+  cleaning=1
   if [ -n "$user_stop" ]; then
-    say "stopping on your request (Ctrl-C or SIGTERM): what this command started"
+    say "stopping on your request (Ctrl-C, SIGTERM or SIGHUP): what this command started"
   else
     say "stopping what this command started"
   fi
@@ -55,7 +95,7 @@ cleanup() {
   say "stopped"
 }
 trap cleanup EXIT
-trap 'user_stop=1; cleanup; exit 0' INT TERM
+trap 'user_stop=1; cleanup; exit 0' INT TERM HUP
 
 pg_bin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1; }
 
@@ -99,7 +139,7 @@ ensure_postgres() {
   fi
   if docker info >/dev/null 2>&1; then
     say "starting Postgres and Redis with docker compose"
-    docker compose -f deploy/docker-compose.yml up -d postgres redis
+    POSTGRES_HOST_PORT=$PGPORT REDIS_HOST_PORT=$REDIS_PORT docker compose -f deploy/docker-compose.yml up -d postgres redis
     started_compose=1
   else
     if [ -z "$(pg_bin)" ]; then
@@ -155,6 +195,21 @@ addr_busy() {
   [ -n "$host" ] || host=127.0.0.1
   (exec 3<>"/dev/tcp/$host/$port") 2>/dev/null
 }
+# The apps act on the servers this script names: a DATABASE_URL or
+# REDIS_URL left in the shell for another server is refused, not replaced
+# (the value is not printed: URLs carry passwords).
+db_url="postgres://postgres@127.0.0.1:$PGPORT/$DB_NAME?sslmode=disable"
+redis_url="redis://127.0.0.1:$REDIS_PORT/$REDIS_DB"
+for var in DATABASE_URL REDIS_URL; do
+  want=$db_url
+  [ "$var" = REDIS_URL ] && want=$redis_url
+  if [ -n "${!var:-}" ] && [ "${!var}" != "$want" ]; then
+    say "$var is set (value hidden) to another server than the one make run uses ($want)."
+    say "unset it (env -u $var make run), or choose the local server with PGPORT/DB_NAME or REDIS_PORT/REDIS_DB (scripts/run.sh -h)"
+    exit 2
+  fi
+done
+
 for var in HTTP_ADDR ADMIN_ADDR API_ADMIN_ADDR; do
   if addr_busy "${!var}"; then
     say "${!var} ($var) is already in use by another process (bind: address already in use)."
@@ -169,8 +224,7 @@ ensure_redis
 exists=$(sql -tAc "SELECT 1 FROM pg_database WHERE datname = '$DB_NAME'")
 [ "$exists" = 1 ] || sql -qc "CREATE DATABASE $DB_NAME"
 
-export DATABASE_URL="postgres://postgres@127.0.0.1:$PGPORT/$DB_NAME?sslmode=disable"
-export REDIS_URL="redis://127.0.0.1:$REDIS_PORT/$REDIS_DB"
+export DATABASE_URL=$db_url REDIS_URL=$redis_url
 export LOG_LEVEL HTTP_ADDR ADMIN_ADDR
 if [ ! -s "$RUN/dev-jwt-secret" ]; then head -c 48 /dev/urandom | base64 | tr -d '\n' > "$RUN/dev-jwt-secret"; fi
 AUTH_JWT_SECRET=$(cat "$RUN/dev-jwt-secret")
@@ -255,7 +309,7 @@ cat <<MSG
   curl -H "Authorization: Bearer $TOKEN" 'http://$HTTP_ADDR/api/v1/system-configs?module=relay'
 
   Data: database $DB_NAME, Redis DB $REDIS_DB (set DB_NAME / REDIS_DB to change them).
-  Reset: dropdb -h 127.0.0.1 -U postgres --force $DB_NAME && redis-cli -n $REDIS_DB flushdb
+  Reset: dropdb -h 127.0.0.1 -p $PGPORT -U postgres --force $DB_NAME && redis-cli -h 127.0.0.1 -p $REDIS_PORT -n $REDIS_DB flushdb
 
 MSG
 # The reference domains' examples, while examples/ exists (make remove-examples).
