@@ -36,7 +36,7 @@
 // method per use case taking the caller as an Actor, each owning its
 // transaction; API (api.go) is the inbound HTTP adapter that maps requests
 // to Service calls and never opens a transaction or runs a query
-// (examples/layers_test.go checks it); Worker is the queue consumer.
+// (internal/layout checks it); Worker is the queue consumer.
 //
 // The upload route logs its body under redaction.PolicyFileTransfer: part
 // names and sizes, never the CSV.

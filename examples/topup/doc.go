@@ -19,7 +19,7 @@
 // transaction script that opens its own transaction and reads config
 // before it. API (api.go) is the inbound HTTP adapter: it maps a request
 // to a Service call and the result to a response, and never opens a
-// transaction or runs a query (examples/layers_test.go checks it). A CLI
+// transaction or runs a query (internal/layout checks it). A CLI
 // or a test calls the same Service without HTTP.
 //
 // Order states (ex_topup_order.status):
