@@ -1,5 +1,3 @@
-// examples: delete this file (it tests through the examples' routes; make remove-examples)
-
 package main
 
 import (
@@ -16,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/july/template/adapters/http/apitest"
+	"github.com/july/template/apps/internal/testdomain"
 )
 
 // rawToken signs claims the way any HS256 issuer could, bypassing
@@ -23,7 +22,7 @@ import (
 func rawToken(t *testing.T, sub string) string {
 	t.Helper()
 	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{
-		"sub": sub, "roles": []string{"agent"}, "exp": time.Now().Add(time.Hour).Unix(), "iat": time.Now().Unix(),
+		"sub": sub, "roles": []string{testdomain.RoleWriter}, "exp": time.Now().Add(time.Hour).Unix(), "iat": time.Now().Unix(),
 	}).SignedString(testSecret)
 	require.NoError(t, err)
 	return tok
@@ -35,23 +34,23 @@ func rawToken(t *testing.T, sub string) string {
 func TestPrincipalAndPathValidation(t *testing.T) {
 	t.Parallel()
 	a := startAPI(t, appOpts{})
-	order := `{"amount_cents":1000,"channel":"wechat"}`
+	orders := testdomain.RouteOrders
 	for name, sub := range map[string]string{"space": "John Doe", "129 bytes": strings.Repeat("a", 129), "NUL": "a\x00b", "tab": "a\tb"} {
-		res := a.do(t, apitest.Request{Method: "POST", Path: "/api/v1/topups", Token: rawToken(t, sub), Body: order, Header: map[string]string{"Idempotency-Key": "subject-check-1"}})
+		res := a.do(t, apitest.Request{Method: "POST", Path: orders, Token: rawToken(t, sub), Body: tdOrder(1000, 0), Header: map[string]string{"Idempotency-Key": "subject-check-1"}})
 		require.Equal(t, http.StatusUnauthorized, res.Status, "%s: %s", name, res.Body)
 		require.Equal(t, "TOKEN_SUBJECT_INVALID", res.Error.Code, name)
-		res = a.do(t, apitest.Request{Method: "GET", Path: "/api/v1/wallets/me", Token: rawToken(t, sub)})
+		res = a.do(t, apitest.Request{Method: "GET", Path: orders + "/" + missingOrder, Token: rawToken(t, sub)})
 		require.Equal(t, http.StatusUnauthorized, res.Status, "%s: %s", name, res.Body)
 	}
-	ok := a.do(t, apitest.Request{Method: "GET", Path: "/api/v1/wallets/me", Token: rawToken(t, "user@example.com")})
+	tok := rawToken(t, "user@example.com")
+	ok := a.do(t, apitest.Request{Method: "GET", Path: orders + "/" + a.tdCreate(t, tok, "subject-ok-1", 1000), Token: tok})
 	require.Equal(t, http.StatusOK, ok.Status, ok.Body)
 
-	agent := token(t, "path-agent", "agent")
+	agent := writer(t, "path-agent")
 	for _, tc := range []struct{ path, field string }{
-		{"/api/v1/topups/%00", "id"},
-		{"/api/v1/topups/not-a-uuid", "id"},
-		{"/api/v1/device-assignments/%00", "task_id"},
-		{"/api/v1/device-assignments/x%20y/failures", "task_id"},
+		{orders + "/%00", "id"},
+		{orders + "/not-a-uuid", "id"},
+		{orders + "/x%20y", "id"},
 	} {
 		res := a.do(t, apitest.Request{Method: "GET", Path: tc.path, Token: agent})
 		require.Equal(t, http.StatusBadRequest, res.Status, "%s: %s", tc.path, res.Body)
@@ -59,8 +58,6 @@ func TestPrincipalAndPathValidation(t *testing.T) {
 		require.Len(t, res.Error.Details, 1, res.Body)
 		require.Equal(t, tc.field, res.Error.Details[0].Field)
 	}
-	res := a.do(t, apitest.Request{Method: "POST", Path: "/api/v1/device-assignments/%00/cancel", Token: agent})
-	require.Equal(t, http.StatusBadRequest, res.Status, res.Body)
 }
 
 // Item 6: a wrong method on an existing route is 405 with Allow, and an
@@ -68,13 +65,12 @@ func TestPrincipalAndPathValidation(t *testing.T) {
 func TestMethodNotAllowedAndHeaderLimits(t *testing.T) {
 	t.Parallel()
 	a := startAPI(t, appOpts{})
-	agent := token(t, "method-agent", "agent")
+	agent := writer(t, "method-agent")
 	for _, tc := range []struct{ method, path, allow string }{
-		{"DELETE", "/api/v1/topups", "POST"},
-		{"PUT", "/api/v1/topups/00000000-0000-4000-8000-000000000000", "GET"},
-		{"POST", "/api/v1/wallets/me", "GET"},
+		{"DELETE", testdomain.RouteOrders, "POST"},
+		{"PUT", testdomain.RouteOrders + "/" + missingOrder, "GET"},
 		{"DELETE", "/api/v1/system-configs/test.conf.flag", "GET, PUT"},
-		{"GET", "/api/v1/device-assignments/00000000-0000-4000-8000-000000000000/cancel", "POST"},
+		{"POST", "/api/v1/system-configs", "GET"},
 	} {
 		res := apitest.Do(t, a.url, apitest.Request{Method: tc.method, Path: tc.path, Token: agent})
 		require.Equal(t, http.StatusMethodNotAllowed, res.Status, "%s %s: %s", tc.method, tc.path, res.Body)
@@ -85,7 +81,7 @@ func TestMethodNotAllowedAndHeaderLimits(t *testing.T) {
 	require.Equal(t, http.StatusNotFound, res.Status)
 	require.Equal(t, "ROUTE_NOT_FOUND", res.Error.Code)
 
-	big := apitest.Do(t, a.url, apitest.Request{Method: "GET", Path: "/api/v1/wallets/me", Token: agent, Header: map[string]string{"X-Filler": strings.Repeat("x", 20<<10)}})
+	big := apitest.Do(t, a.url, apitest.Request{Method: "GET", Path: testdomain.RouteOrders + "/" + missingOrder, Token: agent, Header: map[string]string{"X-Filler": strings.Repeat("x", 20<<10)}})
 	require.Equal(t, http.StatusRequestHeaderFieldsTooLarge, big.Status, big.Body)
 	require.Equal(t, "HEADERS_TOO_LARGE", big.Error.Code)
 	require.NotEmpty(t, big.Error.RequestID)
@@ -106,10 +102,10 @@ func TestMethodNotAllowedAndHeaderLimits(t *testing.T) {
 func TestUnsupportedMediaType(t *testing.T) {
 	t.Parallel()
 	a := startAPI(t, appOpts{})
-	agent := token(t, "media-agent", "agent")
-	order := `{"amount_cents":1000,"channel":"wechat"}`
+	agent := writer(t, "media-agent")
+	order := tdOrder(1000, 0)
 	for name, ct := range map[string]string{"text/plain": "text/plain", "none": "", "form": "application/x-www-form-urlencoded"} {
-		r := apitest.Request{Method: "POST", Path: "/api/v1/topups", Token: agent, Body: order, Header: map[string]string{"Idempotency-Key": "media-check-" + strings.ReplaceAll(name, "/", "-")}}
+		r := apitest.Request{Method: "POST", Path: testdomain.RouteOrders, Token: agent, Body: order, Header: map[string]string{"Idempotency-Key": "media-check-" + strings.ReplaceAll(name, "/", "-")}}
 		if ct != "" {
 			r.Header["Content-Type"] = ct
 		}
@@ -118,7 +114,7 @@ func TestUnsupportedMediaType(t *testing.T) {
 		require.Equal(t, "UNSUPPORTED_MEDIA_TYPE", res.Error.Code)
 		require.Contains(t, res.Error.Message, "application/json")
 	}
-	res := a.do(t, apitest.Request{Method: "POST", Path: "/api/v1/topups", Token: agent, Body: order, Header: map[string]string{"Idempotency-Key": "media-check-ok", "Content-Type": "application/json; charset=utf-8"}})
+	res := a.do(t, apitest.Request{Method: "POST", Path: testdomain.RouteOrders, Token: agent, Body: order, Header: map[string]string{"Idempotency-Key": "media-check-ok", "Content-Type": "application/json; charset=utf-8"}})
 	require.Equal(t, http.StatusCreated, res.Status, res.Body)
 	res = a.sendNoCT(t, apitest.Request{Method: "PUT", Path: configsPath + keyFlag, Token: admin(t), Body: `{"value":true}`}, true)
 	require.Equal(t, http.StatusUnsupportedMediaType, res.Status, res.Body)
@@ -143,7 +139,7 @@ func (a *apiApp) sendNoCT(t *testing.T, r apitest.Request, strip bool) response 
 	_, _ = bufio.NewReader(hres.Body).WriteTo(&sb)
 	res := apitest.Response{Status: hres.StatusCode, Header: hres.Header, Body: sb.String(), Request: hr}
 	require.NoError(t, jsonUnmarshalError(res.Body, &res.Error))
-	return response{Response: res, route: apitest.OpenAPI(t).Check(t, res)}
+	return response{Response: res, route: checkContract(t, res)}
 }
 
 func jsonUnmarshalError(body string, e *apitest.Error) error {
@@ -177,7 +173,7 @@ func TestJWTPolicy(t *testing.T) {
 		return s
 	}
 	base := func() jwt.MapClaims {
-		return jwt.MapClaims{"sub": "jwt-user", "roles": []string{"agent"}, "iss": "https://id.example.com", "aud": "july-api",
+		return jwt.MapClaims{"sub": "jwt-user", "roles": []string{testdomain.RoleWriter}, "iss": "https://id.example.com", "aud": "july-api",
 			"iat": now.Unix(), "exp": now.Add(time.Hour).Unix()}
 	}
 	with := func(k string, v any) jwt.MapClaims {
@@ -189,8 +185,10 @@ func TestJWTPolicy(t *testing.T) {
 		}
 		return c
 	}
-	res := a.do(t, apitest.Request{Method: "GET", Path: "/api/v1/wallets/me", Token: sign(base(), nil)})
-	require.Equal(t, http.StatusOK, res.Status, res.Body)
+	// Authenticated: the route answers (no such order), not 401.
+	res := a.do(t, apitest.Request{Method: "GET", Path: testdomain.RouteOrders + "/" + missingOrder, Token: sign(base(), nil)})
+	require.Equal(t, http.StatusNotFound, res.Status, res.Body)
+	require.Equal(t, testdomain.CodeNotFound, res.Error.Code, res.Body)
 	for name, tok := range map[string]string{
 		"wrong issuer":   sign(with("iss", "https://evil.example.com"), nil),
 		"no issuer":      sign(with("iss", nil), nil),
@@ -201,7 +199,7 @@ func TestJWTPolicy(t *testing.T) {
 		"crit header":    sign(base(), map[string]any{"crit": []string{"exp"}}),
 		"long, no iat":   sign(jwt.MapClaims{"sub": "jwt-user", "iss": "https://id.example.com", "aud": "july-api", "exp": now.Add(30 * 24 * time.Hour).Unix()}, nil),
 	} {
-		res := a.do(t, apitest.Request{Method: "GET", Path: "/api/v1/wallets/me", Token: tok})
+		res := a.do(t, apitest.Request{Method: "GET", Path: testdomain.RouteOrders + "/" + missingOrder, Token: tok})
 		require.Equal(t, http.StatusUnauthorized, res.Status, "%s: %s", name, res.Body)
 		require.Equal(t, "UNAUTHENTICATED", res.Error.Code, name)
 	}

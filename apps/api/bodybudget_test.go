@@ -1,5 +1,3 @@
-// examples: delete this file (it tests through the examples' routes; make remove-examples)
-
 package main
 
 import (
@@ -16,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/july/template/adapters/http/apitest"
+	"github.com/july/template/apps/internal/testdomain"
 )
 
 // Item 4: request bodies in flight share a budget; one that does not fit
@@ -24,12 +23,12 @@ import (
 func TestBodyBudget(t *testing.T) {
 	t.Parallel()
 	a := startAPI(t, appOpts{tune: func(c *config) { c.BodyBudget, c.BodyMinRate = 1536<<10, -1 }})
-	agent := token(t, "budget-agent", "agent")
-	body := topupBody(900 << 10)
+	agent := writer(t, "budget-agent")
+	body := tdOrder(1000, 900<<10)
 
 	// A slow upload holds its declared 900 KB for as long as it lasts.
 	pr, pw := io.Pipe()
-	req, err := http.NewRequestWithContext(t.Context(), "POST", a.url+"/api/v1/topups", pr)
+	req, err := http.NewRequestWithContext(t.Context(), "POST", a.url+testdomain.RouteOrders, pr)
 	require.NoError(t, err)
 	req.ContentLength = int64(len(body))
 	req.Header.Set("Content-Type", "application/json")
@@ -49,20 +48,20 @@ func TestBodyBudget(t *testing.T) {
 	require.NoError(t, err)
 	a.waitBudget(t, int64(len(body)))
 
-	busy := apitest.Do(t, a.url, apitest.Request{Method: "POST", Path: "/api/v1/topups", Token: agent, Body: body, Header: map[string]string{"Idempotency-Key": "budget-fast-1"}})
+	busy := a.do(t, apitest.Request{Method: "POST", Path: testdomain.RouteOrders, Token: agent, Body: body, Header: map[string]string{"Idempotency-Key": "budget-fast-1"}})
 	require.Equal(t, http.StatusServiceUnavailable, busy.Status, busy.Body)
 	require.Equal(t, "SERVER_BUSY", busy.Error.Code)
 	require.True(t, busy.Error.Retryable)
 	require.Equal(t, "1", busy.Header.Get("Retry-After"))
-	small := a.do(t, apitest.Request{Method: "GET", Path: "/api/v1/wallets/me", Token: agent})
-	require.Equal(t, http.StatusOK, small.Status, "requests without a body are not limited")
+	small := a.do(t, apitest.Request{Method: "GET", Path: testdomain.RouteOrders + "/" + missingOrder, Token: agent})
+	require.Equal(t, http.StatusNotFound, small.Status, "requests without a body are not limited: %s", small.Body)
 
 	_, err = pw.Write([]byte(body[100:]))
 	require.NoError(t, err)
 	require.NoError(t, pw.Close())
 	require.Equal(t, http.StatusCreated, <-done)
 	a.waitBudget(t, 0)
-	ok := a.do(t, apitest.Request{Method: "POST", Path: "/api/v1/topups", Token: agent, Body: body, Header: map[string]string{"Idempotency-Key": "budget-fast-1"}})
+	ok := a.do(t, apitest.Request{Method: "POST", Path: testdomain.RouteOrders, Token: agent, Body: body, Header: map[string]string{"Idempotency-Key": "budget-fast-1"}})
 	require.Equal(t, http.StatusCreated, ok.Status, "the budget frees when the holder ends: %s", fmt.Sprint(ok.Body[:min(len(ok.Body), 200)]))
 }
 
@@ -74,7 +73,7 @@ func TestBodyBudgetSharesPerPrincipal(t *testing.T) {
 	a := startAPI(t, appOpts{tune: func(c *config) {
 		c.BodyBudget, c.BodyShare, c.BodyMinRate = 3<<20, 1<<20, -1 // no rate: the bodies stay
 	}})
-	attacker := token(t, "share-attacker", "agent")
+	attacker := writer(t, "share-attacker")
 	const size = 700_000
 	var conns []*slowBody
 	for i := range 5 {
@@ -94,8 +93,8 @@ func TestBodyBudgetSharesPerPrincipal(t *testing.T) {
 	require.Equal(t, 4, refused)
 	a.waitBudget(t, size)
 
-	other := token(t, "share-other", "agent")
-	ok := a.do(t, apitest.Request{Method: "POST", Path: "/api/v1/topups", Token: other, Body: topupBody(size), Header: map[string]string{"Idempotency-Key": "share-other-1"}})
+	other := writer(t, "share-other")
+	ok := a.do(t, apitest.Request{Method: "POST", Path: testdomain.RouteOrders, Token: other, Body: tdOrder(1000, size), Header: map[string]string{"Idempotency-Key": "share-other-1"}})
 	require.Equal(t, http.StatusCreated, ok.Status, ok.Body[:min(len(ok.Body), 300)])
 
 	for _, c := range conns {
@@ -112,7 +111,7 @@ func TestBodyBudgetCutsSlowBodies(t *testing.T) {
 	a := startAPI(t, appOpts{tune: func(c *config) {
 		c.BodyBudget, c.BodyMinRate, c.BodyRateGrace = 1<<20, 64<<10, 50*time.Millisecond
 	}})
-	attacker := token(t, "slow-attacker", "agent")
+	attacker := writer(t, "slow-attacker")
 	const size = 900_000
 
 	stalled := a.startSlowBody(t, attacker, "slow-stalled-1", size)
@@ -140,15 +139,9 @@ func TestBodyBudgetCutsSlowBodies(t *testing.T) {
 	require.Equal(t, "BODY_TOO_SLOW", r.code, r.body)
 	a.waitBudget(t, 0)
 
-	other := token(t, "slow-other", "agent")
-	ok := a.do(t, apitest.Request{Method: "POST", Path: "/api/v1/topups", Token: other, Body: topupBody(size), Header: map[string]string{"Idempotency-Key": "slow-other-1"}})
+	other := writer(t, "slow-other")
+	ok := a.do(t, apitest.Request{Method: "POST", Path: testdomain.RouteOrders, Token: other, Body: tdOrder(1000, size), Header: map[string]string{"Idempotency-Key": "slow-other-1"}})
 	require.Equal(t, http.StatusCreated, ok.Status, ok.Body[:min(len(ok.Body), 300)])
-}
-
-// topupBody is a valid top-up of about n bytes.
-func topupBody(n int) string {
-	head := `{"amount_cents":1000,"channel":"wechat","pad":"`
-	return head + strings.Repeat("x", n-len(head)-2) + `"}`
 }
 
 // slowBody is a raw connection that sent its headers and the start of a
@@ -170,9 +163,9 @@ func (a *apiApp) startSlowBody(t *testing.T, tok, key string, size int) *slowBod
 	conn, err := net.Dial("tcp", strings.TrimPrefix(a.url, "http://"))
 	require.NoError(t, err)
 	t.Cleanup(func() { conn.Close() })
-	_, err = fmt.Fprintf(conn, "POST /api/v1/topups HTTP/1.1\r\nHost: api\r\nAuthorization: Bearer %s\r\n"+
+	_, err = fmt.Fprintf(conn, "POST "+testdomain.RouteOrders+" HTTP/1.1\r\nHost: api\r\nAuthorization: Bearer %s\r\n"+
 		"Content-Type: application/json\r\nIdempotency-Key: %s\r\nContent-Length: %d\r\n\r\n%s",
-		tok, key, size, topupBody(size)[:20])
+		tok, key, size, tdOrder(1000, size)[:20])
 	require.NoError(t, err)
 	s := &slowBody{conn: conn, answer: make(chan slowAnswer, 1), answered: make(chan struct{})}
 	go func() {

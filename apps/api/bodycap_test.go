@@ -1,5 +1,3 @@
-// examples: delete this file (it tests through the examples' routes; make remove-examples)
-
 package main
 
 import (
@@ -13,6 +11,7 @@ import (
 	"github.com/july/template/adapters/http/apitest"
 	"github.com/july/template/adapters/postgres/pgconfig"
 	"github.com/july/template/adapters/postgres/pgoutbox"
+	"github.com/july/template/apps/internal/testdomain"
 	"github.com/july/template/contracttests/testinfra"
 	"github.com/july/template/core/configsvc"
 	"github.com/july/template/core/ports"
@@ -36,8 +35,8 @@ func TestAccessLogBodyCapComesFromSystemConfig(t *testing.T) {
 		require.NoError(t, err)
 	}})
 	items := strings.TrimSuffix(strings.Repeat(`{"sku":"SKU-0001","qty":1},`, 400), ",")
-	body := `{"amount_cents":100,"channel":"wechat","items":[` + items + `]}`
-	a.send(apitest.Request{Method: "POST", Path: "/api/v1/topups", Token: token(t, "agent-cap", "agent"), Body: body,
+	body := `{"amount":100,"items":[` + items + `]}`
+	a.send(apitest.Request{Method: "POST", Path: testdomain.RouteOrders, Token: writer(t, "agent-cap"), Body: body,
 		Header: map[string]string{"Idempotency-Key": "cap-test-0001"}})
 
 	var found bool
@@ -65,11 +64,11 @@ func TestAccessLogBodyCapAppliesAtRuntime(t *testing.T) {
 	t.Parallel()
 	a := startAPI(t, appOpts{tune: func(c *config) { c.ConfigRefresh = 100 * time.Millisecond }})
 	items := strings.TrimSuffix(strings.Repeat(`{"sku":"SKU-0001","qty":1},`, 400), ",")
-	body := `{"amount_cents":100,"channel":"wechat","items":[` + items + `]}`
-	agent := token(t, "agent-cap-rt", "agent")
+	body := `{"amount":100,"items":[` + items + `]}`
+	agent := writer(t, "agent-cap-rt")
 	truncated := func(key string) (bool, int) {
 		t.Helper()
-		a.send(apitest.Request{Method: "POST", Path: "/api/v1/topups", Token: agent, Body: body, Header: map[string]string{"Idempotency-Key": key, "X-Request-ID": key}})
+		a.send(apitest.Request{Method: "POST", Path: testdomain.RouteOrders, Token: agent, Body: body, Header: map[string]string{"Idempotency-Key": key, "X-Request-ID": key}})
 		for _, line := range strings.Split(a.logs.String(), "\n") {
 			var entry struct {
 				Msg       string `json:"msg"`

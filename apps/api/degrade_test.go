@@ -1,10 +1,7 @@
-// examples: delete this file (it tests through the examples' routes; make remove-examples)
-
 package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -16,8 +13,8 @@ import (
 
 	"github.com/july/template/adapters/http/apitest"
 	"github.com/july/template/adapters/http/idemhttp"
+	"github.com/july/template/apps/internal/testdomain"
 	"github.com/july/template/contracttests/testinfra"
-	"github.com/july/template/examples/topup"
 )
 
 // Item 2: Postgres refusing connections answers 503 DEPENDENCY_UNAVAILABLE
@@ -27,20 +24,13 @@ import (
 func TestPostgresOutage(t *testing.T) {
 	t.Parallel()
 	a := startAPI(t, appOpts{proxied: true})
-	agent := token(t, "outage-agent", "agent")
-	order := `{"amount_cents":1000,"channel":"wechat"}`
-	res := a.do(t, apitest.Request{Method: "POST", Path: "/api/v1/topups", Token: agent, Body: order, Header: map[string]string{"Idempotency-Key": "outage-topup-0"}})
-	require.Equal(t, http.StatusCreated, res.Status, res.Body)
-	var o struct {
-		TopupID string `json:"topup_id"`
-	}
-	require.NoError(t, json.Unmarshal([]byte(res.Body), &o))
+	agent := writer(t, "outage-agent")
+	id := a.tdCreate(t, agent, "outage-order-0", 1000)
 
 	a.pg.Down()
 	calls := []apitest.Request{
-		{Method: "POST", Path: "/api/v1/topups", Token: agent, Body: order, Header: map[string]string{"Idempotency-Key": "outage-topup-1", "X-Request-ID": "outage-topup-1"}},
-		{Method: "GET", Path: "/api/v1/topups/" + o.TopupID, Token: agent, Header: map[string]string{"X-Request-ID": "outage-read-0001"}},
-		{Method: "GET", Path: "/api/v1/wallets/me", Token: agent, Header: map[string]string{"X-Request-ID": "outage-read-0002"}},
+		{Method: "POST", Path: testdomain.RouteOrders, Token: agent, Body: tdOrder(1000, 0), Header: map[string]string{"Idempotency-Key": "outage-order-1", "X-Request-ID": "outage-order-1"}},
+		{Method: "GET", Path: testdomain.RouteOrders + "/" + id, Token: agent, Header: map[string]string{"X-Request-ID": "outage-read-0001"}},
 		{Method: "PUT", Path: configsPath + keyFlag, Token: admin(t), Body: `{"value":true}`, Header: map[string]string{"X-Request-ID": "outage-read-0003"}},
 	}
 	for _, r := range calls {
@@ -85,8 +75,8 @@ func TestRedisOutageKeepsReady(t *testing.T) {
 	require.Equal(t, 1.0, a.gauge(t, "dependency_up", "dependency", "postgres"))
 	require.Equal(t, http.StatusOK, a.do(t, apitest.Request{Method: "GET", Path: "/healthz"}).Status)
 
-	agent := token(t, "redis-down-agent", "agent")
-	res := a.do(t, apitest.Request{Method: "POST", Path: "/api/v1/topups", Token: agent, Body: `{"amount_cents":500,"channel":"alipay"}`, Header: map[string]string{"Idempotency-Key": "redis-down-1"}})
+	agent := writer(t, "redis-down-agent")
+	res := a.do(t, apitest.Request{Method: "POST", Path: testdomain.RouteOrders, Token: agent, Body: tdOrder(500, 0), Header: map[string]string{"Idempotency-Key": "redis-down-1"}})
 	require.Equal(t, http.StatusCreated, res.Status, "creates stay correct without Redis: %s", res.Body)
 	res = a.do(t, apitest.Request{Method: "GET", Path: configsPath + keyFlag, Token: admin(t)})
 	require.Equal(t, http.StatusOK, res.Status, "config reads fall back to Postgres: %s", res.Body)
@@ -121,17 +111,16 @@ func TestRedisOutageKeepsCreating(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			a := startAPI(t, appOpts{proxied: true, tune: func(c *config) { c.DBMaxOpenConns = 1 }})
-			res := a.do(t, apitest.Request{Method: "PUT", Path: configsPath + topup.KeyMaxAmountCents, Token: admin(t), Body: `{"value":5000}`})
+			res := a.do(t, apitest.Request{Method: "PUT", Path: configsPath + testdomain.KeyMaxAmount, Token: admin(t), Body: `{"value":5000}`})
 			require.Equal(t, http.StatusOK, res.Status, res.Body)
-			agent := token(t, "redis-outage-"+tc.name, "agent")
-			spec := apitest.OpenAPI(t)
-			// create answers a top-up create. Its wait is generous (a busy
+			agent := writer(t, "redis-outage-"+tc.name)
+			// create answers a create. Its wait is generous (a busy
 			// machine answers in well under a second) and only there so a
 			// create that hangs fails the test instead of stalling it.
 			create := func(key, body string) (apitest.Response, error) {
 				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 				defer cancel()
-				return apitest.Send(ctx, a.url, apitest.Request{Method: "POST", Path: "/api/v1/topups", Token: agent, Body: body,
+				return apitest.Send(ctx, a.url, apitest.Request{Method: "POST", Path: testdomain.RouteOrders, Token: agent, Body: body,
 					Header: map[string]string{"Idempotency-Key": key}})
 			}
 
@@ -148,7 +137,7 @@ func TestRedisOutageKeepsCreating(t *testing.T) {
 			var wg sync.WaitGroup
 			for k := range keys {
 				key := fmt.Sprintf("%s-create-%02d", tc.name, k)
-				body := fmt.Sprintf(`{"amount_cents":%d,"channel":"alipay"}`, 1000+k)
+				body := tdOrder(1000+k, 0)
 				for range copies {
 					wg.Go(func() {
 						res, err := create(key, body)
@@ -169,10 +158,10 @@ func TestRedisOutageKeepsCreating(t *testing.T) {
 				t.Fatalf("%d of %d creates unanswered while Redis is %s; the first: %s: %v\n%s",
 					len(unanswered), len(all), tc.name, unanswered[0].key, unanswered[0].err, a.logs.String())
 			}
-			created := map[string]string{} // key -> topup_id of its one first answer
+			created := map[string]string{} // key -> order_id of its one first answer
 			ids := map[string]map[string]bool{}
 			for _, an := range all {
-				spec.Check(t, an.res)
+				checkContract(t, an.res)
 				if an.res.Status == http.StatusConflict {
 					// Only a first request still in flight may answer 409 (the guard).
 					require.Equal(t, idemhttp.CodeInProgress, an.res.Error.Code, an.res.Body)
@@ -180,17 +169,14 @@ func TestRedisOutageKeepsCreating(t *testing.T) {
 					continue
 				}
 				require.Equal(t, http.StatusCreated, an.res.Status, "%s: Postgres is up, so the create succeeds: %s", an.key, an.res.Body)
-				var o struct {
-					TopupID string `json:"topup_id"`
-				}
-				require.NoError(t, json.Unmarshal([]byte(an.res.Body), &o))
+				id := orderID(t, an.res.Body)
 				if ids[an.key] == nil {
 					ids[an.key] = map[string]bool{}
 				}
-				ids[an.key][o.TopupID] = true
+				ids[an.key][id] = true
 				if an.res.Header.Get(idemhttp.HeaderReplayed) != "true" {
 					require.NotContains(t, created, an.key, "one first answer per key, the others replay")
-					created[an.key] = o.TopupID
+					created[an.key] = id
 				}
 			}
 			require.Len(t, created, keys, "every key created its order")
@@ -205,20 +191,20 @@ func TestRedisOutageKeepsCreating(t *testing.T) {
 			}
 			require.NoError(t, a.db.Bun.NewRaw(`SELECT o.id, o.idem_request_id,
 				(SELECT count(*) FROM tb_outbox_event e WHERE e.event_type = ? AND e.aggregate_id = o.id) AS events
-				FROM ex_topup_order o WHERE o.agent_id = ? AND o.idem_request_id LIKE ?`,
-				topup.EventCreated, "redis-outage-"+tc.name, tc.name+"-create-%").Scan(t.Context(), &orders))
+				FROM td_order o WHERE o.owner = ? AND o.idem_request_id LIKE ?`,
+				testdomain.EventCreated, "redis-outage-"+tc.name, tc.name+"-create-%").Scan(t.Context(), &orders))
 			require.Len(t, orders, keys, "exactly one order per key")
 			for _, o := range orders {
 				require.Equal(t, created[o.Key], o.ID, "%s: the answered order is the stored one", o.Key)
-				require.Equal(t, 1, o.Events, "%s: the order has its %s event", o.Key, topup.EventCreated)
+				require.Equal(t, 1, o.Events, "%s: the order has its %s event", o.Key, testdomain.EventCreated)
 			}
 
 			// The limit still applies: read from Postgres behind the outage.
-			over, err := create(tc.name+"-over", `{"amount_cents":5001,"channel":"wechat"}`)
+			over, err := create(tc.name+"-over", tdOrder(5001, 0))
 			require.NoError(t, err, "a create is answered\n%s", a.logs.String())
-			spec.Check(t, over)
+			checkContract(t, over)
 			require.Equal(t, http.StatusUnprocessableEntity, over.Status, over.Body)
-			require.Equal(t, topup.CodeAmountInvalid, over.Error.Code, over.Body)
+			require.Equal(t, testdomain.CodeAmountInvalid, over.Error.Code, over.Body)
 			ready := a.do(t, apitest.Request{Method: "GET", Path: "/readyz"})
 			require.Equal(t, http.StatusOK, ready.Status, ready.Body)
 			require.JSONEq(t, `{"status":"degraded","degraded":["redis"]}`, ready.Body)

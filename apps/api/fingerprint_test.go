@@ -1,5 +1,3 @@
-// examples: delete this file (it tests through the examples' routes; make remove-examples)
-
 package main
 
 import (
@@ -9,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/july/template/adapters/http/apitest"
+	"github.com/july/template/apps/internal/testdomain"
 )
 
 // Item 13: the create's fingerprint is its canonical business fields: a
@@ -18,26 +17,27 @@ import (
 func TestFingerprintIsTheCommand(t *testing.T) {
 	t.Parallel()
 	a := startAPI(t, appOpts{})
-	agent := token(t, "fp-agent", "agent")
+	agent := writer(t, "fp-agent")
 	post := func(key, body string) response {
 		t.Helper()
-		return a.do(t, apitest.Request{Method: "POST", Path: "/api/v1/topups", Token: agent, Body: body, Header: map[string]string{"Idempotency-Key": key}})
+		return a.do(t, apitest.Request{Method: "POST", Path: testdomain.RouteOrders, Token: agent, Body: body, Header: map[string]string{"Idempotency-Key": key}})
 	}
-	first := post("fp-key-0001", `{"amount_cents":1000,"channel":"wechat"}`)
+	first := post("fp-key-0001", `{"amount":1000,"note":"a"}`)
 	require.Equal(t, http.StatusCreated, first.Status, first.Body)
 	for name, body := range map[string]string{
-		"extra field":        `{"amount_cents":1000,"channel":"wechat","client_note":"retry"}`,
-		"extra nested field": `{"amount_cents":1000,"channel":"wechat","meta":{"ts":123,"sign":"abc"}}`,
-		"key order, 1e3":     `{"channel":"wechat","amount_cents":1e3}`,
+		"extra field":        `{"amount":1000,"note":"a","client_note":"retry"}`,
+		"extra nested field": `{"amount":1000,"note":"a","meta":{"ts":123,"sign":"abc"}}`,
+		"key order, 1e3":     `{"note":"a","amount":1e3}`,
 	} {
 		res := post("fp-key-0001", body)
 		require.Equal(t, http.StatusCreated, res.Status, "%s: %s", name, res.Body)
 		require.Equal(t, "true", res.Header.Get("Idempotent-Replayed"), name)
 		require.JSONEq(t, first.Body, res.Body, name)
 	}
-	changed := post("fp-key-0001", `{"amount_cents":2000,"channel":"wechat"}`)
+	changed := post("fp-key-0001", `{"amount":2000,"note":"a"}`)
 	require.Equal(t, http.StatusUnprocessableEntity, changed.Status, changed.Body)
 	require.Equal(t, "IDEMPOTENCY_KEY_REUSED", changed.Error.Code)
-	changed = post("fp-key-0001", `{"amount_cents":1000,"channel":"alipay"}`)
+	changed = post("fp-key-0001", `{"amount":1000,"note":"b"}`)
 	require.Equal(t, http.StatusUnprocessableEntity, changed.Status, changed.Body)
+	require.Equal(t, "IDEMPOTENCY_KEY_REUSED", changed.Error.Code)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io/fs"
 	"log/slog"
 	"strings"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
+	"github.com/uptrace/bun"
 	"go.uber.org/fx"
 
 	"github.com/july/template/adapters/http/apitest"
@@ -19,12 +21,12 @@ import (
 	"github.com/july/template/adapters/http/httpx"
 	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/adapters/tracing"
+	"github.com/july/template/apps/internal/domains"
 	"github.com/july/template/contracttests/testinfra"
 	"github.com/july/template/core/configsvc"
 	"github.com/july/template/core/outbox"
 	"github.com/july/template/core/ports"
 	"github.com/july/template/core/sysconfig"
-	"github.com/july/template/examples"
 	"github.com/july/template/internal/appkit"
 )
 
@@ -99,7 +101,7 @@ func startAPI(t *testing.T, o appOpts) *apiApp {
 	t.Helper()
 	db := o.db
 	if db == nil {
-		db = testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.MigrateWith(examples.MigrationsFS()...)})
+		db = testinfra.NewDB(t, testinfra.DBOpts{Migrate: migrateDomains})
 	}
 	cfg := config{
 		DatabaseURL:      db.URL,
@@ -148,6 +150,16 @@ func startAPI(t *testing.T, o appOpts) *apiApp {
 	return a
 }
 
+// migrateDomains applies the foundation's migrations and those of every
+// domain the apps run (domains.All, the test-only domain included).
+func migrateDomains(ctx context.Context, db *bun.DB) error {
+	var sets []fs.FS
+	for _, s := range domains.MigrationSets() {
+		sets = append(sets, s.FS)
+	}
+	return postgres.MigrateWith(sets...)(ctx, db)
+}
+
 func token(t *testing.T, sub string, roles ...string) string {
 	t.Helper()
 	return apitest.Token(t, testSecret, sub, roles...)
@@ -170,11 +182,12 @@ type response struct {
 }
 
 // do sends r and validates the response against docs/openapi.yaml
-// (status, headers, body), so every test is also a contract test.
+// (status, headers, body; checkContract), so every test is also a
+// contract test.
 func (a *apiApp) do(t *testing.T, r apitest.Request) response {
 	t.Helper()
 	res := apitest.Do(t, a.url, r)
-	return response{Response: res, route: apitest.OpenAPI(t).Check(t, res)}
+	return response{Response: res, route: checkContract(t, res)}
 }
 
 // send is do without assertions, for goroutines other than the test's.

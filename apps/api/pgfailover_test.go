@@ -12,9 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/july/template/adapters/http/apitest"
-	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/contracttests/testinfra"
-	"github.com/july/template/examples"
 	"github.com/july/template/internal/pgtopo"
 )
 
@@ -42,7 +40,7 @@ func TestAPIReconnectsAfterPostgresFailover(t *testing.T) {
 	bdb, err := testinfra.OpenBun(pair.URL)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = bdb.Close() })
-	require.NoError(t, postgres.MigrateWith(examples.MigrationsFS()...)(t.Context(), bdb))
+	require.NoError(t, migrateDomains(t.Context(), bdb))
 	a := startAPI(t, appOpts{db: &testinfra.DB{Name: "postgres", URL: pair.URL, Bun: bdb}})
 	tok := admin(t)
 	put := func(key, body, requestID string) apitest.Request {
@@ -129,11 +127,10 @@ func TestAPIReconnectsAfterPostgresFailover(t *testing.T) {
 	<-writerDone
 
 	// Every answer is in the contract; a failure is a clean, retryable 503.
-	contract := apitest.OpenAPI(t)
 	var failed, afterKill []putAttempt
 	for _, at := range attempts {
 		require.NoError(t, at.err, "%s: the API answered every request (it must not exit)", at.value)
-		contract.Check(t, at.res)
+		checkContract(t, at.res)
 		if at.res.Status == http.StatusOK {
 			if !at.sent.Before(killed) {
 				afterKill = append(afterKill, at)

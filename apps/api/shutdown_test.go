@@ -1,5 +1,3 @@
-// examples: delete this file (it tests through the examples' routes; make remove-examples)
-
 package main
 
 import (
@@ -11,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/july/template/adapters/http/apitest"
+	"github.com/july/template/apps/internal/testdomain"
 )
 
 // Item 3: on stop /readyz fails for the drain delay while new and
@@ -19,11 +18,12 @@ import (
 func TestGracefulShutdown(t *testing.T) {
 	t.Parallel()
 	a := startAPI(t, appOpts{tune: func(c *config) { c.DrainDelay = 1500 * time.Millisecond }})
-	agent := token(t, "drain-agent", "agent")
+	agent := writer(t, "drain-agent")
+	id := a.tdCreate(t, agent, "drain-before-1", 100)
 
 	// An in-flight create whose body arrives slowly, across the whole drain.
 	pr, pw := io.Pipe()
-	req, err := http.NewRequestWithContext(t.Context(), "POST", a.url+"/api/v1/topups", pr)
+	req, err := http.NewRequestWithContext(t.Context(), "POST", a.url+testdomain.RouteOrders, pr)
 	require.NoError(t, err)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+agent)
@@ -43,7 +43,7 @@ func TestGracefulShutdown(t *testing.T) {
 		res.Body.Close()
 		inflight <- result{status: res.StatusCode}
 	}()
-	_, err = pw.Write([]byte(`{"amount_cents":1000,`))
+	_, err = pw.Write([]byte(`{"amount":1000,`))
 	require.NoError(t, err)
 	time.Sleep(200 * time.Millisecond) // the request is in the handler, reading
 
@@ -57,7 +57,7 @@ func TestGracefulShutdown(t *testing.T) {
 	}, time.Second, 20*time.Millisecond, "readiness fails at once")
 	ready := a.do(t, apitest.Request{Method: "GET", Path: "/readyz"})
 	require.Equal(t, http.StatusServiceUnavailable, ready.Status)
-	res := a.do(t, apitest.Request{Method: "GET", Path: "/api/v1/wallets/me", Token: agent})
+	res := a.do(t, apitest.Request{Method: "GET", Path: testdomain.RouteOrders + "/" + id, Token: agent})
 	require.Equal(t, http.StatusOK, res.Status, "new requests are still served during the drain: %s", res.Body)
 	require.Equal(t, http.StatusOK, a.do(t, apitest.Request{Method: "GET", Path: "/healthz"}).Status)
 
@@ -65,7 +65,7 @@ func TestGracefulShutdown(t *testing.T) {
 	_, err = http.Get(a.url + "/healthz")
 	require.Error(t, err, "no new connections after the drain delay")
 
-	_, err = pw.Write([]byte(`"channel":"wechat"}`))
+	_, err = pw.Write([]byte(`"note":"drain"}`))
 	require.NoError(t, err)
 	require.NoError(t, pw.Close())
 	select {

@@ -1,4 +1,3 @@
-// examples: delete this file (it traces through the examples' top-up route; make remove-examples)
 package main
 
 import (
@@ -9,6 +8,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/july/template/adapters/http/apitest"
+	"github.com/july/template/apps/internal/testdomain"
 )
 
 // clientTraceparent is a caller's W3C context (the spec's example).
@@ -25,10 +25,11 @@ func (a *apiApp) traceParentOf(t *testing.T, requestID string) string {
 	return tps[0]
 }
 
-func (a *apiApp) createTopup(t *testing.T, key string) {
+// createTraced creates an order under a caller's trace context.
+func (a *apiApp) createTraced(t *testing.T, key string) {
 	t.Helper()
-	res := a.do(t, apitest.Request{Method: http.MethodPost, Path: "/api/v1/topups", Token: token(t, "agent-trace", "agent"),
-		Body: `{"amount_cents":1500,"channel":"wechat"}`, Header: map[string]string{"X-Request-ID": key, "traceparent": clientTraceparent}})
+	res := a.do(t, apitest.Request{Method: http.MethodPost, Path: testdomain.RouteOrders, Token: writer(t, "agent-trace"),
+		Body: tdOrder(1500, 0), Header: map[string]string{"X-Request-ID": key, "traceparent": clientTraceparent}})
 	require.Equal(t, http.StatusCreated, res.Status, res.Body)
 }
 
@@ -40,7 +41,7 @@ func TestNoOTELVariablesRecordNoSpan(t *testing.T) {
 	t.Parallel()
 	a := startAPI(t, appOpts{})
 	require.False(t, a.tracing.Enabled())
-	a.createTopup(t, "trace-off-0001")
+	a.createTraced(t, "trace-off-0001")
 	require.Empty(t, a.traceParentOf(t, "trace-off-0001"), "no span, so no trace context is stored")
 	for _, rec := range a.logs.Lines(t) {
 		require.NotContains(t, rec, "trace_id", "log line %v", rec)
@@ -55,13 +56,13 @@ func TestTracingContinuesTheCallersTrace(t *testing.T) {
 	exp := tracetest.NewInMemoryExporter()
 	a := startAPI(t, appOpts{tune: func(c *config) { c.Tracing.Exporter = exp }})
 	require.True(t, a.tracing.Enabled())
-	a.createTopup(t, "trace-on-0001")
+	a.createTraced(t, "trace-on-0001")
 
 	tp := a.traceParentOf(t, "trace-on-0001")
 	require.Regexp(t, `^00-4bf92f3577b34da6a50f33bcbfe0c9a9-[0-9a-f]{16}-01$`, tp, "the event joins the caller's trace")
 	var server tracetest.SpanStub
 	for _, s := range exp.GetSpans() {
-		if s.Name == "POST /api/v1/topups" {
+		if s.Name == "POST "+testdomain.RouteOrders {
 			server = s
 		}
 	}
