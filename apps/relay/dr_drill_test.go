@@ -565,7 +565,7 @@ func (d *drill) casePointInTime() drResult {
 	require.Positive(d.t, back, "the deleted effects are back")
 	require.Equal(d.t, d.w.count("SELECT count(*) FROM td_order WHERE id = ANY(?)", pgdialect.Array(deleted)), back,
 		"every order whose effect the mistake deleted has it again")
-	d.t.Logf("%s (%d effects deleted by the mistake, %d of them back, the rest of orders after the target; restored to %s)", r, gone, back, target)
+	d.t.Logf("%s (%d effects deleted by the mistake, %d back: the others were of orders after the target; restored to %s)", r, gone, back, target)
 	return r
 }
 
