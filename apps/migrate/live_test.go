@@ -15,20 +15,16 @@ import (
 	"github.com/july/template/contracttests/testinfra"
 )
 
-// liveWrites is one INSERT per managed table, as the previous version of the
-// service keeps issuing them while the release job runs. %[1]s is a unique
-// token per insert.
+// liveWrites is one INSERT per managed table (the foundation's and the
+// test domain's), as the previous version of the service keeps issuing
+// them while the release job runs. %[1]s is a unique token per insert.
 var liveWrites = map[string]string{
 	"tb_outbox_event": `INSERT INTO tb_outbox_event (event_id, event_type, payload_version, aggregate_type, aggregate_id,
 		resource_type, resource_id, request_id, correlation_id, payload) VALUES (gen_random_uuid(), 'live.write', 1, 'a', '%[1]s', 'r', '1', 'q', 'c', '{}')`,
 	"tb_system_config":       `INSERT INTO tb_system_config (config_key, config_value, value_type, module) VALUES ('live.writer.k%[1]s', '1', 'int', 'live')`,
 	"tb_backfill_checkpoint": `INSERT INTO tb_backfill_checkpoint (name) VALUES ('live-%[1]s')`,
-	"ex_topup_order":         `INSERT INTO ex_topup_order (id, agent_id, amount_cents, channel, pay_url) VALUES ('o%[1]s', 'agent', 100, 'wechat', 'https://pay.example/x')`, // examples: delete this line
-	"ex_topup_wallet":        `INSERT INTO ex_topup_wallet (agent_id, balance_cents) VALUES ('w%[1]s', 100)`,                                                                 // examples: delete this line
-	"ex_topup_ledger":        `INSERT INTO ex_topup_ledger (agent_id, order_id, amount_cents, event_id) VALUES ('agent', 'l%[1]s', 100, 'e%[1]s')`,                           // examples: delete this line
-	"ex_devices_task":        `INSERT INTO ex_devices_task (id, owner_subject, file_content) VALUES ('t%[1]s', 'admin', '\x01')`,                                             // examples: delete this line
-	"ex_devices_failure":     `INSERT INTO ex_devices_failure (task_id, row_no, code, message) VALUES ('t%[1]s', 1, 'bad_row', 'x')`,                                         // examples: delete this line
-	"ex_devices_assignment":  `INSERT INTO ex_devices_assignment (device_sn, agent_id, task_id, row_no, updated_at) VALUES ('d%[1]s', 'agent', 't', 1, now())`,               // examples: delete this line
+	"td_order":               `INSERT INTO td_order (id, owner, amount) VALUES ('o%[1]s', 'owner', 100)`,
+	"td_effect":              `INSERT INTO td_effect (order_id, event_id, owner, amount) VALUES ('e%[1]s', 'e%[1]s', 'owner', 100)`,
 }
 
 // liveSet is a test-only set of n migrations, each adding a nullable column

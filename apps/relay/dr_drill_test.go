@@ -1,5 +1,3 @@
-// examples: delete this file (the drill writes and credits through the examples' top-up domain; make remove-examples)
-
 //go:build drdrill
 
 package main_test
@@ -7,7 +5,8 @@ package main_test
 // DISASTER-RECOVERY DRILL (`make dr-drill`, docs/dr.md). A Postgres of its
 // own archives its WAL with pgBackRest (deploy/postgres/archiving.conf and
 // pgbackrest.conf, the repository a local directory), the api and relay
-// binaries write and credit top-ups through it, and then:
+// binaries (-tags testdomain) create and apply the test domain's orders
+// through it, and then:
 //
 //	(a) the primary's data directory is destroyed and restored to the
 //	    latest archived point;
@@ -18,13 +17,14 @@ package main_test
 // `migrate check`, delete what Redis holds for the service (the queue and
 // the config cache, which are ahead of the restored database), start the
 // relays; the api is never restarted. Each prints the measured RPO (the
-// acknowledged top-ups missing, and the span of time they cover) and RTO
+// acknowledged orders missing, and the span of time they cover) and RTO
 // (from the loss to the api's /readyz 200, and to the first event
-// delivered after the restore), and asserts: every top-up acknowledged
+// delivered after the restore), and asserts: every order acknowledged
 // before the restore point is there, every event in the restored outbox
-// is delivered and none is claimed or failed, every order is credited by
-// exactly one ledger entry and each wallet holds the sum of its orders,
-// and no consumer failure was recorded. No relay operator command runs.
+// is delivered and none is claimed or failed, every order is applied by
+// exactly one effect of its own event and each owner's effects add up to
+// its orders, and no consumer failure was recorded. No relay operator
+// command runs.
 
 import (
 	"bufio"
@@ -45,19 +45,20 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"github.com/july/template/adapters/http/apitest"
 	"github.com/july/template/adapters/postgres/pgoutbox"
+	"github.com/july/template/apps/internal/testdomain"
 	"github.com/july/template/contracttests/testinfra"
-	"github.com/july/template/examples/topup"
 	"github.com/july/template/internal/pgtopo"
 )
 
 const (
 	drStanza  = "main" // deploy/postgres/pgbackrest.conf's stanza
-	drAgents  = 5
+	drOwners  = 5
 	drWriters = 4
-	// drPace is each writer's pause between two top-ups: about 100 per
+	// drPace is each writer's pause between two orders: about 100 per
 	// second in all, enough to keep the relays busy at every loss without
 	// making the drain after it long.
 	drPace = 30 * time.Millisecond
@@ -73,9 +74,9 @@ const (
 	drBallastRows = 1_000_000
 )
 
-// ack is one top-up the api acknowledged (201).
+// ack is one order the api acknowledged (201).
 type ack struct {
-	id, agent string
+	id, owner string
 	amount    int64
 	at        time.Time
 }
@@ -92,7 +93,7 @@ type drill struct {
 	relays []*relayProc
 	seq    atomic.Int64
 
-	lost map[string]bool // top-ups an earlier case's restore took back
+	lost map[string]bool // orders an earlier case's restore took back
 
 	mu    sync.Mutex
 	acked []ack
@@ -108,7 +109,7 @@ func TestDRDrill(t *testing.T) {
 	d.backup("full") // the runbook: a new full backup right after a restore
 	b := d.casePointInTime()
 
-	t.Logf("DR DRILL SUMMARY (archive_timeout %s, %d writers, at most %d top-ups/s)", d.archiveTimeout(), drWriters, int(float64(drWriters)/drPace.Seconds()))
+	t.Logf("DR DRILL SUMMARY (archive_timeout %s, %d writers, at most %d orders/s)", d.archiveTimeout(), drWriters, int(float64(drWriters)/drPace.Seconds()))
 	for _, r := range []drResult{a, b} {
 		t.Logf("  %s", r)
 	}
@@ -266,15 +267,12 @@ func (d *drill) lastBackup() backupInfo {
 func mb(n int64) float64 { return float64(n) / (1 << 20) }
 
 // startServices runs the api (for the whole drill: it is never restarted)
-// and two relays with their workers (the top-up crediter).
+// and two relays with their workers (the test domain's td-apply).
 func (d *drill) startServices() {
 	d.t.Helper()
 	secret := "dr-drill-secret-0123456789abcdef-0123456789"
 	d.api = startAPIBin(d.t, d.w, secret)
-	d.tokens = make([]string, drAgents)
-	for a := range d.tokens {
-		d.tokens[a] = apitest.Token(d.t, []byte(secret), fmt.Sprintf("agent-%d", a), topup.RoleAgent)
-	}
+	d.tokens = writerTokens(d.t, secret, drOwners)
 	d.startRelays()
 }
 
@@ -307,7 +305,7 @@ func (d *drill) stopRelays() {
 	}
 }
 
-// write runs the writers until stop is closed; each acknowledged top-up
+// write runs the writers until stop is closed; each acknowledged order
 // is recorded. A request that fails is not retried: its order was not
 // acknowledged, so the restore owes it nothing.
 func (d *drill) write(stop <-chan struct{}) (wait func()) {
@@ -321,13 +319,7 @@ func (d *drill) write(stop <-chan struct{}) (wait func()) {
 				case <-time.After(drPace):
 				}
 				n := d.seq.Add(1)
-				agent := int(n) % drAgents
-				amount := 100 + n
-				res, err := apitest.Send(context.Background(), d.api, apitest.Request{
-					Method: http.MethodPost, Path: "/api/v1/topups", Token: d.tokens[agent],
-					Body:   fmt.Sprintf(`{"amount_cents":%d,"channel":"wechat"}`, amount),
-					Header: map[string]string{"X-Request-ID": fmt.Sprintf("dr-%06d", n)},
-				})
+				res, err := postOrder(d.api, d.tokens[int(n)%drOwners], fmt.Sprintf("dr-%06d", n), 100+n)
 				at := time.Now()
 				if err != nil || res.Status != http.StatusCreated {
 					d.mu.Lock()
@@ -335,15 +327,15 @@ func (d *drill) write(stop <-chan struct{}) (wait func()) {
 					d.mu.Unlock()
 					continue
 				}
-				var v topup.OrderView
-				if json.Unmarshal([]byte(res.Body), &v) != nil || v.TopupID == "" {
+				var v testdomain.OrderView
+				if json.Unmarshal([]byte(res.Body), &v) != nil || v.OrderID == "" {
 					d.mu.Lock()
 					d.fails++
 					d.mu.Unlock()
 					continue
 				}
 				d.mu.Lock()
-				d.acked = append(d.acked, ack{id: v.TopupID, agent: v.AgentID, amount: v.AmountCents, at: at})
+				d.acked = append(d.acked, ack{id: v.OrderID, owner: v.Owner, amount: v.Amount, at: at})
 				d.mu.Unlock()
 			}
 		})
@@ -370,11 +362,11 @@ func (d *drill) ackedSnapshot() []ack {
 	return append([]ack(nil), d.acked...)
 }
 
-// waitAcks waits until n more top-ups than now are acknowledged.
+// waitAcks waits until n more orders than now are acknowledged.
 func (d *drill) waitAcks(n int) {
 	d.t.Helper()
 	want := d.ackCount() + n
-	waitProgress(d.t, "the writers' top-ups are acknowledged", stallLimit, false, func() (int, bool, string) {
+	waitProgress(d.t, "the writers' orders are acknowledged", stallLimit, false, func() (int, bool, string) {
 		got := d.ackCount()
 		return got, got >= want, fmt.Sprintf("%d acknowledged, want %d", got, want)
 	})
@@ -462,11 +454,11 @@ func (d *drill) restore(r *drResult, args ...string) {
 	out, err := c.CombinedOutput()
 	require.NoError(d.t, err, "migrate check on the restored database:\n%s", out)
 	w := d.w
-	r.left = fmt.Sprintf("%d events pending, %d claimed (delivering), %d delivered of which %d unconsumed; %d orders not credited",
+	r.left = fmt.Sprintf("%d events pending, %d claimed (delivering), %d delivered of which %d unconsumed; %d orders not applied",
 		w.count("SELECT count(*) FROM tb_outbox_event WHERE status = 1"), w.count("SELECT count(*) FROM tb_outbox_event WHERE status = 2"),
 		w.count("SELECT count(*) FROM tb_outbox_event WHERE status = 3"),
 		w.count(`SELECT count(*) FROM tb_outbox_event e WHERE status = 3 AND NOT EXISTS (SELECT 1 FROM tb_outbox_consumption c WHERE c.event_id = e.event_id)`),
-		w.count("SELECT count(*) FROM ex_topup_order WHERE status <> ?", topup.StatusCredited))
+		w.count("SELECT count(*) FROM td_order WHERE status <> ?", testdomain.StatusApplied))
 
 	// What Redis holds is ahead of the restored database: queue items for
 	// events the restore took back, completed items whose consumer effects
@@ -485,23 +477,23 @@ func (d *drill) restore(r *drResult, args ...string) {
 
 // drResult is one case's measurements.
 type drResult struct {
-	name                                string
-	lostRows, ackedBefore               int
-	lostSpan                            time.Duration // committed work missing, as time
-	stopRelays                          time.Duration // the runbook's first step
-	restoreFiles, recovery              time.Duration // pgbackrest restore; start to accepting writes
-	size                                int64         // database size of the backup restored
-	toReady, toDelivered, toAllCredited time.Duration // from the loss
-	redelivered                         int           // restored events the new relays delivered
-	left                                string        // what the restore left in flight
-	toAllDelivered                      time.Duration
+	name                               string
+	lostRows, ackedBefore              int
+	lostSpan                           time.Duration // committed work missing, as time
+	stopRelays                         time.Duration // the runbook's first step
+	restoreFiles, recovery             time.Duration // pgbackrest restore; start to accepting writes
+	size                               int64         // database size of the backup restored
+	toReady, toDelivered, toAllApplied time.Duration // from the loss
+	redelivered                        int           // restored events the new relays delivered
+	left                               string        // what the restore left in flight
+	toAllDelivered                     time.Duration
 }
 
 func (r drResult) String() string {
 	rate := mb(r.size) / r.restoreFiles.Seconds()
-	return fmt.Sprintf("%s: RPO %d acknowledged top-ups missing of %d (%s of committed work); RTO /readyz 200 %s, first delivered event %s, every order credited %s after the loss; pgbackrest restore %s for %.1f MB (%.1f MB/s, ~%.0f s per GB at that rate), recovery to accepting writes %s, relays stopped in %s; the restore left %s; %d of those events delivered by the new relays, every event delivered %s after the loss",
+	return fmt.Sprintf("%s: RPO %d acknowledged orders missing of %d (%s of committed work); RTO /readyz 200 %s, first delivered event %s, every order applied %s after the loss; pgbackrest restore %s for %.1f MB (%.1f MB/s, ~%.0f s per GB at that rate), recovery to accepting writes %s, relays stopped in %s; the restore left %s; %d of those events delivered by the new relays, every event delivered %s after the loss",
 		r.name, r.lostRows, r.ackedBefore, r.lostSpan.Round(10*time.Millisecond), r.toReady.Round(10*time.Millisecond),
-		r.toDelivered.Round(10*time.Millisecond), r.toAllCredited.Round(10*time.Millisecond),
+		r.toDelivered.Round(10*time.Millisecond), r.toAllApplied.Round(10*time.Millisecond),
 		r.restoreFiles.Round(10*time.Millisecond), mb(r.size), rate, 1024/rate, r.recovery.Round(10*time.Millisecond),
 		r.stopRelays.Round(10*time.Millisecond), r.left, r.redelivered, r.toAllDelivered.Round(10*time.Millisecond))
 }
@@ -533,8 +525,8 @@ func (d *drill) caseLatest() drResult {
 	return r
 }
 
-// casePointInTime: an operator deletes every wallet; the database is
-// restored to the moment before the DELETE.
+// casePointInTime: an operator deletes every effect the consumer recorded;
+// the database is restored to the moment before the DELETE.
 func (d *drill) casePointInTime() drResult {
 	d.t.Helper()
 	r := drResult{name: "(b) mistaken DELETE, restored to the time before it"}
@@ -544,10 +536,10 @@ func (d *drill) casePointInTime() drResult {
 	var target string
 	require.NoError(d.t, d.w.db.Bun.QueryRowContext(d.t.Context(), "SELECT clock_timestamp()::text").Scan(&target))
 	targetAt := time.Now()
-	res, err := d.w.db.Bun.ExecContext(d.t.Context(), "DELETE FROM ex_topup_wallet")
-	require.NoError(d.t, err, "the operator's mistake")
-	gone, _ := res.RowsAffected()
-	require.Positive(d.t, gone, "the mistake deleted wallets")
+	var deleted []string
+	require.NoError(d.t, d.w.db.Bun.NewRaw("DELETE FROM td_effect RETURNING order_id").Scan(d.t.Context(), &deleted), "the operator's mistake")
+	gone := len(deleted)
+	require.Positive(d.t, gone, "the mistake deleted effects")
 	d.waitAcks(100) // the service goes on until someone notices
 	ready := d.readiness()
 
@@ -569,8 +561,11 @@ func (d *drill) casePointInTime() drResult {
 	acked := d.ackedSnapshot()
 	d.measure(&r, loss, acked, cut, ready)
 	r.lostSpan = loss.Sub(targetAt) // everything after the target is given up
-	require.Equal(d.t, drAgents, d.w.count("SELECT count(*) FROM ex_topup_wallet"), "the deleted wallets are back")
-	d.t.Logf("%s (%d wallets deleted by the mistake, restored to %s)", r, gone, target)
+	back := d.w.count("SELECT count(*) FROM td_effect WHERE order_id = ANY(?)", pgdialect.Array(deleted))
+	require.Positive(d.t, back, "the deleted effects are back")
+	require.Equal(d.t, d.w.count("SELECT count(*) FROM td_order WHERE id = ANY(?)", pgdialect.Array(deleted)), back,
+		"every order whose effect the mistake deleted has it again")
+	d.t.Logf("%s (%d effects deleted by the mistake, %d back: the others were of orders after the target; restored to %s)", r, gone, back, target)
 	return r
 }
 
@@ -581,7 +576,7 @@ func (d *drill) measure(r *drResult, loss time.Time, acked []ack, cut int, ready
 	d.t.Helper()
 	w := d.w
 	// Traffic returns at once; every order in the database, old and new,
-	// ends credited once.
+	// ends applied once.
 	stop := d.writing()
 	// The first event delivered after the restore.
 	var first time.Time
@@ -600,13 +595,13 @@ func (d *drill) measure(r *drResult, loss time.Time, acked []ack, cut int, ready
 	stop()
 	w.waitCountProgress(0, "SELECT count(*) FROM tb_outbox_event WHERE status <> 3")
 	r.toAllDelivered = time.Since(loss)
-	w.waitCountProgress(0, "SELECT count(*) FROM ex_topup_order WHERE status <> ?", topup.StatusCredited)
-	r.toAllCredited = time.Since(loss)
+	w.waitCountProgress(0, "SELECT count(*) FROM td_order WHERE status <> ?", testdomain.StatusApplied)
+	r.toAllApplied = time.Since(loss)
 	w.waitQueueRan()
 
 	present := map[string]bool{}
 	var ids []string
-	require.NoError(d.t, w.db.Bun.NewRaw("SELECT id FROM ex_topup_order").Scan(d.t.Context(), &ids))
+	require.NoError(d.t, w.db.Bun.NewRaw("SELECT id FROM td_order").Scan(d.t.Context(), &ids))
 	for _, id := range ids {
 		present[id] = true
 	}
@@ -615,7 +610,7 @@ func (d *drill) measure(r *drResult, loss time.Time, acked []ack, cut int, ready
 		if present[a.id] || d.lost[a.id] {
 			continue
 		}
-		require.GreaterOrEqual(d.t, i, cut, "top-up %s, acknowledged before the restore point, is missing", a.id)
+		require.GreaterOrEqual(d.t, i, cut, "order %s, acknowledged before the restore point, is missing", a.id)
 		missing = append(missing, a)
 		d.lost[a.id] = true
 	}
@@ -625,10 +620,9 @@ func (d *drill) measure(r *drResult, loss time.Time, acked []ack, cut int, ready
 	}
 
 	require.Zero(d.t, w.count("SELECT count(*) FROM tb_outbox_event WHERE lease_owner IS NOT NULL AND status = 2"), "no event is left claimed")
-	require.Zero(d.t, w.count("SELECT count(*) FROM tb_outbox_consumer_failure"), "no consumer failure was recorded")
-	var orders []topup.OrderView
-	require.NoError(d.t, w.db.Bun.NewRaw("SELECT id AS topup_id, agent_id, amount_cents FROM ex_topup_order").Scan(d.t.Context(), &orders))
-	requireCreditedOnce(d.t, w, orders)
+	var orders []testdomain.OrderView
+	require.NoError(d.t, w.db.Bun.NewRaw("SELECT id AS order_id, owner, amount FROM td_order").Scan(d.t.Context(), &orders))
+	requireAppliedOnce(d.t, w, orders) // and no consumer failure was recorded
 	r.redelivered = w.count(`SELECT count(*) FROM tb_outbox_event WHERE created_at < ? AND delivered_at > ?`, loss, loss)
 	d.mu.Lock()
 	d.t.Logf("%d requests not acknowledged so far (during the outages)", d.fails)

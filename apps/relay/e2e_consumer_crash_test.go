@@ -38,9 +38,9 @@ func faultRelay(t *testing.T) string {
 			return
 		}
 		faultBin = filepath.Join(dir, "relay")
-		out, err := exec.Command("go", "build", "-tags", "e2efault", "-o", faultBin, ".").CombinedOutput()
+		out, err := exec.Command("go", "build", "-tags", buildTags+",e2efault", "-o", faultBin, ".").CombinedOutput()
 		if err != nil {
-			faultBinErr = fmt.Errorf("go build -tags e2efault: %w\n%s", err, out)
+			faultBinErr = fmt.Errorf("go build -tags %s,e2efault: %w\n%s", buildTags, err, out)
 		}
 	})
 	require.NoError(t, faultBinErr)

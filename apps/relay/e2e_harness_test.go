@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -34,10 +35,10 @@ import (
 	"github.com/july/template/adapters/http/apitest"
 	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/adapters/postgres/pgoutbox"
+	"github.com/july/template/apps/internal/domains"
 	"github.com/july/template/contracttests/testinfra"
 	"github.com/july/template/core/outbox"
 	"github.com/july/template/core/redisurl"
-	"github.com/july/template/examples"
 )
 
 // Bounds for every wait; the CI box is a busy 2-core machine. A wait fails
@@ -49,8 +50,13 @@ const (
 	tick     = 50 * time.Millisecond
 )
 
-// relayBin and apiBin are the binaries built once by TestMain.
+// relayBin and apiBin are the binaries built once by TestMain, with the
+// test-only domain (-tags testdomain) beside the service's, as this
+// test binary has it (testdomain_test.go).
 var relayBin, apiBin string
+
+// buildTags are the tags of every binary the tests build.
+const buildTags = "testdomain"
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "relay-e2e-")
@@ -60,10 +66,10 @@ func TestMain(m *testing.M) {
 	}
 	relayBin, apiBin = filepath.Join(dir, "relay"), filepath.Join(dir, "api")
 	for bin, pkg := range map[string]string{relayBin: ".", apiBin: "../api"} {
-		build := exec.Command("go", "build", "-o", bin, pkg)
+		build := exec.Command("go", "build", "-tags", buildTags, "-o", bin, pkg)
 		build.Stdout, build.Stderr = os.Stderr, os.Stderr
 		if err := build.Run(); err != nil {
-			fmt.Fprintln(os.Stderr, "relay e2e: go build", pkg+":", err)
+			fmt.Fprintln(os.Stderr, "relay e2e: go build -tags", buildTags, pkg+":", err)
 			_ = os.RemoveAll(dir)
 			os.Exit(1)
 		}
@@ -91,8 +97,9 @@ type world struct {
 	cons     *consumer
 }
 
-// newWorld creates a migrated database with the business tables and a
-// unique queue on redisURL ("" means the shared harness Redis). The queue's
+// newWorld creates a database migrated with every domain's set (the
+// binaries' domains: the service's and the test domain), the harness's
+// business tables and a unique queue on redisURL ("" means the shared harness Redis). The queue's
 // keys are removed when the test ends.
 func newWorld(t *testing.T, redisURL string) *world {
 	t.Helper()
@@ -100,7 +107,7 @@ func newWorld(t *testing.T, redisURL string) *world {
 	if redisURL == "" {
 		redisURL = r.URL
 	}
-	db := testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.MigrateWith(examples.MigrationsFS()...)})
+	db := testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.MigrateWith(domainMigrations()...)})
 	return worldOn(t, db, redisURL, r.QueueName("e2e"))
 }
 
@@ -112,9 +119,19 @@ func privateWorld(t *testing.T, url, name string) *world {
 	bdb, err := testinfra.OpenBun(url)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = bdb.Close() })
-	require.NoError(t, postgres.MigrateWith(examples.MigrationsFS()...)(t.Context(), bdb))
+	require.NoError(t, postgres.MigrateWith(domainMigrations()...)(t.Context(), bdb))
 	r := testinfra.NewRedis(t)
 	return worldOn(t, &testinfra.DB{Name: "postgres", URL: url, Bun: bdb}, r.URL, r.QueueName(name))
+}
+
+// domainMigrations are the migration directories of every domain the
+// binaries run.
+func domainMigrations() []fs.FS {
+	var out []fs.FS
+	for _, set := range domains.MigrationSets() {
+		out = append(out, set.FS)
+	}
+	return out
 }
 
 // worldOn adds the business tables to db and returns the world on it and
@@ -400,9 +417,9 @@ func (w *world) spawnBin(bin, name, redisURL string, env ...string) *relayProc {
 		"RELAY_OWNER=" + name,
 		"WORKER_ENABLED=false",
 		"RELAY_POLL_INTERVAL=100ms",
-		// The domains' periodic commands (the top-up reconciliation at
-		// 18:00 UTC) would add an event to a test that runs across their
-		// time; the periodic-command test turns them on.
+		// The domains' periodic commands (a service's, due at some hour)
+		// would add an event to a test that runs across their time; the
+		// periodic-command test turns them on.
 		"PERIODIC_ENABLED=false",
 	}, env...)
 	p.cmd.Stdout, p.cmd.Stderr = p.logs, p.logs
@@ -716,8 +733,8 @@ func migrateBin(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(filepath.Dir(relayBin), "migrate")
 	migrateBinOnce.Do(func() {
-		if out, err := exec.Command("go", "build", "-o", bin, "../migrate").CombinedOutput(); err != nil {
-			migrateBinErr = fmt.Errorf("go build ../migrate: %w\n%s", err, out)
+		if out, err := exec.Command("go", "build", "-tags", buildTags, "-o", bin, "../migrate").CombinedOutput(); err != nil {
+			migrateBinErr = fmt.Errorf("go build -tags %s ../migrate: %w\n%s", buildTags, err, out)
 		}
 	})
 	require.NoError(t, migrateBinErr)

@@ -1,4 +1,3 @@
-// examples: delete this file (it drives the examples' top-up API and crediter; make remove-examples)
 package main_test
 
 import (
@@ -16,8 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/july/template/adapters/postgres"
+	"github.com/july/template/apps/internal/testdomain"
 	"github.com/july/template/contracttests/testinfra"
-	"github.com/july/template/examples/topup"
 )
 
 // A MANAGED DATABASE: the owner role `migrate` runs as is no superuser;
@@ -25,8 +24,9 @@ import (
 // deploy/postgres/runtime-grants.sql's grants (data access, no DDL); the
 // server imposes statement_timeout, idle_in_transaction_session_timeout and
 // China time on every session, and the hosts are in China time too. The
-// release step builds the schema, top-ups are created through the api and
-// credited by the relay's consumer, and every delivery is recorded.
+// release step builds the schema, the test domain's orders are created
+// through the api and applied by the relay's consumer, and every delivery
+// is recorded.
 func TestE2EManagedDatabase(t *testing.T) {
 	t.Parallel()
 	const n = 40
@@ -91,10 +91,11 @@ func TestE2EManagedDatabase(t *testing.T) {
 	t.Cleanup(func() { deleteQueue(t, r.URL, w.queue) })
 	tz := "TZ=Asia/Shanghai"
 	relay := w.startRelay("relay-managed", tz, "DATABASE_URL="+as(relayRole), "WORKER_ENABLED=true")
-	orders := createTopups(t, w, n, 4, tz, "DATABASE_URL="+as(apiRole))
+	orders := createOrders(t, w, n, 4, tz, "DATABASE_URL="+as(apiRole))
 	require.Len(t, orders, n)
-	w.waitCountProgress(n, creditedOrders, topup.StatusCredited)
-	w.waitCountProgress(n, `SELECT count(*) FROM tb_outbox_consumption WHERE consumer = ?`, topup.CreditConsumer)
+	w.waitCountProgress(n, appliedOrders)
+	w.waitCountProgress(n, `SELECT count(*) FROM tb_outbox_consumption WHERE consumer = ?`, testdomain.ConsumerName)
+	requireAppliedOnce(t, w, orders)
 	require.Zero(t, w.count(`SELECT count(*) FROM tb_outbox_event WHERE delivered_at IS NULL`), "every event delivered")
 	require.NotContains(t, relay.logs.String(), "permission denied", "the relay needed a grant it does not hold")
 	require.NotContains(t, relay.logs.String(), "canceling statement", "the relay hit the server's statement_timeout")

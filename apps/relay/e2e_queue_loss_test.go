@@ -1,4 +1,3 @@
-// examples: delete this file (it credits through the examples' top-up consumer; make remove-examples)
 package main_test
 
 import (
@@ -14,77 +13,41 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/july/template/adapters/asynq/queue"
+	"github.com/july/template/apps/internal/testdomain"
 	"github.com/july/template/contracttests/testinfra"
 	"github.com/july/template/core/redisurl"
-	"github.com/july/template/examples/topup"
 	"github.com/july/template/internal/redistopo"
 )
 
 // THE QUEUE THAT FORGETS. Redis loses tasks it acknowledged in ordinary
 // production events; the outbox rows already say delivered. Each test
-// below commits top-ups through the example's API, lets Redis forget in
-// one of those ways, and requires every order credited exactly once by
-// the relay's own worker (the wallets are the judge): the relays' outbox
+// below creates orders through the test domain's API, lets Redis forget
+// in one of those ways, and requires every order applied exactly once by
+// the relay's own worker (the effects are the judge): the relays' outbox
 // reconciler finds the delivered events no consumer recorded whose task
 // the queue no longer holds, and publishes them again.
 
-const deliveredTopups = "SELECT count(*) FROM tb_outbox_event WHERE status = 3 AND event_type = '" + topup.EventCreated + "'"
-
-// waitCredited waits until at least n orders are credited (or, with give,
-// until crediting stalled for stall) and reports whether they were.
-func (w *world) waitCredited(n int, stall time.Duration, give bool) bool {
-	w.t.Helper()
-	return waitProgress(w.t, "top-ups credited", stall, give, func() (int, bool, string) {
-		c := w.count(creditedOrders, topup.StatusCredited)
-		return c, c >= n, fmt.Sprintf("%d credited, waiting for %d", c, n)
-	})
-}
-
-// requireCreditedOnce checks the wallets: one ledger entry per order, of
-// its own event; each wallet the sum of its orders, its version their count.
-func requireCreditedOnce(t *testing.T, w *world, orders []topup.OrderView) {
-	t.Helper()
-	require.Zero(t, w.count(`SELECT count(*) FROM ex_topup_order o WHERE (SELECT count(*) FROM ex_topup_ledger l
-		WHERE l.order_id = o.id) <> 1`), "every order has exactly one ledger entry")
-	require.Equal(t, len(orders), w.count("SELECT count(*) FROM ex_topup_ledger"), "no ledger entry without its order")
-	require.Zero(t, w.count(`SELECT count(*) FROM ex_topup_ledger l JOIN tb_outbox_event e ON e.aggregate_id = l.order_id
-		WHERE e.event_type = ? AND e.event_id::text <> l.event_id`, topup.EventCreated), "each entry is its order's own event")
-	want := map[string][2]int64{}
-	for _, o := range orders {
-		v := want[o.AgentID]
-		want[o.AgentID] = [2]int64{v[0] + o.AmountCents, v[1] + 1}
-	}
-	var wallets []topup.Wallet
-	require.NoError(t, w.db.Bun.NewSelect().Model(&wallets).Scan(t.Context()))
-	got := map[string][2]int64{}
-	for _, wl := range wallets {
-		got[wl.AgentID] = [2]int64{wl.BalanceCents, wl.Version}
-	}
-	require.Equal(t, want, got, "each wallet holds the sum of its orders ([balance, version]; a double credit adds to both)")
-	require.Equal(t, len(orders), w.count(`SELECT count(*) FROM tb_outbox_consumption c JOIN tb_outbox_event e USING (event_id)
-		WHERE e.event_type = ?`, topup.EventCreated), "the worker recorded the consumption of every top-up event")
-}
-
-// backlogLost runs the first test's scenario: n top-ups delivered to the
-// queue while no worker runs (the consumers' outage), Redis SIGKILLed and
-// restarted empty, then a relay with its worker on. It returns the world,
-// the orders, the relays and whether every order was credited.
-func backlogLost(t *testing.T, n int, env []string, stall time.Duration, give bool) (*world, []topup.OrderView, []*relayProc, bool) {
+// backlogLost runs the first test's scenario: n orders' events delivered
+// to the queue while no worker runs (the consumers' outage), Redis
+// SIGKILLed and restarted empty, then a relay with its worker on. It
+// returns the world, the orders, the relays and whether every order was
+// applied.
+func backlogLost(t *testing.T, n int, env []string, stall time.Duration, give bool) (*world, []testdomain.OrderView, []*relayProc, bool) {
 	t.Helper()
 	red := testinfra.StartRedisProc(t)
 	w := newWorld(t, red.URL)
-	orders := createTopups(t, w, n, 5)
+	orders := createOrders(t, w, n, 5)
 	outage := w.startRelay("relay-outage", env...) // WORKER_ENABLED=false: nothing consumes
-	w.waitCountProgress(n, deliveredTopups)
+	w.waitCountProgress(n, deliveredOrders)
 	require.Equal(t, n, w.queued(), "the backlog waits in the queue")
 
 	red.Stop(t) // SIGKILL; no persistence: it comes back empty
 	red.Start(t)
 	lost := time.Now()
 	worker := w.startRelay("relay-worker", append(env, "WORKER_ENABLED=true")...)
-	ok := w.waitCredited(n, stall, give)
+	ok := w.waitApplied(n, stall, give)
 	if ok {
-		t.Logf("redis restarted empty under a backlog of %d delivered top-ups: all credited %s after the loss",
+		t.Logf("redis restarted empty under a backlog of %d delivered orders: all applied %s after the loss",
 			n, time.Since(lost).Round(time.Millisecond))
 	}
 	return w, orders, []*relayProc{outage, worker}, ok
@@ -105,24 +68,23 @@ func (w *world) queued() int {
 	return q.Size + q.Completed
 }
 
-// REDIS RESTARTED EMPTY: the measured defect (0 of 50 credited, every row
+// REDIS RESTARTED EMPTY: the measured defect (0 of 50 consumed, every row
 // delivered, not a line logged). The relays see the restart (run_id, the
-// canary) and every order is credited exactly once.
-func TestE2ETopupsCreditedAfterQueueRedisRestartedEmpty(t *testing.T) {
+// canary) and every order is applied exactly once.
+func TestE2EOrdersAppliedAfterQueueRedisRestartedEmpty(t *testing.T) {
 	testinfra.Scenario(t)
 	t.Parallel()
 	const n = 300
 	w, orders, relays, _ := backlogLost(t, n, lossEnv, stallLimit, false)
-	requireCreditedOnce(t, w, orders)
+	requireAppliedOnce(t, w, orders)
 	require.Positive(t, metricSum(t, relays[:1], "outbox_queue_loss_signals_total", `signal="restart"`),
 		"the relay that lived through the restart saw it")
 	require.GreaterOrEqual(t, metricSum(t, relays, "outbox_republished_total", ""), float64(n),
 		"every lost task was published again")
-	require.Zero(t, w.count("SELECT count(*) FROM tb_outbox_consumer_failure"), "no consumer failure")
 }
 
 // PLANTED BREAK: the same scenario with the reconciler off (the loss
-// detection the first test relies on) credits nothing: the queue forgot
+// detection the first test relies on) applies nothing: the queue forgot
 // the tasks and nothing else would send them.
 func TestE2EQueueLossUnseenWithoutReconcile(t *testing.T) {
 	testinfra.Scenario(t)
@@ -130,25 +92,25 @@ func TestE2EQueueLossUnseenWithoutReconcile(t *testing.T) {
 	const n = 50
 	env := append([]string{"RELAY_RECONCILE=false"}, lossEnv...)
 	w, _, _, ok := backlogLost(t, n, env, 10*time.Second, true)
-	require.False(t, ok, "without the reconciler the lost top-ups must stay uncredited, or the first test proves nothing")
-	require.Zero(t, w.count(creditedOrders, topup.StatusCredited))
-	require.Equal(t, n, w.count(deliveredTopups), "and every row still says delivered")
+	require.False(t, ok, "without the reconciler the lost orders must stay unapplied, or the first test proves nothing")
+	require.Zero(t, w.count(appliedOrders))
+	require.Equal(t, n, w.count(deliveredOrders), "and every row still says delivered")
 }
 
-// drainLosing commits n top-ups, runs two relays with their workers, calls
-// lose once a tenth is credited, and requires every order credited once.
+// drainLosing creates n orders, runs two relays with their workers, calls
+// lose once a tenth is applied, and requires every order applied once.
 func drainLosing(t *testing.T, w *world, n int, lose func()) []*relayProc {
 	t.Helper()
-	orders := createTopups(t, w, n, 5)
+	orders := createOrders(t, w, n, 5)
 	env := append([]string{"WORKER_ENABLED=true"}, lossEnv...)
 	relays := []*relayProc{w.startRelay("relay-a", env...), w.startRelay("relay-b", env...)}
-	w.waitCredited(n/10, stallLimit, false)
+	w.waitApplied(n/10, stallLimit, false)
 	start := time.Now()
 	lose()
-	w.waitCredited(n, stallLimit, false)
-	t.Logf("every order of %d credited %s after the loss; %v republished",
+	w.waitApplied(n, stallLimit, false)
+	t.Logf("every order of %d applied %s after the loss; %v republished",
 		n, time.Since(start).Round(time.Millisecond), metricSum(t, relays, "outbox_republished_total", ""))
-	requireCreditedOnce(t, w, orders)
+	requireAppliedOnce(t, w, orders)
 	for _, p := range relays {
 		require.False(t, p.exited(), "relay %s kept running", p.name)
 	}
@@ -156,7 +118,7 @@ func drainLosing(t *testing.T, w *world, n int, lose func()) []*relayProc {
 }
 
 // FLUSHDB of the queue's database mid-drain.
-func TestE2ETopupsCreditedThroughFlushDB(t *testing.T) {
+func TestE2EOrdersAppliedThroughFlushDB(t *testing.T) {
 	testinfra.Scenario(t)
 	t.Parallel()
 	red := testinfra.StartRedisProc(t)
@@ -169,7 +131,7 @@ func TestE2ETopupsCreditedThroughFlushDB(t *testing.T) {
 
 // EVICTION: the queue's Redis runs allkeys-lru under maxmemory; a burst of
 // other keys evicts tasks (and asynq's lists) while the backlog waits.
-func TestE2ETopupsCreditedThroughEviction(t *testing.T) {
+func TestE2EOrdersAppliedThroughEviction(t *testing.T) {
 	testinfra.Scenario(t)
 	t.Parallel()
 	const n = 300
@@ -178,9 +140,9 @@ func TestE2ETopupsCreditedThroughEviction(t *testing.T) {
 	c := redis.NewClient(&redis.Options{Addr: strings.TrimSuffix(strings.TrimPrefix(red.URL, "redis://"), "/0")})
 	t.Cleanup(func() { _ = c.Close() })
 	ctx := t.Context()
-	orders := createTopups(t, w, n, 5)
+	orders := createOrders(t, w, n, 5)
 	outage := w.startRelay("relay-outage", lossEnv...)
-	w.waitCountProgress(n, deliveredTopups)
+	w.waitCountProgress(n, deliveredOrders)
 
 	used := usedMemory(t, c)
 	require.NoError(t, c.ConfigSet(ctx, "maxmemory-policy", "allkeys-lru").Err())
@@ -197,10 +159,10 @@ func TestE2ETopupsCreditedThroughEviction(t *testing.T) {
 	require.NoError(t, c.ConfigSet(ctx, "maxmemory", strconv.FormatInt(used+64<<20, 10)).Err())
 	lost := time.Now()
 	worker := w.startRelay("relay-worker", append([]string{"WORKER_ENABLED=true"}, lossEnv...)...)
-	w.waitCredited(n, stallLimit, false)
-	t.Logf("after the burst (and the relay's republishing during it) %d task records of %d, %d ids in the pending list; all credited %s later",
+	w.waitApplied(n, stallLimit, false)
+	t.Logf("after the burst (and the relay's republishing during it) %d task records of %d, %d ids in the pending list; all applied %s later",
 		len(records), n, listed, time.Since(lost).Round(time.Millisecond))
-	requireCreditedOnce(t, w, orders)
+	requireAppliedOnce(t, w, orders)
 	relays := []*relayProc{outage, worker}
 	require.Positive(t, metricSum(t, relays, "outbox_queue_loss_signals_total", `signal="eviction"`), "the relays saw the evictions")
 	require.Positive(t, metricSum(t, relays, "outbox_republished_total", ""), "and published what was lost again")
@@ -224,7 +186,7 @@ func usedMemory(t *testing.T, c *redis.Client) int64 {
 // SENTINEL MASTER SIGKILLED mid-drain (not SENTINEL FAILOVER): the
 // sentinels promote the replica after down-after; writes the old master
 // acknowledged and never replicated are gone.
-func TestE2ETopupsCreditedThroughSentinelMasterKill(t *testing.T) {
+func TestE2EOrdersAppliedThroughSentinelMasterKill(t *testing.T) {
 	testinfra.Scenario(t)
 	t.Parallel()
 	topo := redistopo.Sentinel(t)
@@ -234,7 +196,7 @@ func TestE2ETopupsCreditedThroughSentinelMasterKill(t *testing.T) {
 
 // CLUSTER MASTER SIGKILLED mid-drain: the cluster promotes the replica of
 // the queue's slot on its own after the node timeout (no CLUSTER FAILOVER).
-func TestE2ETopupsCreditedThroughClusterMasterKill(t *testing.T) {
+func TestE2EOrdersAppliedThroughClusterMasterKill(t *testing.T) {
 	testinfra.Scenario(t)
 	t.Parallel()
 	topo := redistopo.Cluster(t)

@@ -12,16 +12,14 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/fx"
 
-	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/contracttests/testinfra"
-	"github.com/july/template/examples"
 )
 
 // Item 3 (relay): on stop the admin /readyz fails for the drain delay while
 // the admin server (and the relay behind it) keeps serving, then stops.
 func TestAdminDrainsOnStop(t *testing.T) {
 	t.Parallel()
-	db := testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.MigrateWith(examples.MigrationsFS()...)})
+	db := testinfra.NewDB(t, testinfra.DBOpts{Migrate: migrateDomains})
 	r := testinfra.NewRedis(t)
 	cfg := testConfig()
 	cfg.DatabaseURL, cfg.RedisURL = db.URL, r.URL

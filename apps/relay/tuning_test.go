@@ -10,13 +10,11 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/fx"
 
-	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/adapters/postgres/pgconfig"
 	"github.com/july/template/contracttests/testinfra"
 	"github.com/july/template/core/configsvc"
 	"github.com/july/template/core/relay"
 	"github.com/july/template/core/sysconfig"
-	"github.com/july/template/examples"
 )
 
 // Item 10 (relay): a change of a registered key applies to the running
@@ -82,7 +80,7 @@ func TestRelayAnnouncesEnvironmentPins(t *testing.T) {
 // Redis prefix, without a worker, with RELAY_LEASE_TTL pinned to 20s.
 func tuningConfig(t *testing.T) (*testinfra.DB, config) {
 	t.Helper()
-	db := testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.MigrateWith(examples.MigrationsFS()...)})
+	db := testinfra.NewDB(t, testinfra.DBOpts{Migrate: migrateDomains})
 	r := testinfra.NewRedis(t)
 	cfg := testConfig()
 	cfg.DatabaseURL, cfg.RedisURL = db.URL, r.URL

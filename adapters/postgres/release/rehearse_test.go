@@ -9,9 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/uptrace/bun"
 
+	"github.com/july/template/adapters/postgres/pgtasks"
 	"github.com/july/template/adapters/postgres/release"
 	"github.com/july/template/contracttests/testinfra"
-	"github.com/july/template/examples"
 )
 
 // downstreamSet is a downstream team's set: it creates its own table with
@@ -96,14 +96,12 @@ func TestDriftOfEveryKindIsDetected(t *testing.T) {
 	t.Parallel()
 
 	sets := []release.Set{release.Foundation()}
-	sets = append(sets, examples.MigrationSets()...) // examples: delete this line
 	sets = append(sets, downstreamSet())
 	targets := []struct {
 		owner                         string
 		table, col, index, constraint string
 	}{
 		{"foundation", "tb_system_config", "module", "ix_system_config_module", "ck_system_config_value_type"},
-		{"examples", "ex_topup_order", "agent_id", "ex_topup_order_agent_ix", "ex_topup_order_channel_ck"}, // examples: delete this line
 		{"downstream", `"Orders"`, `"Ref"`, "ux_orders_code", "ck_orders_code"},
 	}
 	for _, target := range targets {
@@ -170,25 +168,26 @@ func TestPreChecksTheFindingsThePRDLists(t *testing.T) {
 		require.NoError(t, err)
 		require.Contains(t, codes(r), "violation:outbox_event_id_duplicate:tb_outbox_event")
 	})
-	// examples: begin (a task table of the examples; make remove-examples deletes through "examples: end")
 	t.Run("LongHeldLeaseAndUnfinishedTasks", func(t *testing.T) {
 		t.Parallel()
 		db := testinfra.NewDB(t, testinfra.DBOpts{})
-		sets := append([]release.Set{release.Foundation()}, examples.MigrationSets()...)
+		tasks := testSet("downstream/tasks", map[string]string{
+			"20990401000001_create_tasks": `CREATE TABLE tb_test_task (id text PRIMARY KEY, ` + pgtasks.ColumnsSQL + `)`,
+		})
+		tasks.TaskTables = []string{"tb_test_task"}
+		sets := []release.Set{release.Foundation(), tasks}
 		up(t, db.Bun, sets)
 		exec(t, db.Bun, `INSERT INTO tb_outbox_event (event_id, event_type, payload_version, aggregate_type, aggregate_id, resource_type, resource_id,
 			request_id, correlation_id, payload, status, lease_owner, lease_expires_at, updated_at)
 			VALUES (gen_random_uuid(), 'a.b', 1, 'a', '1', 'r', '1', 'q', 'c', '{}', 2, 'relay-stuck/0', now() + interval '1 hour', now() - interval '1 hour')`)
-		exec(t, db.Bun, `INSERT INTO ex_devices_task (id, owner_subject, file_content, status, lease_owner, lease_expires_at)
-			VALUES ('t-1', 'u-1', 'x', 2, 'w', now() - interval '1 minute')`)
+		exec(t, db.Bun, `INSERT INTO tb_test_task (id, status, lease_owner, lease_expires_at) VALUES ('t-1', 2, 'w', now() - interval '1 minute')`)
 		r, err := release.Check(t.Context(), db.Bun, sets)
 		require.NoError(t, err)
 		require.True(t, r.OK(), "these are warnings: %v", codes(r))
-		for _, want := range []string{"warning:outbox_long_lease:tb_outbox_event", "warning:task_unfinished:ex_devices_task", "warning:task_lease_expired:ex_devices_task"} {
+		for _, want := range []string{"warning:outbox_long_lease:tb_outbox_event", "warning:task_unfinished:tb_test_task", "warning:task_lease_expired:tb_test_task"} {
 			require.Contains(t, codes(r), want)
 		}
 	})
-	// examples: end
 	t.Run("SmokeFailed", func(t *testing.T) {
 		t.Parallel()
 		db := migrated(t)

@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/july/template/adapters/postgres/release"
-	"github.com/july/template/examples"
 )
 
 // rawSet is a set of exactly the files given (name -> content).
@@ -60,12 +59,12 @@ func TestEveryPendingMigrationHasARollbackBoundary(t *testing.T) {
 	}
 }
 
-// The repository's own sets (foundation and the examples) satisfy the rule.
+// The foundation's set satisfies the rule (apps/migrate checks every
+// domain's: TestDomainSetsHaveRollbackBoundaries).
 func TestShippedMigrationsHaveRollbackBoundaries(t *testing.T) {
 	t.Parallel()
 
 	sets := []release.Set{release.Foundation()}
-	sets = append(sets, examples.MigrationSets()...) // examples: delete this line
 	r, err := release.Check(t.Context(), emptyDB(t).Bun, sets)
 	require.NoError(t, err)
 	require.NotEmpty(t, r.Pending)

@@ -7,22 +7,20 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/july/template/adapters/postgres/release"
-	"github.com/july/template/examples"
 )
 
-// TestSnapshotsMatchSQL fails when a set's schema.json no longer describes
-// what its SQL does. Regenerate with `migrate snapshot` or
+// TestSnapshotsMatchSQL fails when the foundation's schema.json no longer
+// describes what its SQL does (apps/migrate checks every domain's:
+// TestSnapshotCommandPrintsCommittedFiles). Regenerate with `migrate
+// snapshot foundation` or
 // UPDATE_SCHEMA_SNAPSHOT=1 go test ./adapters/postgres/release -run TestSnapshotsMatchSQL
 func TestSnapshotsMatchSQL(t *testing.T) {
 	t.Parallel()
 
 	db := emptyDB(t)
 	sets := []release.Set{release.Foundation()}
-	sets = append(sets, examples.MigrationSets()...) // examples: delete this line
 	paths := map[string]string{
 		release.FoundationName: "../migrations/",
-		"examples/topup":       "../../../examples/topup/migrations/",   // examples: delete this line
-		"examples/devices":     "../../../examples/devices/migrations/", // examples: delete this line
 	}
 	snaps, err := release.TakeSnapshot(t.Context(), db.Bun, sets)
 	require.NoError(t, err)

@@ -15,6 +15,10 @@ import (
 	"github.com/july/template/core/ports"
 )
 
+// LogDuplicate is the consumer's line for a delivery of an event it
+// already ran (the relay's failover test counts them).
+const LogDuplicate = "td order already applied; duplicate delivery ignored"
+
 // Applier consumes EventCreated.
 type Applier struct {
 	db    *bun.DB
@@ -45,8 +49,12 @@ func (a *Applier) Apply(ctx context.Context, env outbox.Envelope, p Created) err
 	now := a.clock.Now().UTC()
 	return a.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		first, err := pgoutbox.RecordConsumption(ctx, tx, env.EventID, ConsumerName, now)
-		if err != nil || !first {
-			return err // !first: this consumer already ran the event
+		if err != nil {
+			return err
+		}
+		if !first { // this consumer already ran the event
+			queue.LoggerFrom(ctx).InfoContext(ctx, LogDuplicate, "order_id", p.OrderID)
+			return nil
 		}
 		err = pgidem.Transition(ctx, tx, pgidem.TransitionParams{
 			Table: tableOrder, ID: p.OrderID, From: int16(StatusCreated), To: int16(StatusApplied),

@@ -1,9 +1,9 @@
 //go:build pooler
 
-// examples: delete this file (it drives the examples' top-up API and crediter; make remove-examples)
 package main_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -16,20 +16,20 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/july/template/adapters/http/apitest"
+	"github.com/july/template/apps/internal/testdomain"
 	"github.com/july/template/contracttests/testinfra"
-	"github.com/july/template/examples/topup"
 )
 
 // THE SERVICE BEHIND PGBOUNCER IN TRANSACTION MODE: DATABASE_URL is the
 // pooler for migrate, the api and the relay, DATABASE_DIRECT_URL the
 // server itself. `migrate check` and `migrate up` build an empty database
-// (up on the direct URL); the api binary takes 400 concurrent top-up
-// creates, each sent again once all are answered (replayed, not created
-// twice); the relay, its LISTEN on the direct URL and its probe heard,
-// delivers every event and the crediter consumes each (order credited,
-// consumption recorded).
-func TestE2EPoolerTopups(t *testing.T) {
-	const n, agents = 400, 5
+// (up on the direct URL); the api binary takes 400 concurrent creates of
+// the test domain's orders, each sent again once all are answered
+// (replayed, not created twice); the relay, its LISTEN on the direct URL
+// and its probe heard, delivers every event and td-apply consumes each
+// (order applied once, consumption recorded).
+func TestE2EPoolerOrders(t *testing.T) {
+	const n, owners = 400, 5
 	r := testinfra.NewRedis(t)
 	db := testinfra.NewDB(t, testinfra.DBOpts{})
 	pooled := testinfra.PoolerURL(t, db.URL)
@@ -52,16 +52,9 @@ func TestE2EPoolerTopups(t *testing.T) {
 		return v == 1, fmt.Sprintf("outbox_listen_working %v", v)
 	})
 
-	tokens := make([]string, agents)
-	for a := range tokens {
-		tokens[a] = apitest.Token(t, secret, fmt.Sprintf("agent-%d", a), topup.RoleAgent)
-	}
+	tokens := writerTokens(t, string(secret), owners)
 	send := func(i int) (apitest.Response, error) {
-		return apitest.Send(t.Context(), api, apitest.Request{
-			Method: http.MethodPost, Path: "/api/v1/topups", Token: tokens[i%agents],
-			Body:   fmt.Sprintf(`{"amount_cents":%d,"channel":"wechat"}`, 100+i),
-			Header: map[string]string{"X-Request-ID": fmt.Sprintf("topup-pool-%05d", i)},
-		})
+		return postOrder(api, tokens[i%owners], fmt.Sprintf("td-pool-%05d", i), int64(100+i))
 	}
 	all := func(check func(i int, res apitest.Response) error) {
 		var wg sync.WaitGroup
@@ -94,21 +87,27 @@ func TestE2EPoolerTopups(t *testing.T) {
 		}
 		return nil
 	})
-	require.Equal(t, n, w.count("SELECT count(*) FROM ex_topup_order"), "rule: a replay creates nothing")
-	require.Equal(t, n, w.count("SELECT count(*) FROM tb_outbox_event WHERE event_type = ?", topup.EventCreated))
+	require.Equal(t, n, w.count("SELECT count(*) FROM td_order"), "rule: a replay creates nothing")
+	require.Equal(t, n, w.count("SELECT count(*) FROM tb_outbox_event WHERE event_type = ?", testdomain.EventCreated))
 
-	w.waitCount(n, "SELECT count(*) FROM tb_outbox_event WHERE event_type = ? AND status = 3", topup.EventCreated)
-	w.waitCount(n, creditedOrders, topup.StatusCredited)
+	w.waitCount(n, deliveredOrders)
+	w.waitCount(n, appliedOrders)
 	w.waitCount(n, `SELECT count(*) FROM tb_outbox_event e WHERE e.event_type = ?
-		AND EXISTS (SELECT 1 FROM tb_outbox_consumption c WHERE c.event_id = e.event_id)`, topup.EventCreated)
-	require.Equal(t, n, w.count("SELECT count(*) FROM ex_topup_ledger"), "rule: each order credited once")
+		AND EXISTS (SELECT 1 FROM tb_outbox_consumption c WHERE c.event_id = e.event_id)`, testdomain.EventCreated)
+	var orders []testdomain.OrderView
+	for _, body := range first {
+		var o testdomain.OrderView
+		require.NoError(t, json.Unmarshal([]byte(body), &o))
+		orders = append(orders, o)
+	}
+	requireAppliedOnce(t, w, orders)
 
 	var p50 float64
 	require.NoError(t, db.Bun.NewRaw(`SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM delivered_at - created_at))
-		FROM tb_outbox_event WHERE event_type = ?`, topup.EventCreated).Scan(t.Context(), &p50))
+		FROM tb_outbox_event WHERE event_type = ?`, testdomain.EventCreated).Scan(t.Context(), &p50))
 	require.Equal(t, 1.0, relay.metric("outbox_listen_working"))
 	require.NotContains(t, relay.logs.String(), "DATABASE_DIRECT_URL", "rule: no warning with a direct LISTEN")
 	require.Empty(t, relay.errorLines())
-	t.Logf("behind PgBouncer (transaction mode): %d concurrent top-ups created in %s and replayed; all delivered, credited and recorded in %s; commit-to-delivered p50 %.0f ms under the burst (not the wake-up: see docs/performance.md)",
+	t.Logf("behind PgBouncer (transaction mode): %d concurrent orders created in %s and replayed; all delivered, applied and recorded in %s; commit-to-delivered p50 %.0f ms under the burst (not the wake-up: see docs/performance.md)",
 		n, created.Round(time.Millisecond), time.Since(start).Round(time.Millisecond), p50*1000)
 }
