@@ -14,7 +14,12 @@ GO ?= go
 PKGS := ./...
 FUZZTIME ?= 10s
 
-.PHONY: dr-drill openapi-lint openapi-client run test test-full ci test-pooler test-containers test-pg-matrix services lint alerts unit fuzz bench bench-relays bench-ordered rename remove-examples check-rename check-run
+.PHONY: dr-drill openapi-lint openapi-client run test test-full ci ci-foundation test-pooler test-containers test-pg-matrix services lint alerts unit fuzz bench bench-relays bench-ordered rename remove-examples check-run new-service template-status template-update check-template-update
+
+# A service made by make new-service has template.lock (docs/template.md);
+# the template itself has none. bench/ is the template's only.
+SERVICE_LOCK := $(wildcard template.lock)
+BENCH := $(wildcard bench/go.mod)
 
 ## run: Postgres and Redis (reused, compose, or project-local), migrate up, api + relay; Ctrl-C stops them.
 run:
@@ -28,14 +33,30 @@ test: services lint alerts openapi-lint
 test-full: services lint alerts openapi-lint
 	$(GO) test -race -count=1 -timeout 45m $(PKGS)
 
-## ci: the full gate (.ci/run): make test-full, then the pooler, the supply chain, fuzzing, the rename and run checks, containers, the PostgreSQL matrix and the disaster-recovery drill.
+ifeq ($(SERVICE_LOCK),)
+## ci: the template's gate (.ci/run): make test-full, the pooler, the supply chain, the OpenAPI client, fuzzing, the update and run checks, then ci-foundation's containers, PostgreSQL matrix and disaster-recovery drill.
 ci: test-full
 	$(MAKE) test-pooler
 	$(MAKE) supply-chain
 	$(MAKE) openapi-client
 	$(MAKE) fuzz FUZZTIME=5s
-	$(MAKE) check-rename
+	$(MAKE) check-template-update
 	$(MAKE) check-run
+	$(MAKE) test-containers
+	$(MAKE) test-pg-matrix
+	$(MAKE) dr-drill
+else
+## ci: the service's gate (.ci/run), on every change: make test-full, the supply chain, the OpenAPI client, fuzzing and the run check. make ci-foundation after a template-update or when template-status shows drift.
+ci: test-full
+	$(MAKE) supply-chain
+	$(MAKE) openapi-client
+	$(MAKE) fuzz FUZZTIME=5s
+	$(MAKE) check-run
+endif
+
+## ci-foundation: the foundation's own gates (the template's make ci runs them too): the pooler, containers, the PostgreSQL matrix and the disaster-recovery drill. A service runs them after a template-update, or when template-status shows drift.
+ci-foundation:
+	$(MAKE) test-pooler
 	$(MAKE) test-containers
 	$(MAKE) test-pg-matrix
 	$(MAKE) dr-drill
@@ -66,7 +87,7 @@ lint:
 	$(GO) vet $(PKGS)
 	$(GO) vet -tags pooler ./adapters/postgres/ ./apps/migrate/ ./apps/relay/
 	$(GO) vet -tags drdrill ./apps/relay/
-	cd bench && $(GO) vet ./...
+	$(if $(BENCH),cd bench && $(GO) vet ./...)
 	cd contracttests/containers && $(GO) vet ./...
 	@out=$$(find . \( -name .git -o -name .run \) -prune -o -name '*.go' -print0 | xargs -0 -r gofmt -l); \
 	  if [ -n "$$out" ]; then echo "gofmt needed (run gofmt -w on these):"; echo "$$out"; exit 1; fi
@@ -102,6 +123,7 @@ fuzz:
 	./scripts/fuzz.sh ./core/idempotency/ FuzzFingerprintCanonical $(FUZZTIME)
 	./scripts/fuzz.sh ./core/outbox/ FuzzMatchersAgreeWithTheirPatterns $(FUZZTIME)
 
+ifneq ($(BENCH),)
 ## bench-relays: drain 200,000 events with 1, 2, 4 and 8 relay processes (docs/scaling.md).
 bench-relays: services
 	$(GO) run ./bench/cmd/relaysbench -events 200000 -relays 1,2,4,8
@@ -122,19 +144,35 @@ bench: services
 	$(GO) run ./bench/cmd/outboxbench reconcile -unconsumed 10000 -lost 1000
 	$(GO) run ./bench/cmd/corebench
 	$(GO) test -run XXX -bench . -benchmem ./core/...
+endif
 
-## rename: give a fresh clone its module path: make rename MODULE=example.com/acme/orders
+## new-service: make a service from this template's HEAD commit, renamed, with template.lock and a first commit: make new-service MODULE=example.com/acme/cards DIR=../cards [EXAMPLES=keep|remove] (default remove; docs/template.md).
+new-service:
+	@test -n "$(MODULE)" -a -n "$(DIR)" || { echo "usage: make new-service MODULE=example.com/team/service DIR=../service [EXAMPLES=keep|remove]"; exit 2; }
+	./scripts/template.sh new "$(MODULE)" "$(DIR)" "$(or $(EXAMPLES),remove)"
+
+## template-status: in a service: the foundation files it changed since its template version (drift), and whether the template has a newer commit (TEMPLATE=<url or path> overrides the lock's source, TO=<rev> the default HEAD).
+template-status:
+	TEMPLATE="$(TEMPLATE)" TO="$(TO)" ./scripts/template.sh status
+
+## template-update: in a service: re-apply the template's changes since its version up to TO (default HEAD of TEMPLATE, default the lock's source) to the foundation paths, three-way; conflicts are left as markers and listed, and template.lock moves only without them (docs/template.md).
+template-update:
+	TEMPLATE="$(TEMPLATE)" TO="$(TO)" ./scripts/template.sh update
+
+## rename: give a clone of the template its module path: make rename MODULE=example.com/acme/orders (make new-service does this and more).
 rename:
 	@test -n "$(MODULE)" || { echo "usage: make rename MODULE=example.com/team/service"; exit 1; }
 	./scripts/rename.sh $(MODULE)
 
-## remove-examples: delete examples/ and everything that exists only for them (wiring, tests, OpenAPI paths).
+## remove-examples: delete examples/ and their lines in domains/domains.go and docs/openapi.yaml (a service's template.lock then says examples = removed).
 remove-examples:
 	./scripts/remove-examples.sh
 
-## check-rename: on a copy: rename, lint, build, vet, unit-test; then remove the examples and run every test.
-check-rename:
-	./scripts/check-rename.sh
+ifeq ($(SERVICE_LOCK),)
+## check-template-update: the template's proof that a service made from an older commit takes the current tree with make template-update (scripts/check-template-update.sh).
+check-template-update:
+	./scripts/check-template-update.sh
+endif
 
 ## check-run: prove `make run` comes up healthy and shuts down cleanly.
 check-run:

@@ -1,28 +1,28 @@
 #!/usr/bin/env bash
-# remove-examples.sh deletes the reference domains (examples/) and
-# everything that exists only for them, so a new service starts from the
-# foundation alone (make remove-examples; scripts/check-rename.sh proves it
-# on every `make test` by running the full test suite of what remains):
+# remove-examples.sh deletes the reference domains (examples/) so a service
+# starts from the foundation and its own domains (make remove-examples, or
+# make new-service, which renders every service without them by default):
 #
-#   - examples/;
-#   - every line marked "examples: delete this line": the examples'
-#     entries in the service's one domain list (apps/internal/domains.All,
-#     the only wiring a domain has), and the examples' cases in the
-#     remaining tests; and the Go files marked "examples: delete this
-#     file" (apps/ tests that exercise the examples' routes);
-#   - the imports of the examples' packages, and their migrations in the
-#     test helpers (postgres.MigrateWith(examples.MigrationsFS()...));
+#   - examples/, and the examples' lines in the service's one list,
+#     domains/domains.go (their imports and their Domain() entries);
 #   - the blocks between "examples: begin" and "examples: end" (the
-#     examples' paths and schemas in docs/openapi.yaml, test cases that
-#     need the examples' tables).
+#     examples' paths and schemas in docs/openapi.yaml);
+#   - until every foundation test runs on its own test domain: the lines
+#     marked "examples: delete this line", the Go files marked "examples:
+#     delete this file", the imports of the examples' packages and their
+#     migrations in test helpers (postgres.MigrateWith(examples.MigrationsFS()...)).
 #
-# scripts/run.sh and scripts/check-run.sh print and check the examples'
-# steps only while examples/ exists. Run it from anywhere; it works on the
-# repository that contains it, and refuses to run twice.
+# In a service (template.lock) it records examples = removed, so updates
+# render the template without them. scripts/run.sh and scripts/check-run.sh
+# print and check the examples' steps only while examples/ exists.
+#
+#   scripts/remove-examples.sh [DIR]    DIR: default the repository holding it
+#
+# It refuses to run twice.
 set -euo pipefail
 
 die() { printf 'remove-examples: %s\n' "$*" >&2; exit 1; }
-cd "$(dirname "$0")/.."
+cd "${1:-$(dirname "$0")/..}"
 [ -d examples ] || die "there is no examples/ directory here: the examples are already removed"
 module=$(awk '$1 == "module" { print $2; exit }' go.mod)
 [ -n "$module" ] || die "go.mod has no module line; run this from a template clone"
@@ -47,7 +47,16 @@ for f in "${gofiles[@]}"; do
   sed -i -E "/^[[:space:]]*\"${module_re}\\/examples(\\/[a-z]+)?\"\$/d" "$f"
   sed -i -e 's/postgres\.MigrateWith(examples\.MigrationsFS()\.\.\.)/postgres.Migrate/g' "$f"
 done
+# The service's list: the examples' Domain() lines (their imports went above).
+pkgs=$(find examples -mindepth 1 -maxdepth 1 -type d -printf '%f\n' | paste -sd'|')
+if [ -f domains/domains.go ] && [ -n "$pkgs" ]; then
+  sed -i -E "/^[[:space:]]*(${pkgs})\.Domain\(\),?[[:space:]]*(\/\/.*)?\$/d" domains/domains.go
+  gofiles+=(domains/domains.go)
+fi
 rm -rf examples
+if [ -f template.lock ]; then
+  sed -i -e 's/^examples = .*/examples = removed/' -e '/^foundation = /s/ examples\( \|$\)/\1/' template.lock
+fi
 
 # Deleted lines may leave an import block or alignment to tidy.
 mapfile -t go_changed < <(for f in "${lined[@]}" "${gofiles[@]}"; do [[ $f == *.go && -f $f ]] && echo "$f"; done | sort -u)
@@ -60,5 +69,6 @@ cat <<MSG
 remove-examples: deleted examples/, ${#files[@]} test files, marked lines in ${#lined[@]} files and the
 examples' paths and schemas in docs/openapi.yaml.
 
-Next: go build ./... && make test, then add your own domain (README, "Add your own domain").
+Next: go build ./... && make test, then add your domain under domains/ and one line in
+domains/domains.go (docs/domains.md).
 MSG

@@ -1,27 +1,28 @@
 #!/usr/bin/env bash
-# rename.sh gives a fresh clone of the template its own module path:
+# rename.sh gives a tree its own module path:
 #
-#   scripts/rename.sh example.com/acme/orders
+#   scripts/rename.sh example.com/acme/orders [DIR]
 #
 # It rewrites the module line of go.mod (and bench/go.mod, as NEW/bench) and
 # every reference to the current module path in the tree's text files (Go
 # imports, docs, Makefile, YAML), then gofmt's the Go files whose import
 # order changed. The current path is read from go.mod, so the script also
-# works on an already renamed tree. It touches nothing under .git and never
-# edits binary files. Run it from anywhere; it works on the repository that
-# contains it.
+# works on an already renamed tree (a service's template.lock gets the new
+# module). It touches nothing under .git and never edits binary files. DIR
+# defaults to the repository that contains the script; make new-service
+# (scripts/template.sh) renders every service through it.
 set -euo pipefail
 
 die() { printf 'rename: %s\n' "$*" >&2; exit 1; }
 
-[ $# -eq 1 ] || die "usage: scripts/rename.sh NEW_MODULE (e.g. example.com/acme/orders)"
+[ $# -ge 1 ] && [ $# -le 2 ] || die "usage: scripts/rename.sh NEW_MODULE [DIR] (e.g. example.com/acme/orders)"
 new=$1
 # A conservative module path: a dotted host, then path elements; no
 # characters that would need escaping in sed or quoting in go.mod.
 [[ $new =~ ^[a-z0-9][a-z0-9.-]*\.[a-z]{2,}(/[A-Za-z0-9._~-]+)+$ ]] ||
   die "NEW_MODULE \"$new\" is not a module path like example.com/team/service"
 
-cd "$(dirname "$0")/.."
+cd "${2:-$(dirname "$0")/..}"
 command -v go >/dev/null || die "the go command is not on PATH; install Go 1.26"
 old=$(awk '$1 == "module" { print $2; exit }' go.mod)
 [ -n "$old" ] || die "go.mod has no module line; run this from a template clone"
@@ -35,11 +36,11 @@ fi
 
 # Every text file that still names the old path; -I skips binaries.
 old_re=$(printf '%s' "$old" | sed 's/[.[\*^$/]/\\&/g')
-changed=()
-while IFS= read -r -d '' f; do
-  sed -i "s/${old_re}/$(printf '%s' "$new" | sed 's/[\/&]/\\&/g')/g" "$f"
-  changed+=("$f")
-done < <(grep -rlIZF --exclude-dir=.git -- "$old" . || true)
+mapfile -d '' -t changed < <(grep -rlIZF --exclude-dir=.git --exclude=template.lock -- "$old" . || true)
+if [ ${#changed[@]} -gt 0 ]; then
+  sed -i "s/${old_re}/$(printf '%s' "$new" | sed 's/[\/&]/\\&/g')/g" "${changed[@]}"
+fi
+if [ -f template.lock ]; then sed -i "s/^module = .*/module = $(printf '%s' "$new" | sed 's/[\/&]/\\&/g')/" template.lock; fi
 
 # The new path may sort differently among its import group.
 gofiles=()
@@ -56,22 +57,12 @@ while IFS= read -r -d '' m; do
   (cd "$(dirname "$m")" && go mod edit -fmt)
 done < <(find . -name .git -prune -o -name go.mod -print0)
 
-left=$(grep -rlIF --exclude-dir=.git -- "$old" . || true)
+left=$(grep -rlIF --exclude-dir=.git --exclude=template.lock -- "$old" . || true)
 [ -z "$left" ] || die "still referencing $old: $left"
 
 cat <<MSG
 rename: module $old -> $new (${#changed[@]} files rewritten).
 
-Next steps:
-  1. go build ./... && go vet ./... && make unit     # the renamed tree builds and its rules pass
-  2. make remove-examples      # if you do not want the reference domains in examples/:
-     it deletes examples/, their wiring (the lines marked "examples: delete this line"),
-     the tests through their routes and their paths in docs/openapi.yaml
-  3. Register your domain's config keys in apps/internal/domains (ConfigSpecs), add
-     its migration sets to migrationSets() in apps/migrate/sets.go and its modules
-     to Domains in apps/api/app.go and apps/relay/app.go (README: "Add your own domain").
-  4. Rename the images (template-api, template-relay, template-migrate) in
-     deploy/k8s/kustomization.yaml and deploy/docker-compose.yml, and the
-     Secret name template-secrets, to your service's names.
-  5. Update README.md's title and description, then commit.
+Next: go build ./... && make test. A renamed clone cannot take the template's
+later fixes; make new-service (docs/template.md) makes a service that can.
 MSG
