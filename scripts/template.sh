@@ -116,30 +116,37 @@ render() {
   if [ "$ex" = removed ] && [ -d "$out/examples" ]; then bash "$here/remove-examples.sh" "$out" >/dev/null; fi
 }
 
-# same A B: both absent, or both files with the same bytes.
-same() {
-  if [ -e "$1" ]; then [ -e "$2" ] && cmp -s "$1" "$2"; else [ ! -e "$2" ]; fi
-}
-
 has_markers() { grep -qE '^(<<<<<<<|>>>>>>>)( |$)' "$1"; }
 
-# foundation_files DIR...: every file path under the foundation roots found
-# in the rendered trees and the service's tracked and unignored files,
-# minus the service's own paths.
-foundation_files() {
-  local d f
-  {
-    for d in "$@"; do
-      if [ -d "$d/.git" ] || [ -f "$d/.git" ]; then
-        git -C "$d" ls-files -z --cached --others --exclude-standard
-      else
-        (cd "$d" && find . -type f -print0 | sed -z 's|^\./||')
-      fi
+# hash_files NAME DIR: the SHA-1 of every file of DIR (a rendered tree, or
+# a service's tracked and unignored files) into the associative array NAME,
+# by path: one sha1sum for all, so comparing three trees costs no process
+# per file.
+hash_files() {
+  local -n into=$1
+  local h f
+  while read -r h f; do into[$f]=$h; done < <(
+    cd "$2"
+    if [ -e .git ]; then
+      git ls-files -z --cached --others --exclude-standard | while IFS= read -r -d '' f; do [ -f "$f" ] && printf '%s\0' "$f"; done
+    else
+      find . -type f -printf '%P\0'
+    fi | xargs -0 -r sha1sum
+  )
+}
+
+# foundation_paths ARRAY...: the paths of the arrays' keys under the
+# foundation roots and not the service's, sorted.
+foundation_paths() {
+  local name f
+  for name in "$@"; do
+    local -n arr=$name
+    for f in "${!arr[@]}"; do
+      # shellcheck disable=SC2086 # the lists are space-separated paths
+      if under "$f" $roots && ! under "$f" $service $RESERVED; then printf '%s\n' "$f"; fi
     done
-  } | sort -zu | while IFS= read -r -d '' f; do
-    # shellcheck disable=SC2086 # the lists are space-separated paths
-    if under "$f" $roots && ! under "$f" $service $RESERVED; then printf '%s\n' "$f"; fi
-  done
+    unset -n arr
+  done | sort -u
 }
 
 cmd_new() {
@@ -192,16 +199,18 @@ cmd_status() {
   trap 'rm -rf "$tmp"' EXIT
   repo=$(repo_of "${TEMPLATE:-$template_source}" "$tmp")
   commit_of "$repo" "$template_version" >/dev/null
-  # shellcheck disable=SC2153 # roots is foundation_files' input
   roots=$foundation
   render "$repo" "$template_version" "$module" "$examples" "$tmp/base"
+  local -A B=() O=()
+  hash_files B "$tmp/base"
+  hash_files O "$svc"
   while IFS= read -r f; do
-    if [ ! -e "$svc/$f" ]; then
+    if [ -z "${O[$f]-}" ]; then
       drift+=("deleted  $f")
-    elif [ ! -e "$tmp/base/$f" ]; then
+    elif [ -z "${B[$f]-}" ]; then
       drift+=("added    $f")
-    elif ! cmp -s "$svc/$f" "$tmp/base/$f"; then drift+=("changed  $f"); fi
-  done < <(foundation_files "$tmp/base" "$svc")
+    elif [ "${O[$f]}" != "${B[$f]}" ]; then drift+=("changed  $f"); fi
+  done < <(foundation_paths B O)
   echo "template-status: $module, made from $template_module at ${template_version:0:12}"
   if [ ${#drift[@]} -eq 0 ]; then
     echo "drift: none (the foundation is the template's)"
@@ -241,7 +250,7 @@ cmd_update() {
 
 cmd_apply() {
   [ $# -eq 3 ] || die "usage: template.sh apply SERVICE_DIR REPO COMMIT"
-  local svc=$1 repo=$2 target=$3 f b t o
+  local svc=$1 repo=$2 target=$3 f
   read_lock "$svc"
   if [ -n "$pending_version" ] && [ "$pending_version" != "$target" ]; then
     die "an update to ${pending_version:0:12} is pending (conflicts in: $pending_conflicts): resolve it and run make template-update, or abandon it with git checkout -- . and remove the pending_ lines of template.lock"
@@ -251,10 +260,6 @@ cmd_apply() {
     dirty=$(git -C "$svc" status --porcelain)
     [ -z "$dirty" ] || die "the service has uncommitted changes: commit or stash them first (an update writes into the working tree):
 $dirty"
-  fi
-  if [ "$target" = "$template_version" ] && [ -z "$pending_version" ]; then
-    echo "template-update: already at ${target:0:12}"
-    return 0
   fi
   tmp=$(mktemp -d "${TMPDIR:-/tmp}/template-apply.XXXXXX")
   trap 'rm -rf "$tmp"' EXIT
@@ -267,22 +272,26 @@ $dirty"
 
   # The plan: one action per path the template changed, checked in full
   # before anything is written.
-  local plan=()
+  local plan=() b t o
+  local -A B=() T=() O=()
+  hash_files B "$tmp/base"
+  hash_files T "$tmp/target"
+  hash_files O "$svc"
   while IFS= read -r f; do
-    b=$tmp/base/$f t=$tmp/target/$f o=$svc/$f
+    b=${B[$f]-} t=${T[$f]-} o=${O[$f]-} # empty: absent
     if [[ " $pending_conflicts " == *" $f "* ]]; then
-      if [ -e "$o" ] && has_markers "$o"; then plan+=("unresolved $f"); fi
+      if [ -n "$o" ] && has_markers "$svc/$f"; then plan+=("unresolved $f"); fi
       continue # resolved by the service: kept as it is
     fi
-    if same "$b" "$t" || same "$o" "$t"; then
-      [ "${TEMPLATE_UPDATE_FAULT:-}" = drop-edit ] && ! same "$o" "$t" && plan+=("take $f")
+    if [ "$b" = "$t" ] || [ "$o" = "$t" ]; then
+      if [ "${TEMPLATE_UPDATE_FAULT:-}" = drop-edit ] && [ "$o" != "$t" ]; then plan+=("take $f"); fi
       continue # the template did not change it, or the service has its version
     fi
-    if same "$b" "$o"; then
-      if [ -e "$t" ]; then plan+=("take $f"); else plan+=("delete $f"); fi
-    elif [ ! -e "$o" ]; then
+    if [ "$b" = "$o" ]; then
+      if [ -n "$t" ]; then plan+=("take $f"); else plan+=("delete $f"); fi
+    elif [ -z "$o" ]; then
       plan+=("restore $f") # deleted here, changed there
-    elif [ ! -e "$t" ]; then
+    elif [ -z "$t" ]; then
       plan+=("orphan $f") # changed here, deleted there
     elif [ "${TEMPLATE_UPDATE_FAULT:-}" = drop-edit ]; then
       plan+=("take $f")
@@ -291,7 +300,7 @@ $dirty"
     else
       plan+=("merge $f")
     fi
-  done < <(foundation_files "$tmp/base" "$tmp/target" "$svc")
+  done < <(foundation_paths B T O)
 
   local a p
   for a in "${plan[@]}"; do
@@ -321,7 +330,7 @@ $dirty"
       orphan) conflicts+=("$f (changed here, deleted in the template: yours kept; delete it or keep it)") ;;
       unresolved) conflicts+=("$f (still has conflict markers)") ;;
       union)
-        sort -u "$o" "$t" >"$tmp/union" && cat "$tmp/union" >"$o"
+        LC_ALL=C sort -u "$o" "$t" >"$tmp/union" && cat "$tmp/union" >"$o"
         merged+=("$f") tidy+=("$(dirname "$f")")
         ;;
       merge)
