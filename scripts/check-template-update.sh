@@ -36,6 +36,7 @@ command -v go >/dev/null || die "the go command is not on PATH; install Go 1.26"
 # service runs with the network off.
 go list -deps -test ./... >/dev/null
 go mod tidy -diff >/dev/null 2>&1 || true
+(cd contracttests/containers && go list -deps -test ./... >/dev/null && { go mod tidy -diff >/dev/null 2>&1 || true; })
 
 # The current tree as a commit, without touching a ref or the index.
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/check-template-update.XXXXXX")

@@ -14,6 +14,8 @@
 # Environment: TEMPLATE (a git URL or local path) overrides the lock's
 # template_source; TO (a revision, default HEAD) is the target of status and
 # update; TEMPLATE_REV (default HEAD) the commit new renders.
+# TEMPLATE_UPDATE_FAULT (drop-edit, write-domain) plants a fault in apply for
+# scripts/check-template-update.sh, which must then fail; never set it else.
 #
 # A rendering is what a service gets of one template commit: git archive
 # (uncommitted edits never leak), the template-only paths dropped, the module
@@ -143,7 +145,7 @@ foundation_paths() {
     local -n arr=$name
     for f in "${!arr[@]}"; do
       # shellcheck disable=SC2086 # the lists are space-separated paths
-      if under "$f" $roots && ! under "$f" $service $RESERVED; then printf '%s\n' "$f"; fi
+      if under "$f" $roots && ! under "$f" $service; then printf '%s\n' "$f"; fi
     done
     unset -n arr
   done | sort -u
@@ -330,13 +332,15 @@ $dirty"
       orphan) conflicts+=("$f (changed here, deleted in the template: yours kept; delete it or keep it)") ;;
       unresolved) conflicts+=("$f (still has conflict markers)") ;;
       union)
-        LC_ALL=C sort -u "$o" "$t" >"$tmp/union" && cat "$tmp/union" >"$o"
-        merged+=("$f") tidy+=("$(dirname "$f")")
+        LC_ALL=C sort -u "$o" "$t" >"$tmp/union"
+        cmp -s "$o" "$tmp/union" || { cat "$tmp/union" >"$o" && merged+=("$f"); }
+        tidy+=("$(dirname "$f")")
         ;;
       merge)
         [ -e "$b" ] || b=/dev/null # added on both sides
+        cp -p "$o" "$tmp/before"
         if git merge-file -L "$f (service)" -L "template ${template_version:0:12}" -L "template ${target:0:12}" "$o" "$b" "$t"; then
-          merged+=("$f")
+          cmp -s "$o" "$tmp/before" || merged+=("$f") # a re-run merges again to the same
         else
           conflicts+=("$f (conflict markers)")
         fi
