@@ -378,18 +378,18 @@ $dirty"
 # main dispatches. It is called with exit on one line: an update rewrites
 # this very file, and bash would go on reading the new one at the old offset.
 main() {
-cmd=${1:-}
-[ $# -eq 0 ] || shift
-case $cmd in
-  new) cmd_new "$@" ;;
-  status) cmd_status ;;
-  update) cmd_update ;;
-  apply) cmd_apply "$@" ;;
-  render)
-    [ $# -eq 5 ] || die "usage: template.sh render REPO REV MODULE kept|removed OUT"
-    render "$1" "$(commit_of "$1" "$2")" "$3" "$4" "$5"
-    ;;
-  *) die "usage: template.sh new|status|update (make new-service, make template-status, make template-update; docs/template.md)" ;;
-esac
+  cmd=${1:-}
+  [ $# -eq 0 ] || shift
+  case $cmd in
+    new) cmd_new "$@" ;;
+    status) cmd_status ;;
+    update) cmd_update ;;
+    apply) cmd_apply "$@" ;;
+    render)
+      [ $# -eq 5 ] || die "usage: template.sh render REPO REV MODULE kept|removed OUT"
+      render "$1" "$(commit_of "$1" "$2")" "$3" "$4" "$5"
+      ;;
+    *) die "usage: template.sh new|status|update (make new-service, make template-status, make template-update; docs/template.md)" ;;
+  esac
 }
 main "$@"; exit
