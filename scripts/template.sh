@@ -352,7 +352,9 @@ $dirty"
   local d
   for d in "${tidy[@]}"; do
     if [ -f "$svc/$d/go.mod" ] && ! has_markers "$svc/$d/go.mod"; then
-      (cd "$svc/$d" && GOWORK=off go mod tidy) || log "warning: go mod tidy failed in $d (above): run it there by hand"
+      # A failed tidy is a conflict, so the lock does not move over a
+      # module graph that does not resolve.
+      (cd "$svc/$d" && GOWORK=off go mod tidy) || conflicts+=("$d/go.mod (go mod tidy failed, above: fix go.mod, run it there)")
     fi
   done
 
