@@ -29,37 +29,56 @@ run:
 test: services lint alerts openapi-lint
 	$(GO) test -race -short -count=1 -timeout 30m $(PKGS)
 
+# phase TARGET: $(MAKE) TARGET, then its wall time (the gate's budget is per phase; docs/testing.md).
+phase = @s=$$(date +%s); $(MAKE) $(1) && echo "ci: $(firstword $(filter-out -%,$(1))) passed in $$(($$(date +%s) - s)) s"
+
+## test-full-tz: make test-full against a PostgreSQL 15 of its own in Asia/Shanghai, TZ=Asia/Shanghai for the tests too (the matrix's tz job with -race); the template's gate runs it in place of test-full and the tz job.
+test-full-tz: services
+	PG_MATRIX_RACE=1 GO="$(GO)" ./scripts/pg-matrix.sh tz
+
 ## test-full: make test with the scenarios too (no -short): HA topologies, failovers, lost queues, killed processes.
 test-full: services lint alerts openapi-lint
 	$(GO) test -race -count=1 -timeout 45m $(PKGS)
 
 ifeq ($(SERVICE_LOCK),)
-## ci: the template's gate (.ci/run): make test-full, the pooler, the supply chain, the OpenAPI client, fuzzing, the update and run checks, then ci-foundation's containers, PostgreSQL matrix and disaster-recovery drill.
-ci: test-full
-	$(MAKE) test-pooler
-	$(MAKE) supply-chain
-	$(MAKE) openapi-client
-	$(MAKE) fuzz FUZZTIME=5s
-	$(MAKE) check-template-update
-	$(MAKE) check-run
-	$(MAKE) test-containers
-	$(MAKE) test-pg-matrix
-	$(MAKE) dr-drill
+## ci: the template's gate (.ci/run): the whole suite once with -race in China time (test-full-tz), the pooler, the supply chain, the OpenAPI client, fuzzing, the update and run checks, then containers, the update check beside the PostgreSQL matrix's version jobs, and the disaster-recovery drill. Each phase prints its time.
+ci: services lint alerts openapi-lint
+	$(call phase,test-full-tz)
+	$(call phase,test-pooler)
+	$(call phase,supply-chain)
+	$(call phase,openapi-client)
+	$(call phase,fuzz FUZZTIME=5s)
+	$(call phase,check-run)
+	$(call phase,test-containers)
+	@$(MAKE) -j2 ci-pair
+	$(call phase,dr-drill)
+
+# ci-pair: the update check and the matrix's version jobs side by side:
+# one mostly compiles (a renamed service shares no build cache), the
+# other mostly waits on its own servers, so together they take little more
+# than the longer one (docs/testing.md).
+.PHONY: ci-pair ci-pair-update ci-pair-matrix
+ci-pair: ci-pair-update ci-pair-matrix
+ci-pair-update:
+	$(call phase,-j1 check-template-update)
+ci-pair-matrix:
+	$(call phase,-j1 test-pg-matrix PG_MATRIX="14 18 16 17")
 else
-## ci: the service's gate (.ci/run), on every change: make test-full, the supply chain, the OpenAPI client, fuzzing and the run check. make ci-foundation after a template-update or when template-status shows drift.
+## ci: the service's gate (.ci/run), on every change: make test-full, the supply-chain scan, the OpenAPI client, fuzzing, the run check and the disaster-recovery drill. make ci-foundation after a template-update or when template-status shows drift.
 ci: test-full
-	$(MAKE) supply-chain
-	$(MAKE) openapi-client
-	$(MAKE) fuzz FUZZTIME=5s
-	$(MAKE) check-run
+	$(call phase,supply-chain-scan)
+	$(call phase,openapi-client)
+	$(call phase,fuzz FUZZTIME=5s)
+	$(call phase,check-run)
+	$(call phase,dr-drill)
 endif
 
-## ci-foundation: the foundation's own gates (the template's make ci runs them too): the pooler, containers, the PostgreSQL matrix and the disaster-recovery drill. A service runs them after a template-update, or when template-status shows drift.
+## ci-foundation: the foundation's own gates (the template's make ci runs them too): the pooler, the supply-chain scripts' own checks, containers and the PostgreSQL matrix. A service runs them after a template-update, or when template-status shows drift.
 ci-foundation:
-	$(MAKE) test-pooler
-	$(MAKE) test-containers
-	$(MAKE) test-pg-matrix
-	$(MAKE) dr-drill
+	$(call phase,test-pooler)
+	$(call phase,supply-chain)
+	$(call phase,test-containers)
+	$(call phase,test-pg-matrix)
 
 ## dr-drill: the disaster-recovery drill (docs/dr.md): pgBackRest (Debian's, installed if missing) archives a private Postgres while the api and relay create and apply the test domain's orders; the data directory is destroyed and restored to the latest point, then a mistaken DELETE is undone by a point-in-time restore; prints RPO and RTO for both and checks the outbox and the consumer's effects.
 dr-drill: services
@@ -179,13 +198,17 @@ check-run:
 	./scripts/check-run.sh
 
 ## supply-chain: offline vulnerability scan (source + the three binaries), SBOM and license checks; keeps the binaries, SBOMs and scan reports in dist/<git describe>/; docs/supply-chain.md.
-.PHONY: supply-chain sbom deps-report deps-update rescan
+.PHONY: supply-chain supply-chain-scan sbom deps-report deps-update rescan
 supply-chain:
 	cd tools && GOWORK=off $(GO) vet ./... && GOWORK=off $(GO) test -count=1 ./...
 	./scripts/supply-chain.sh check
 	./scripts/check-vulnscan.sh
 	./scripts/check-deps-update.sh
 	./scripts/check-rescan.sh
+
+## supply-chain-scan: this tree's scan only (vulnerabilities, SBOM, licenses: supply-chain.sh check), without supply-chain's checks of the tools and scripts themselves; a service's make ci runs it.
+supply-chain-scan:
+	./scripts/supply-chain.sh check
 
 ## sbom: a CycloneDX SBOM per binary in bin/sbom/.
 sbom:

@@ -22,6 +22,9 @@
 #                   own rather than the 18 run's: the default version, and
 #                   18 keeps a UTC run.
 # Without -race: the default run has it; here it would only add CPU.
+# PG_MATRIX_RACE=1 adds it: the template's gate runs `make test-full-tz`
+# (this script's tz job with -race) in place of make test-full and the tz
+# job, so the whole suite runs once, in China time.
 #
 # Every test process checks it reached the server it was meant for
 # (TEST_POSTGRES_VERSION, TEST_POSTGRES_TIMEZONE), a job fails on any
@@ -34,6 +37,8 @@ cd "$(dirname "$0")/.."
 
 GO=${GO:-go}
 JOBS=${PG_MATRIX_JOBS:-2}
+RACE=()
+[[ ${PG_MATRIX_RACE:-} == 1 ]] && RACE=(-race)
 RELEASE_PKGS=(./apps/migrate/ ./adapters/postgres/... ./contracttests/testinfra/)
 E2E_PKGS=(./apps/api/ ./apps/relay/)
 TZ_ZONE=Asia/Shanghai
@@ -86,7 +91,7 @@ job() {
   esac
   local start=$SECONDS rc=0
   setsid env "${extra[@]}" TEST_DATABASE_URL="${url[$j]}" TEST_POSTGRES_VERSION="$major" TEST_POSTGRES_TIMEZONE="$zone" \
-    "$GO" test -count=1 -v -timeout 20m "${pkgs[@]}" >"$work/$j.log" 2>&1 &
+    "$GO" test "${RACE[@]}" -count=1 -v -timeout 30m "${pkgs[@]}" >"$work/$j.log" 2>&1 &
   echo $! >"$work/$j.pgid"
   wait $! || rc=$?
   if ((rc == 0)) && grep -q -- '--- SKIP' "$work/$j.log"; then

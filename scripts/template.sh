@@ -151,6 +151,56 @@ foundation_paths() {
   done | sort -u
 }
 
+# service_readme FILE: the service's own README, in place of the
+# template's (README.md is the service's; an update never writes it).
+service_readme() {
+  cat >"$1" <<EOF
+# ${module##*/}
+
+A July service (\`$module\`), made from the July service template
+(\`$template_module\` at ${template_version:0:12}, recorded in
+[template.lock](template.lock)). Say here what it does and who calls it.
+
+## Run it
+
+\`\`\`sh
+make run    # Postgres, Redis, migrations, api and relay on 127.0.0.1; prints a token and curl examples
+\`\`\`
+
+[docs/running.md](docs/running.md) has the steps by hand and what \`make run\`
+does on a shared server. Each binary prints its settings with \`-h\`
+([docs/configuration.md](docs/configuration.md)).
+
+## Test it
+
+\`\`\`sh
+make test           # every change: lint, -race, every test but the scenarios
+make ci             # every change, before merging: the scenarios, supply-chain scan, OpenAPI client, fuzzing, the run check, the DR drill
+make ci-foundation  # after make template-update, or when make template-status shows drift: pooler, supply-chain checks, containers, PostgreSQL matrix
+\`\`\`
+
+## Layout
+
+Your domains live in \`domains/<name>/\` and are listed in
+\`domains/domains.go\` (\`All()\`); [docs/domains.md](docs/domains.md) shows
+the shape (config read before the transaction, the transaction in a use
+case, authorization, an event and its consumer). Everything else is the
+template's foundation: \`core/\`, \`adapters/\`, \`apps/\`, \`contracttests/\`,
+\`deploy/\`, \`docs/\`, \`scripts/\`.
+
+## Taking the template's fixes
+
+\`\`\`sh
+make template-status   # foundation files you changed; whether the template has a newer version
+make template-update   # re-applies the template's changes since your version (three-way merge)
+\`\`\`
+
+Read the template's [CHANGELOG.md](CHANGELOG.md) before you take a release;
+[docs/template.md](docs/template.md) says how to resolve a conflict and how
+to take a foundation file over.
+EOF
+}
+
 cmd_new() {
   [ $# -ge 2 ] && [ $# -le 3 ] || die "usage: make new-service MODULE=example.com/team/service DIR=../service [EXAMPLES=keep|remove]"
   module=$1
@@ -174,6 +224,7 @@ cmd_new() {
 
   render "$repo" "$commit" "$module" "$examples" "$dir"
   write_lock "$dir/template.lock"
+  service_readme "$dir/README.md"
   git -C "$dir" init -q
   git -C "$dir" add -A
   git -C "$dir" commit -q -m "$module: made from template ${commit:0:12} (examples $examples)"
@@ -185,7 +236,7 @@ cmd_new() {
   local step f
   for step in \
     "domains/domains.go|add your domain under domains/<name>/ and one line in All() (docs/domains.md)" \
-    "README.md|it is the template's, renamed: write your service's" \
+    "README.md|a starter: say what the service does and who calls it" \
     "deploy/k8s/kustomization.yaml|name the images (template-api, ...) and the Secret for your service; also deploy/docker-compose.yml" \
     "docs/template.md|make template-status and make template-update take the template's later fixes"; do
     f=${step%%|*}
