@@ -412,7 +412,7 @@ func (s checkThenWriteOutbox) Complete(ctx context.Context, owner string, now ti
 		return lost, err
 	}
 	for _, r := range ok {
-		cur, err := s.current(ctx, r.ID)
+		cur, err := s.afterGap(ctx, r)
 		if err != nil {
 			return nil, err
 		}
@@ -439,7 +439,7 @@ func (s checkThenWriteOutbox) Fail(ctx context.Context, owner string, now time.T
 		if !slices.Contains(ok, it.Ref) {
 			continue
 		}
-		cur, err := s.current(ctx, it.Ref.ID)
+		cur, err := s.afterGap(ctx, it.Ref)
 		if err != nil {
 			return nil, err
 		}
@@ -455,6 +455,17 @@ func (s checkThenWriteOutbox) Fail(ctx context.Context, owner string, now time.T
 }
 
 // check splits refs into those owner holds live at now and the lost ids.
+// afterGap reads the row once a re-claim has landed between the check and
+// the write, or checkThenWriteGap has passed (see checkThenWriteTasks).
+func (s checkThenWriteOutbox) afterGap(ctx context.Context, r ports.LeaseRef) (outbox.Event, error) {
+	for start := time.Now(); ; time.Sleep(time.Millisecond) {
+		cur, err := s.current(ctx, r.ID)
+		if err != nil || cur.Lease.Token != r.Token || time.Since(start) > checkThenWriteGap {
+			return cur, err
+		}
+	}
+}
+
 func (s checkThenWriteOutbox) check(ctx context.Context, owner string, now time.Time, refs []ports.LeaseRef) (ok []ports.LeaseRef, lost []int64, err error) {
 	for _, r := range refs {
 		cur, err := s.current(ctx, r.ID)
@@ -511,11 +522,24 @@ func (s checkThenWriteTasks) finish(ctx context.Context, id, owner string, token
 		return write(owner, token) // the real store gives the precise refusal
 	}
 	// The check passed; the write borrows whatever lease the task has now.
-	if cur, err = s.Get(ctx, id); err != nil {
-		return tasks.Task{}, err
+	// The gap between the two is held open until a takeover lands in it
+	// (or checkThenWriteGap passes), so the suite's race catches this store
+	// on every run, however the machine schedules the two goroutines.
+	for start := time.Now(); ; time.Sleep(time.Millisecond) {
+		if cur, err = s.Get(ctx, id); err != nil {
+			return tasks.Task{}, err
+		}
+		if cur.Lease.Token != token || time.Since(start) > checkThenWriteGap {
+			return write(cur.Lease.Owner, cur.Lease.Token)
+		}
 	}
-	return write(cur.Lease.Owner, cur.Lease.Token)
 }
+
+// checkThenWriteGap bounds how long a check-then-write fake waits between
+// its check and its write for a competing claim to commit: long enough for
+// a takeover started beside it on a loaded machine, short enough that the
+// sequential cases, where none comes, stay quick.
+const checkThenWriteGap = 250 * time.Millisecond
 
 // tokenBlindOutbox completes a row when the owner matches, whatever the
 // fencing token: a relay that restarted with the same owner id completes
