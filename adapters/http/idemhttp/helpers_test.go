@@ -68,8 +68,8 @@ type app struct {
 type appOpts struct {
 	guard    ports.Guard
 	guardTTL time.Duration
-	capture bool // the apiserver stack; false: a bare server without CaptureKey
-	gated   bool
+	capture  bool // the apiserver stack; false: a bare server without CaptureKey
+	gated    bool
 	// gateAfterInsert gates the first request after its row is inserted
 	// (uncommitted) rather than at the handler's entry.
 	gateAfterInsert bool
