@@ -167,6 +167,7 @@ func newRelay(p relayParams) (*relay.Relay, error) {
 		LeaseFor:     cfg.LeaseTTL,
 		PollInterval: cfg.PollInterval,
 		Policy:       outbox.Policy{MaxAttempts: cfg.MaxAttempts},
+		StopTimeout:  cfg.ShutdownTimeout,
 	}, relay.Options{
 		Logger:     p.Log,
 		Observer:   p.Observer,

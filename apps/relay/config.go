@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/july/template/adapters/asynq/queue"
-	"github.com/july/template/adapters/http/httpx"
 	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/adapters/tracing"
 	"github.com/july/template/apps/domain"
@@ -78,9 +77,10 @@ var envHelp = fmt.Sprintf(`  DATABASE_URL         postgres URL (required); may b
   WORKER_TASK_CHECK_INTERVAL  an idle worker looks at its empty queue again after about
                        this long (default 1s, 10ms..10s; set 50ms when events are ordered)
   SHUTDOWN_DRAIN_DELAY on SIGTERM the admin /readyz answers 503 for this long while
-                       the relay and worker keep working (default 5s, 0s..1m)
-  SHUTDOWN_TIMEOUT     then the worker waits this long for in-flight tasks
-                       (default 15s, 1s..5m)
+                       the relay and worker keep working (default 0s: the relay has
+                       no Service to drain; 0s..1m)
+  SHUTDOWN_TIMEOUT     then the in-flight batches (all together) and the worker's
+                       in-flight tasks get this long (default 15s, 1s..5m)
   OTEL_EXPORTER_OTLP_ENDPOINT  OpenTelemetry collector, OTLP over HTTP (e.g.
                        http://localhost:4318); tracing is off unless it (or
                        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set
@@ -183,7 +183,7 @@ func loadConfigOf(ds []domain.Domain, getenv func(string) string) (config, error
 			periodic.MinRunnerEvery, periodic.MaxRunnerEvery),
 		IdemRetention: r.Duration("IDEMPOTENCY_RETENTION", sweep.DefaultIdempotencyRetention,
 			sweep.MinIdempotencyRetention, sweep.MaxIdempotencyRetention),
-		DrainDelay:      r.Duration("SHUTDOWN_DRAIN_DELAY", httpx.DefaultDrainDelay, 0, time.Minute),
+		DrainDelay:      r.Duration("SHUTDOWN_DRAIN_DELAY", 0, 0, time.Minute),
 		ShutdownTimeout: r.Duration("SHUTDOWN_TIMEOUT", 15*time.Second, time.Second, 5*time.Minute),
 	}
 	c.QueueDurabilityEvery = r.Duration("RELAY_QUEUE_DURABILITY_CHECK", DefaultQueueDurabilityEvery, queue.MinDurabilityWatchEvery, queue.MaxDurabilityWatchEvery)

@@ -14,8 +14,9 @@ type PeriodicDecideFunc func(cursor time.Time) (events []outbox.Event, next time
 
 // PeriodicAdvance is what one PeriodicCommandStore.Advance did.
 type PeriodicAdvance struct {
-	// Created: the command had no state; its cursor now starts at now
-	// and decide was not called (a new command begins with its next
+	// Created: the command had no state; its cursor now starts at now,
+	// or at the store's own clock when that is behind now (a caller whose
+	// clock is fast must not skip occurrences for every caller), and decide was not called (a new command begins with its next
 	// occurrence, it does not replay the past).
 	Created bool
 	// Busy: another caller holds the command's state right now (it is

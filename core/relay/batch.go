@@ -19,6 +19,7 @@ func (r *Relay) RunOnce(ctx context.Context, owner string) (int, error) {
 	if ctx.Err() != nil {
 		return 0, nil
 	}
+	ctx = context.WithoutCancel(ctx)
 	b, err := r.claim(ctx, owner)
 	if err != nil || len(b.Events) == 0 {
 		return 0, err
@@ -26,13 +27,14 @@ func (r *Relay) RunOnce(ctx context.Context, owner string) (int, error) {
 	return len(b.Events), r.finish(ctx, b)
 }
 
-// claim leases the next batch. The claim itself is detached from ctx: a
-// statement cancelled mid-flight may still commit its leases, and those
-// rows must then be finished, not stranded until their lease expires.
+// claim leases the next batch. ctx is the caller's detached context (the
+// loops' stop budget): a statement cancelled mid-flight may still commit
+// its leases, and those rows must then be finished, not stranded until
+// their lease expires.
 func (r *Relay) claim(ctx context.Context, owner string) (ClaimedBatch, error) {
 	cfg := r.tuned()
 	start := r.clock.Now()
-	events, err := r.store.Claim(context.WithoutCancel(ctx), ports.ClaimParams{
+	events, err := r.store.Claim(ctx, ports.ClaimParams{
 		Owner: owner, Limit: cfg.BatchSize, LeaseFor: cfg.LeaseFor, Now: start,
 	})
 	if err != nil {
@@ -45,9 +47,11 @@ func (r *Relay) claim(ctx context.Context, owner string) (ClaimedBatch, error) {
 }
 
 // finish publishes claimed events and marks them, in one write per outcome.
+// ctx is detached from the stop (finishing the batch is what keeps
+// at-least-once cheap); the loops' one is cancelled StopTimeout after
+// Stop, a budget every batch still finishing shares.
 func (r *Relay) finish(ctx context.Context, b ClaimedBatch) (err error) {
-	// Detach: finishing the batch is what keeps at-least-once cheap.
-	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.cfg.StopTimeout)
+	fctx, cancel := context.WithTimeout(ctx, r.cfg.StopTimeout)
 	defer cancel()
 	owner, events := b.Owner, b.Events
 	res := BatchResult{Claimed: len(events)}

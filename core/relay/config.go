@@ -55,8 +55,9 @@ type Config struct {
 	// RecoverEvery is the period of the expired-lease sweep. Default:
 	// DefaultRecoverEvery.
 	RecoverEvery time.Duration
-	// StopTimeout bounds finishing an in-flight batch on Stop. Default:
-	// DefaultStopTimeout.
+	// StopTimeout bounds finishing the in-flight batches on Stop, all of
+	// them together, counted from Stop (and each batch while running).
+	// Default: DefaultStopTimeout.
 	StopTimeout time.Duration
 	// Policy decides retries after a failed publish.
 	Policy outbox.Policy

@@ -89,9 +89,14 @@ func (r *Relay) Notify() {
 // on a running relay does nothing.
 func (r *Relay) Start(context.Context) error {
 	r.svc.Start(func(ctx context.Context) {
+		// fin outlives Stop by StopTimeout: the batches in flight finish
+		// within that one budget, however many there are.
+		fin, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		defer cancel()
+		defer context.AfterFunc(ctx, func() { time.AfterFunc(r.cfg.StopTimeout, cancel) })()
 		var wg sync.WaitGroup
 		for i := range r.cfg.Loops {
-			wg.Go(func() { r.loop(ctx, i) })
+			wg.Go(func() { r.loop(ctx, fin, i) })
 		}
 		wg.Go(func() { r.sweep(ctx) })
 		wg.Wait()
@@ -99,8 +104,8 @@ func (r *Relay) Start(context.Context) error {
 	return nil
 }
 
-// Stop ends the loops after their in-flight batch is published and marked
-// (bounded by Config.StopTimeout) and waits for them or for ctx. It is safe
+// Stop ends the loops after their in-flight batches are published and
+// marked (all of them within one Config.StopTimeout from Stop) and waits for them or for ctx. It is safe
 // before Start and more than once.
 func (r *Relay) Stop(ctx context.Context) error {
 	if err := r.svc.Stop(ctx); err != nil {
@@ -116,7 +121,8 @@ func (r *Relay) Owner(i int) string { return r.cfg.Owner + "/" + strconv.Itoa(i)
 // published it already claims the next one, so the database round trips of
 // one batch overlap the queue round trips of the other; when a batch comes
 // back short the loop sleeps until a notification or the poll interval.
-func (r *Relay) loop(ctx context.Context, i int) {
+// fin is the detached context claims and finishes run in (see Start).
+func (r *Relay) loop(ctx, fin context.Context, i int) {
 	owner := r.Owner(i)
 	type claimed struct {
 		batch ClaimedBatch
@@ -131,18 +137,18 @@ func (r *Relay) loop(ctx context.Context, i int) {
 			c := <-next
 			b, err, next = c.batch, c.err, nil
 		} else if ctx.Err() == nil {
-			b, err = r.claim(ctx, owner)
+			b, err = r.claim(fin, owner)
 		}
 		if len(b.Events) == r.tuned().BatchSize && ctx.Err() == nil {
 			ch := make(chan claimed, 1)
 			next = ch
 			go func() {
-				nb, err := r.claim(ctx, owner)
+				nb, err := r.claim(fin, owner)
 				ch <- claimed{nb, err}
 			}()
 		}
 		if len(b.Events) > 0 {
-			if ferr := r.finish(ctx, b); ferr != nil {
+			if ferr := r.finish(fin, b); ferr != nil {
 				err = ferr
 			}
 		}

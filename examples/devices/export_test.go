@@ -11,3 +11,6 @@ func SetAfterChunk(w *Worker, f func(done int64) error) { w.afterChunk = f }
 func RelayWithAfterChunk(d domain.RelayDeps, f func(done int64) error) (domain.Relay, error) {
 	return newRelayPart(d, f)
 }
+
+// SetConfig makes s read its upload quotas from r.
+func SetConfig(s *Service, r ConfigReader) { s.config = r }

@@ -62,10 +62,11 @@ type UploadResult struct {
 // needs RoleAgent or RoleAdmin (else ErrForbidden, before anything is
 // stored); the task records whether the uploader held RoleAdmin, which
 // decides what its rows may do (see RoleAgent) when the worker runs it.
-// Two quotas are checked first: a file with more non-blank lines after the
-// header than KeyMaxRows is a *TooManyRowsError, and a new upload beyond
-// KeyUploadsPerMinute of the actor's in the last minute is a
-// *RateLimitedError (a retry of an accepted upload still replays).
+// Two quotas are checked after the replay decision (a retry of an accepted
+// upload replays whatever they say now): a file with more non-blank lines
+// after the header than KeyMaxRows is a *TooManyRowsError, and a new
+// upload beyond KeyUploadsPerMinute of the actor's in the last minute is a
+// *RateLimitedError. Either stores nothing.
 func (s *Service) Upload(ctx context.Context, actor Actor, cmd UploadCommand) (UploadResult, error) {
 	if err := actor.authorize(); err != nil {
 		return UploadResult{}, err
@@ -73,9 +74,6 @@ func (s *Service) Upload(ctx context.Context, actor Actor, cmd UploadCommand) (U
 	maxRows, err := configured(ctx, s.config, KeyMaxRows, DefaultMaxRows)
 	if err != nil {
 		return UploadResult{}, err
-	}
-	if n := dataLines(cmd.File); n > maxRows {
-		return UploadResult{}, &TooManyRowsError{Rows: n, Max: maxRows}
 	}
 	perMinute, err := configured(ctx, s.config, KeyUploadsPerMinute, DefaultUploadsPerMinute)
 	if err != nil {
@@ -106,6 +104,11 @@ func (s *Service) Upload(ctx context.Context, actor Actor, cmd UploadCommand) (U
 		if d == idempotency.DecisionReplay {
 			res.Replay = stored
 			return nil
+		}
+		// The quotas come after the replay decision: lowering one must not
+		// refuse the retry of an upload it accepted.
+		if n := dataLines(cmd.File); n > maxRows {
+			return &TooManyRowsError{Rows: n, Max: maxRows} // rolls the new task back
 		}
 		if err := checkRate(ctx, tx, actor.Subject, perMinute, now); err != nil {
 			return err // rolls the new task back

@@ -66,9 +66,10 @@ type app struct {
 }
 
 type appOpts struct {
-	guard   ports.Guard
-	capture bool // the apiserver stack; false: a bare server without CaptureKey
-	gated   bool
+	guard    ports.Guard
+	guardTTL time.Duration
+	capture  bool // the apiserver stack; false: a bare server without CaptureKey
+	gated    bool
 	// gateAfterInsert gates the first request after its row is inserted
 	// (uncommitted) rather than at the handler's entry.
 	gateAfterInsert bool
@@ -112,7 +113,7 @@ func newApp(t *testing.T, o appOpts) *app {
 		fp = o.fingerprinter
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	idem, err := idemhttp.Middleware(idemhttp.Config{Operation: "order.create", Fingerprinter: fp, Command: o.command, Guard: o.guard, Logger: log})
+	idem, err := idemhttp.Middleware(idemhttp.Config{Operation: "order.create", Fingerprinter: fp, Command: o.command, Guard: o.guard, GuardTTL: o.guardTTL, Logger: log})
 	require.NoError(t, err)
 
 	var (
@@ -256,10 +257,18 @@ func (a *app) rows(t *testing.T) int64 {
 // redisGuard returns a guard on the test's Redis prefix.
 func redisGuard(t *testing.T) ports.Guard {
 	t.Helper()
+	g, _ := redisGuardOn(t)
+	return g
+}
+
+// redisGuardOn is redisGuard with the test's Redis, for tests that also
+// drive the server (CLIENT PAUSE) or read the guard's key.
+func redisGuardOn(t *testing.T) (ports.Guard, *testinfra.Redis) {
+	t.Helper()
 	r := testinfra.NewRedis(t)
 	g, err := redis.NewGuard(r.Client, redis.GuardConfig{Prefix: r.Prefix})
 	require.NoError(t, err)
-	return g
+	return g, r
 }
 
 // downGuard returns a guard whose Redis is unreachable (127.0.0.1:1).

@@ -63,6 +63,8 @@ type Config struct {
 	PrincipalFunc func(echo.Context) (string, bool)
 	// Logger receives guard failures. Default: slog.Default().
 	Logger *slog.Logger
+
+	orphans *orphans
 }
 
 // Middleware returns the middleware for an idempotent create route. For
@@ -102,6 +104,7 @@ func Middleware(cfg Config) (echo.MiddlewareFunc, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	cfg.orphans = &orphans{slots: make(chan struct{}, maxOrphans)}
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			key, err := cfg.key(c)
@@ -186,6 +189,10 @@ func (cfg *Config) acquire(ctx context.Context, key ports.IdempotencyKey) (relea
 	var ok bool
 	for range 2 { // a holder that leaves between Acquire and Owner: try once more
 		if ok, err = cfg.Guard.Acquire(ctx, name, owner, cfg.GuardTTL); err != nil {
+			// A timed-out SET may still run on the server (a stall, not an
+			// outage): release it, owner-checked, once Redis answers, or
+			// it would answer 409 to retries of a committed request.
+			cfg.orphans.release(ctx, cfg, name, owner)
 			return unavailable(err)
 		}
 		if ok {

@@ -35,8 +35,11 @@ func NewStore(db *bun.DB) (*Store, error) {
 }
 
 const (
+	// createSQL starts the cursor at the database's clock, or the relay's
+	// when that is behind: a relay whose clock is fast would otherwise
+	// skip, for every relay, the occurrences up to its now.
 	createSQL = `INSERT INTO tb_periodic_command (name, cursor_at, created_at, updated_at)
-VALUES (?, ?, ?, ?) ON CONFLICT (name) DO NOTHING RETURNING name`
+VALUES (?, least(?::timestamptz, now()), ?, ?) ON CONFLICT (name) DO NOTHING RETURNING name`
 	// lockSQL skips a row another relay holds: that relay is doing the
 	// pass, and this one would only wait to find nothing due.
 	lockSQL     = `SELECT cursor_at FROM tb_periodic_command WHERE name = ? FOR UPDATE SKIP LOCKED`

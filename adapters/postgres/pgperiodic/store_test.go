@@ -207,3 +207,34 @@ func BenchmarkAdvanceOneOccurrence(b *testing.B) {
 		}
 	}
 }
+
+// Regression (issue 43 item 8): a command first seen by a relay whose
+// clock is an hour fast started its cursor at that relay's now, so the
+// relays with a right clock committed nothing for that hour (and the
+// skipped counter stayed 0). The cursor starts at the database's clock
+// (or the relay's, when that is behind): every occurrence after the
+// command appeared is committed.
+func TestNewCommandCursorStartsAtTheDatabaseClock(t *testing.T) {
+	t.Parallel()
+	db := testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.Migrate}).Bun
+	var dbNow time.Time
+	require.NoError(t, db.NewRaw(`SELECT now()`).Scan(t.Context(), &dbNow))
+
+	fast := &settable{}
+	fast.Set(dbNow.Add(time.Hour))
+	_, err := newRunner(t, db, fast, tick(periodic.Each)).RunOnce(t.Context())
+	require.NoError(t, err)
+	var cursorAhead bool
+	require.NoError(t, db.NewRaw(`SELECT cursor_at > now() FROM tb_periodic_command WHERE name = 'test.tick'`).Scan(t.Context(), &cursorAhead))
+	require.False(t, cursorAhead, "rule: a new command's cursor never starts ahead of the database's clock")
+
+	right := &settable{}
+	right.Set(dbNow.Truncate(time.Minute).Add(3*time.Minute + 30*time.Second))
+	_, err = newRunner(t, db, right, tick(periodic.Each)).RunOnce(t.Context())
+	require.NoError(t, err)
+	want := []time.Time{}
+	for at := dbNow.Truncate(time.Minute).Add(time.Minute); !at.After(right.Now()); at = at.Add(time.Minute) {
+		want = append(want, at.UTC())
+	}
+	require.Equal(t, want, occurrences(t, db), "rule: a relay with a right clock commits every occurrence after the command appeared")
+}
