@@ -11,16 +11,18 @@
 //     MONITOR, counted by the process's own connections), the transactions
 //     on its database (pg_stat_database, read from another database), and
 //     its CPU time (/proc).
+//
 //   - latency at each of -rates: events committed one per transaction
 //     (pgoutbox.Append of an audit.recorded event, which the relay's
 //     built-in audit consumer takes) at that rate for -each; latency is
 //     the consumption record's time (queue.Evidence: the handler's end, so
 //     at least its start) minus the moment the commit returned, both this
 //     host's clock.
+//
 //   - drain: the relay is stopped, -backlog events are committed, the relay
 //     started again; events/s until every one has its consumption record.
 //
-//	go run ./bench/cmd/wakebench -variant before=/tmp/relay-main -variant after=build
+//     go run ./bench/cmd/wakebench -variant before=/tmp/relay-main -variant after=build
 package main
 
 import (
@@ -114,12 +116,15 @@ type subject struct {
 	queue string
 	proc  *relayproc.Proc
 	res   result
+	// lastCommit is when measureRate's last commit returned.
+	lastCommit time.Time
 }
 
 type result struct {
-	idle    idleCost
-	latency map[int][]time.Duration
-	drain   float64
+	idle     idleCost
+	latency  map[int][]time.Duration
+	achieved map[int]float64 // commits per second reached at each rate
+	drain    float64
 }
 
 type idleCost struct {
@@ -157,13 +162,16 @@ func run(ctx context.Context, c config, vs variants) error {
 		if err != nil {
 			return err
 		}
-		s := &subject{variant: v, db: db, queue: "wb_" + db.Name[3:], res: result{latency: map[int][]time.Duration{}}}
+		s := &subject{variant: v, db: db, queue: "wb_" + db.Name[3:], res: result{latency: map[int][]time.Duration{}, achieved: map[int]float64{}}}
 		subs = append(subs, s)
 		if err := s.start(ctx, c); err != nil {
 			return fmt.Errorf("%s: %w", v.name, err)
 		}
 	}
-	load := func() string { b, _ := os.ReadFile("/proc/loadavg"); return strings.Join(strings.Fields(string(b))[:3], " ") }
+	load := func() string {
+		b, _ := os.ReadFile("/proc/loadavg")
+		return strings.Join(strings.Fields(string(b))[:3], " ")
+	}
 	fmt.Fprintf(os.Stderr, "load average at start: %s\n", load())
 	for _, s := range subs {
 		if err := s.warm(ctx, c); err != nil {
@@ -181,12 +189,14 @@ func run(ctx context.Context, c config, vs variants) error {
 	}
 	for _, rate := range c.rates {
 		for _, s := range subs {
+			t0 := time.Now()
 			lat, err := s.measureRate(ctx, c, rate)
 			if err != nil {
 				return fmt.Errorf("%s: rate %d/s: %w", s.name, rate, err)
 			}
 			s.res.latency[rate] = lat
-			fmt.Fprintf(os.Stderr, "%s %d/s: %d events, p50 %.1f ms, p90 %.1f ms, p99 %.1f ms\n", s.name, rate, len(lat), pct(lat, 50), pct(lat, 90), pct(lat, 99))
+			s.res.achieved[rate] = float64(len(lat)) / s.lastCommit.Sub(t0).Seconds()
+			fmt.Fprintf(os.Stderr, "%s %d/s (reached %.0f/s): %d events, p50 %.1f ms, p90 %.1f ms, p99 %.1f ms\n", s.name, rate, s.res.achieved[rate], len(lat), pct(lat, 50), pct(lat, 90), pct(lat, 99))
 		}
 	}
 	for _, s := range subs {
@@ -200,11 +210,11 @@ func run(ctx context.Context, c config, vs variants) error {
 	for _, r := range c.rates {
 		fmt.Printf(" %d/s p50 / p90 / p99 ms |", r)
 	}
-	fmt.Printf(" drain of %d, events/s |\n|---|---:|---:|---:|", c.backlog)
+	fmt.Printf(" drain of %d, events/s | commits/s reached |\n|---|---:|---:|---:|", c.backlog)
 	for range c.rates {
 		fmt.Printf("---:|")
 	}
-	fmt.Printf("---:|\n")
+	fmt.Printf("---:|---|\n")
 	for _, s := range subs {
 		i := s.res.idle
 		fmt.Printf("| %s | %.1f | %.1f | %.2f |", s.name, float64(total(i.redis))/i.seconds, float64(i.xacts)/i.seconds, 100*i.cpu.Seconds()/i.seconds)
@@ -212,7 +222,11 @@ func run(ctx context.Context, c config, vs variants) error {
 			l := s.res.latency[r]
 			fmt.Printf(" %.1f / %.1f / %.1f |", pct(l, 50), pct(l, 90), pct(l, 99))
 		}
-		fmt.Printf(" %.0f |\n", s.res.drain)
+		var reached []string
+		for _, r := range c.rates {
+			reached = append(reached, fmt.Sprintf("%.0f", s.res.achieved[r]))
+		}
+		fmt.Printf(" %.0f | %s |\n", s.res.drain, strings.Join(reached, " / "))
 	}
 	fmt.Println()
 	for _, s := range subs {
@@ -283,6 +297,7 @@ func (s *subject) measureRate(ctx context.Context, c config, rate int, n ...int)
 	if firstErr != nil {
 		return nil, firstErr
 	}
+	s.lastCommit = slices.MaxFunc(committed, func(a, b time.Time) int { return a.Compare(b) })
 	at, err := waitConsumed(ctx, s.db.DB, ids, 2*time.Minute)
 	if err != nil {
 		return nil, err
