@@ -47,10 +47,15 @@ func (w *Wake) Signal() {
 	}
 }
 
-// Close ends the server's waits for good; call it before the server's
-// Shutdown, which otherwise waits for an idle worker's check (at most
-// TaskCheckInterval, as asynq's own sleep did).
-func (w *Wake) Close() { w.once.Do(func() { close(w.closed) }) }
+// Close ends the server's waits for good; call it just before the
+// server's Shutdown, which otherwise waits for an idle worker's check (up
+// to 1.5 x TaskCheckInterval, as asynq's own sleep did). After Close an
+// idle worker polls every millisecond or so until it is shut down.
+func (w *Wake) Close() {
+	if w != nil {
+		w.once.Do(func() { close(w.closed) })
+	}
+}
 
 // wait returns after a Signal, Close or d.
 func (w *Wake) wait(d time.Duration) {
