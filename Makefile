@@ -14,7 +14,7 @@ GO ?= go
 PKGS := ./...
 FUZZTIME ?= 10s
 
-.PHONY: dr-drill openapi-lint openapi-client run test test-full ci ci-foundation test-pooler test-containers test-pg-matrix services lint alerts unit fuzz bench bench-relays bench-ordered rename remove-examples check-run new-service template-status template-update check-template-update
+.PHONY: dr-drill openapi-lint openapi-client run test test-full ci ci-foundation test-pooler test-containers test-pg-matrix services lint alerts unit fuzz bench bench-relays bench-ordered bench-wake rename remove-examples check-run new-service template-status template-update check-template-update
 
 # A service made by make new-service has template.lock (docs/template.md);
 # the template itself has none. bench/ is the template's only.
@@ -152,6 +152,10 @@ bench-ordered: services
 	$(GO) run ./bench/cmd/orderedbench -runs 3 -relays 1,2 -explain -task-check 50ms
 	$(GO) run ./bench/cmd/orderedbench -runs 3 -relays 1,2 -explain
 	$(GO) run ./bench/cmd/orderedbench -runs 3 -relays 1,2 -poll 50ms
+
+## bench-wake: commit-to-consumer-start at 2, 50 and 1,000 events/s, idle cost and backlog drain of the real relay and its worker (docs/performance.md, "Commit-to-consumer start"); BEFORE=path adds a relay binary built from another commit, side by side.
+bench-wake: services
+	$(GO) run ./bench/cmd/wakebench -variant this=build $(if $(BEFORE),-variant before=$(BEFORE)) -rates 2,50,1000
 
 ## bench: the Go benchmarks recorded in bench/performance.md (today's figures: docs/performance.md).
 bench: services

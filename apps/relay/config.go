@@ -75,7 +75,8 @@ var envHelp = fmt.Sprintf(`  DATABASE_URL         postgres URL (required); may b
                        (default 1s, jittered x0.5..x1.5)
   WORKER_RETRY_MAX     the longest wait between consumer retries (default 1m)
   WORKER_TASK_CHECK_INTERVAL  an idle worker looks at its empty queue again after about
-                       this long (default 1s, 10ms..10s; set 50ms when events are ordered)
+                       this long when nothing wakes it (default 1s, 10ms..10s); this
+                       process's relay wakes it as it enqueues, so its events start at once
   SHUTDOWN_DRAIN_DELAY on SIGTERM the admin /readyz answers 503 for this long while
                        the relay and worker keep working (default 0s: the relay has
                        no Service to drain; 0s..1m)

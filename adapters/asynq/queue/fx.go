@@ -36,7 +36,8 @@ const ConsumerGroup = `group:"asynq.consumers"`
 // Module provides asynq.RedisConnOpt, *asynq.Client and *asynq.Inspector
 // (closed on stop), *Publisher also as ports.Publisher, ports.RetainedTasks
 // and ports.QueueInventory on the Publisher's queue, LossWatchers, a
-// *DurabilityChecker (closed on stop), its readiness Probe, and
+// *DurabilityChecker (closed on stop), its readiness Probe, the *Wake by
+// which the Publisher starts the worker at once, and
 // *asynq.Server whose handlers are the Consumers in ConsumerGroup. The
 // server starts only in apps that include RunWorker (or otherwise depend
 // on *asynq.Server).
@@ -45,6 +46,7 @@ var Module = fx.Module("asynq",
 		newRedisConnOpt,
 		newClient,
 		newInspector,
+		newWake,
 		fx.Annotate(newPublisher, fx.As(fx.Self()), fx.As(new(ports.Publisher))),
 		fx.Annotate(newRetained, fx.As(new(ports.RetainedTasks))),
 		fx.Annotate(newInventory, fx.As(new(ports.QueueInventory))),
@@ -118,8 +120,16 @@ func newInspector(lc fx.Lifecycle, opt asynq.RedisConnOpt) *asynq.Inspector {
 	return ins
 }
 
-func newPublisher(c *asynq.Client, cfg ModuleConfig) (*Publisher, error) {
-	return NewPublisher(c, cfg.Publisher)
+// newWake is the Wake the Publisher signals and the worker waits on, so
+// the relay's deliveries start this process's worker at once.
+func newWake() *Wake { return NewWake() }
+
+func newPublisher(c *asynq.Client, cfg ModuleConfig, wake *Wake) (*Publisher, error) {
+	pc := cfg.Publisher
+	if pc.Wake == nil {
+		pc.Wake = wake
+	}
+	return NewPublisher(c, pc)
 }
 
 func newRetained(ins *asynq.Inspector, e *Publisher) (*Retained, error) {
@@ -166,6 +176,7 @@ type workerParams struct {
 	Opt        asynq.RedisConnOpt
 	Config     ModuleConfig
 	Publisher  *Publisher
+	Wake       *Wake
 	Logger     *slog.Logger       `optional:"true"`
 	DeadLetter DeadLetterRecorder `optional:"true"`
 	Consumers  []Consumer         `group:"asynq.consumers"`
@@ -188,6 +199,9 @@ func newWorker(p workerParams) (*asynq.Server, error) {
 	if len(sc.Queues) == 0 {
 		sc.Queues = map[string]int{p.Publisher.Config().Queue: 1}
 	}
+	if sc.Wake == nil {
+		sc.Wake = p.Wake
+	}
 	var opts []MuxOption
 	var ev *Evidence
 	if p.Evidence != nil {
@@ -206,6 +220,7 @@ func newWorker(p workerParams) (*asynq.Server, error) {
 		// Start only spawns goroutines; it does not block on Redis.
 		OnStart: func(context.Context) error { return srv.Start(mux) },
 		OnStop: func(context.Context) error {
+			sc.Wake.Close() // an idle worker stops waiting for work
 			srv.Shutdown()
 			if ev != nil {
 				ev.Close() // after the last task: its record is written too

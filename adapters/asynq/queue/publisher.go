@@ -39,6 +39,10 @@ type Config struct {
 	// PublishConcurrency bounds the goroutines one Publish call uses.
 	// Default 16.
 	PublishConcurrency int
+	// Wake, when set, is signalled after every task enqueued, so the
+	// worker sharing it (ServerConfig.Wake) starts the task at once
+	// rather than at its next check. Module shares one.
+	Wake *Wake
 }
 
 // Publisher puts queue items on an asynq queue: outbox envelopes through
@@ -113,7 +117,11 @@ func (e *Publisher) EnqueueTask(ctx context.Context, taskType string, payload an
 func (e *Publisher) enqueue(ctx context.Context, task *asynq.Task, opts ...asynq.Option) (*asynq.TaskInfo, error) {
 	all := make([]asynq.Option, 0, len(e.opts)+len(opts))
 	all = append(append(all, e.opts...), opts...)
-	return e.client.EnqueueContext(ctx, task, all...)
+	info, err := e.client.EnqueueContext(ctx, task, all...)
+	if err == nil {
+		e.cfg.Wake.Signal()
+	}
+	return info, err
 }
 
 func isDuplicate(err error) bool {

@@ -51,13 +51,18 @@ type ServerConfig struct {
 	// comes after about RetryBase, each next one twice as late, never
 	// later than RetryMax. Defaults: DefaultRetryBase, DefaultRetryMax.
 	RetryBase, RetryMax time.Duration
-	// TaskCheckInterval is how long an idle worker sleeps (jittered
-	// x0.5..x1.5) before it looks at empty queues again. Zero means
-	// asynq's 1 s. Ordered events (outbox.NewParams.Ordered) empty the
-	// queue after every round of an aggregate, so this sleep is part of
-	// each step of an ordered chain: such services set it low (50 ms costs
-	// an idle worker about 20 small Redis calls a second).
+	// TaskCheckInterval is how long an idle worker waits (jittered
+	// x0.5..x1.5) before it looks at empty queues again when nothing
+	// wakes it (Wake). Zero means 1 s, asynq's default: an idle worker
+	// then sends about one small dequeue script a second per queue. A
+	// task a Publisher sharing the Wake enqueued starts at once whatever
+	// this is; tasks from other processes, and retries and scheduled
+	// tasks asynq moves to the queue, wait for the check.
 	TaskCheckInterval time.Duration
+	// Wake, when set, is how this process's Publisher (Config.Wake)
+	// tells the worker there is work; see Wake. Nil: the worker only
+	// checks every TaskCheckInterval. Close it before Shutdown.
+	Wake *Wake
 }
 
 // Consumer retry defaults: short first retries (asynq's own default waits
@@ -84,7 +89,13 @@ func RetryBackoff(base, max time.Duration) asynq.RetryDelayFunc {
 // at WARN with task_id, task_type, queue, retry counts and the redacted
 // error; tasks failed for good are then passed to cfg.DeadLetterFunc.
 // Redis health check failures are logged at WARN without the Redis address.
+// An idle worker waits for cfg.Wake or cfg.TaskCheckInterval; see Wake.
 func NewServer(redisOpt asynq.RedisConnOpt, cfg ServerConfig) *asynq.Server {
+	srv, _ := newServer(redisOpt, cfg)
+	return srv
+}
+
+func newServer(redisOpt asynq.RedisConnOpt, cfg ServerConfig) (*asynq.Server, *idleHook) {
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.Default()
@@ -93,13 +104,18 @@ func NewServer(redisOpt asynq.RedisConnOpt, cfg ServerConfig) *asynq.Server {
 	if len(queues) == 0 {
 		queues = map[string]int{DefaultQueue: 1}
 	}
-	return asynq.NewServer(redisOpt, asynq.Config{
+	wake := cfg.Wake
+	if wake == nil {
+		wake = NewWake()
+	}
+	hook := &idleHook{wake: wake, check: cmp.Or(cfg.TaskCheckInterval, time.Second)}
+	srv := asynq.NewServer(hookedConnOpt{redisOpt, hook}, asynq.Config{
 		Concurrency:       cfg.Concurrency,
 		Queues:            queues,
 		ShutdownTimeout:   cfg.ShutdownTimeout,
 		Logger:            slogLogger{logger},
 		RetryDelayFunc:    retryDelay(cfg),
-		TaskCheckInterval: cfg.TaskCheckInterval,
+		TaskCheckInterval: asynqIdleSleep, // the idle wait is the hook's
 		ErrorHandler:      errorHandler(logger, cfg.DeadLetterFunc),
 		HealthCheckFunc: func(err error) {
 			if err != nil {
@@ -107,6 +123,7 @@ func NewServer(redisOpt asynq.RedisConnOpt, cfg ServerConfig) *asynq.Server {
 			}
 		},
 	})
+	return srv, hook
 }
 
 func retryDelay(cfg ServerConfig) asynq.RetryDelayFunc {
