@@ -50,7 +50,7 @@ func TestSummarise(t *testing.T) {
 		{
 			name: "LoginRequestJSON", policy: redaction.PolicyLogin, mode: redaction.ModeJSON,
 			body: redaction.Body{ContentType: jsonCT, Data: []byte(`{"username":"alice","password":"PLANTED1","captcha":"PLANTED2","code":"PLANTED3"}`)},
-			text: `{"username":"alice","password":"[REDACTED]","captcha":"[REDACTED]","code":"[REDACTED]"}`,
+			text: `{"username":"[REDACTED:string:5]","password":"[REDACTED]","captcha":"[REDACTED]","code":"[REDACTED]"}`,
 		},
 		{
 			name: "LoginResponseJSON", policy: redaction.PolicyLogin, mode: redaction.ModeJSON,
@@ -60,7 +60,7 @@ func TestSummarise(t *testing.T) {
 		{
 			name: "LoginForm", policy: redaction.PolicyLogin, mode: redaction.ModeForm,
 			body: redaction.Body{ContentType: formCT, Data: []byte("username=alice&password=PLANTED&otp=PLANTED&state=PLANTED")},
-			text: "username=alice&password=[REDACTED]&otp=[REDACTED]&state=[REDACTED]",
+			text: "username=[REDACTED:string:5]&password=[REDACTED]&otp=[REDACTED]&state=[REDACTED]",
 		},
 		{
 			name: "LoginXMLIsSummaryOnly", policy: redaction.PolicyLogin, mode: redaction.ModeSummary,
@@ -279,7 +279,11 @@ func TestSummariseOversized(t *testing.T) {
 			require.LessOrEqual(t, len(res.Text), redaction.DefaultMaxBytes)
 			require.True(t, utf8.ValidString(res.Text))
 			require.NotContains(t, res.Text, plant)
-			require.Contains(t, res.Text, `"名前":"東京都"`)
+			if p == redaction.PolicyDefault {
+				require.Contains(t, res.Text, `"名前":"東京都"`)
+			} else { // default-deny: an undeclared member keeps only its shape
+				require.Contains(t, res.Text, `"名前":"[REDACTED:string:3]"`)
+			}
 		})
 	}
 }
