@@ -37,7 +37,7 @@ func NewFields(safe, correlate []string) *Fields {
 var builtinSafe = []string{
 	"request_id", "status", "result", "result_code", "error_code", "errcode", "err_code", "return_code",
 	"ok", "success", "succeeded", "retryable", "message", "msg", "errmsg", "err_msg", "reason", "field",
-	"trade_state", "trade_status",
+	"trade_state", "trade_status", "timestamp", "created_at", "updated_at", "page", "page_size", "limit",
 }
 
 // denyPolicies lists, per default-deny policy, the fields it keeps beyond
@@ -48,8 +48,9 @@ var denyPolicies = map[Policy][]string{
 	PolicyPayment: {
 		"order_no", "order_id", "out_trade_no", "trade_no", "transaction_id", "out_refund_no", "refund_id",
 		"channel", "pay_channel", "trade_type", "amount", "amount_cents", "total_amount", "total_fee", "currency", "fee_type",
+		"event_type",
 	},
-	PolicyLogin: loginKeep,
+	PolicyLogin: append([]string{"username", "user_name", "login_name"}, loginKeep...),
 	PolicyCallback: {
 		"event", "event_type", "msg_type", "change_type", "info_type",
 	},

@@ -124,7 +124,7 @@ func (w *walker) value(emit bool) bool {
 			w.shape(lit)
 		case !w.ident && numberSecret(lit):
 			w.redact(lit)
-		case !w.ident && !w.m.deny() && len(lit) == 11 && phoneDigits(lit):
+		case !w.ident && len(lit) == 11 && phoneDigits(lit):
 			w.out = appendMasked(w.out, lit, piiPhone)
 		default:
 			w.out = append(w.out, lit...)
@@ -153,7 +153,7 @@ func (w *walker) emitString(raw []byte) {
 		w.redact(raw)
 		return
 	}
-	if !w.ident && !w.m.deny() && phoneValue(s) {
+	if !w.ident && phoneValue(s) {
 		w.out = appendMasked(w.out, raw, piiPhone)
 		return
 	}
