@@ -53,7 +53,7 @@ var (
 // identity-shaped names, card contexts and PII fields.
 func nameFlags(k []byte) uint16 {
 	var f uint16
-	if len(k) >= 11 {
+	if len(k) >= 11 && (digitCount(k) >= 11 || bytes.Contains(k, []byte("eyJ"))) {
 		s := string(k)
 		switch {
 		case identityShape(s) || containsJWT(s) || hasCardOrID(s):
@@ -164,6 +164,11 @@ func bareBasic(s string) bool {
 	if len(s) < 8 || len(s) > 200 {
 		return false
 	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !isBase64URL(c) && c != '+' && c != '/' && c != '=' || c == '-' || c == '_' {
+			return false
+		}
+	}
 	b, err := base64.StdEncoding.DecodeString(s)
 	if err != nil {
 		if b, err = base64.RawStdEncoding.DecodeString(s); err != nil {
@@ -258,6 +263,16 @@ func appendShape(out, raw []byte, hash bool, key []byte) []byte {
 func shapeText(v string, hash bool, key []byte) string {
 	b := appendShape(nil, appendQuoted(nil, []byte(v)), hash, key)
 	return string(b[1 : len(b)-1]) // as text: no quotes
+}
+
+func digitCount(b []byte) int {
+	n := 0
+	for _, c := range b {
+		if isDigit(c) {
+			n++
+		}
+	}
+	return n
 }
 
 func piiTail(w []byte) bool {
