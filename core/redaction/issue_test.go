@@ -106,8 +106,8 @@ func TestLoginResponseKeepsOutcomeOnly(t *testing.T) {
 	body := `{"ok":true,"user_id":"u-1","phone":"13800138000","email":"a@example.com","real_name":"张三",` +
 		`"data":{"nickname":"Al","roles":["admin"],"expires_in":7200,"token_type":"Bearer"},"code":"LOGIN_OK"}`
 	res := r.Summarise(redaction.PolicyLogin, redaction.Body{ContentType: "application/json", Data: []byte(body), Response: true})
-	require.Equal(t, `{"ok":true,"user_id":"u-1","phone":"[REDACTED]","email":"[REDACTED]","real_name":"[REDACTED]",`+
-		`"data":{"nickname":"[REDACTED]","roles":["[REDACTED]"],"expires_in":7200,"token_type":"Bearer"},"code":"LOGIN_OK"}`, res.Text)
+	require.Equal(t, `{"ok":true,"user_id":"u-1","phone":"[REDACTED:string:11]","email":"[REDACTED:string:13]","real_name":"[REDACTED:string:2]",`+
+		`"data":{"nickname":"[REDACTED:string:2]","roles":["[REDACTED:string:5]"],"expires_in":7200,"token_type":"Bearer"},"code":"LOGIN_OK"}`, res.Text)
 }
 
 func TestRedactTextKeepsErrorCauses(t *testing.T) {

@@ -107,12 +107,3 @@ func upperSnake(raw []byte) bool {
 	}
 	return letter
 }
-
-// loginKeepSet is loginKeep normalised.
-var loginKeepSet = func() map[string]bool {
-	m := make(map[string]bool, len(loginKeep))
-	for _, k := range loginKeep {
-		m[normalise(k)] = true
-	}
-	return m
-}()

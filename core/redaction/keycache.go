@@ -14,7 +14,7 @@ type keyCache [keyCacheSize]keyEntry
 // that filling it needs no GC write barrier.
 type keyEntry struct {
 	off, end int // raw literal with its quotes is in[off:end]; end is 0 when empty
-	flags    uint8
+	flags    uint16
 }
 
 // slot returns the entry raw maps to. The hash reads only the length and

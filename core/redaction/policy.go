@@ -71,9 +71,13 @@ type Body struct {
 	AllowText bool
 	// Parts describes a multipart body; the HTTP layer parses it, core does no I/O.
 	Parts []PartInfo
-	// Response is true for a response body: login routes keep only the
-	// outcome and subject identifiers of their responses.
+	// Response is true for a response body.
 	Response bool
+	// Safe are the fields the route declares safe on a default-deny
+	// policy (login, payment, callback, file transfer): their values are
+	// logged; every other value becomes its shape. Nil: only the policy's
+	// built-in troubleshooting fields.
+	Safe *Fields
 }
 
 // kind is a body's content family.
@@ -113,14 +117,17 @@ func (r *Redactor) Summarise(p Policy, body Body) Result {
 		return Result{Mode: ModeOmitted}
 	}
 	k, mt := classify(body.ContentType)
-	m := r.matcher(p)
+	m := r.matcherFor(p, body.Safe)
+	m.login = p == PolicyLogin && !body.Response
 	if p == PolicyCallback || p == PolicyOpaque || len(body.Parts) > 0 {
 		return r.summary(body, k, mt)
 	}
 	var res Result
 	switch {
 	case k == kindJSON:
-		out, err := redactJSONWith(r.walker(body.Data, p, p == PolicyLogin && body.Response))
+		wk := r.walker(body.Data, p, body.Safe)
+		wk.m.login = m.login
+		out, err := redactJSONWith(wk)
 		if err != nil {
 			return r.summary(body, k, mt)
 		}

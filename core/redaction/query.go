@@ -19,9 +19,13 @@ func redactPairs(raw string, m matcher) string {
 		k, v, hasValue := strings.Cut(pair, "=")
 		key := unescape(k)
 		switch {
-		case m.secretValue(key):
+		case m.secretValue(key) || nameFlags([]byte(key))&flagIdentKey != 0:
 			// A bare credential (?eyJ...) has no key to keep.
 			b.WriteString(Redacted)
+		case m.deny() && hasValue:
+			b.WriteString(k)
+			b.WriteString("=")
+			b.WriteString(m.denyPair(key, v))
 		case hasValue && (m.sensitive([]byte(key)) || m.secretValue(unescape(v))):
 			b.WriteString(k)
 			b.WriteString("=" + Redacted)
@@ -38,6 +42,40 @@ func redactPairs(raw string, m matcher) string {
 		}
 	}
 	return b.String()
+}
+
+// denyPair returns what a default-deny policy logs for the value v
+// (still encoded) of the pair named key: v itself when the field is
+// declared safe and holds no secret, its shape otherwise.
+func (m matcher) denyPair(key, v string) string {
+	n := normalise(key)
+	class := m.fieldClass(n)
+	uv := unescape(v)
+	switch {
+	case m.sensitive([]byte(key)) && (n != "code" || m.login):
+		return Redacted
+	case m.secretValue(uv):
+		class = 0
+	case n == "code" && upperSnake(appendQuoted(nil, []byte(uv))):
+		return v
+	}
+	if class == fieldSafe {
+		return v
+	}
+	return shapeText(uv, class == fieldHash, m.hashKey)
+}
+
+// RedactQueryFor redacts a raw query under a route's policy p and
+// declared safe fields: on a default-deny policy every parameter not
+// declared safe is logged as its shape.
+func (r *Redactor) RedactQueryFor(p Policy, safe *Fields, rawQuery string) string {
+	return redactPairs(rawQuery, r.matcherFor(p, safe))
+}
+
+// RedactTextFor is RedactText under a route's policy: a URL's query (a
+// Referer's) follows the policy as the route's own query does.
+func (r *Redactor) RedactTextFor(p Policy, safe *Fields, s string) string {
+	return r.matcherFor(p, safe).redactText(s)
 }
 
 // RedactQuery returns a URL's raw query with the value of every sensitive

@@ -67,7 +67,7 @@ type Result struct {
 // compact JSON with key order and number text preserved, capped at MaxBytes.
 // It returns ErrInvalidJSON, and no Text, for anything else.
 func (r *Redactor) RedactJSON(data []byte) (Result, error) {
-	out, err := redactJSONWith(r.walker(data, PolicyDefault, false))
+	out, err := redactJSONWith(r.walker(data, PolicyDefault, nil))
 	if err != nil {
 		return Result{}, err
 	}
@@ -75,13 +75,20 @@ func (r *Redactor) RedactJSON(data []byte) (Result, error) {
 }
 
 func (r *Redactor) matcher(p Policy) matcher {
-	return cmp.Or(r.Registry, defaultRegistry).matcher(p)
+	return r.matcherFor(p, nil)
 }
 
-// walker returns a walker over data under policy p; keep selects the
-// login-response rule (only outcome and subject identifiers keep values).
-func (r *Redactor) walker(data []byte, p Policy, keep bool) walker {
-	w := walker{in: data, m: r.matcher(p), keep: keep}
+// matcherFor is matcher with a route's declared safe fields.
+func (r *Redactor) matcherFor(p Policy, safe *Fields) matcher {
+	m := cmp.Or(r.Registry, defaultRegistry).matcher(p)
+	m.safe, m.hashKey, m.login = safe, r.HashKey, p == PolicyLogin
+	return m
+}
+
+// walker returns a walker over data under policy p with the route's
+// declared safe fields.
+func (r *Redactor) walker(data []byte, p Policy, safe *Fields) walker {
+	w := walker{in: data, m: r.matcherFor(p, safe)}
 	if r.HashRedacted && len(r.HashKey) > 0 {
 		w.hashKey = r.HashKey
 	}

@@ -95,13 +95,22 @@ func (r *Registry) matcher(p Policy) matcher {
 	if int(p) < 0 || int(p) >= numPolicies {
 		p = PolicyDefault
 	}
-	return matcher{set: r.policies[p]}
+	return matcher{set: r.policies[p], builtin: denySets[p]}
 }
 
 // matcher answers for one policy of a registry.
 type matcher struct {
 	set *ruleSet
+	// builtin is the policy's safe set when it is default-deny, nil otherwise.
+	builtin *Fields
+	safe    *Fields // the route's declared safe set, if any
+	hashKey []byte  // keys the hashes of correlated fields
+	// login is a login request (or query): its "code" is never a result code.
+	login bool
 }
+
+// deny reports a default-deny policy.
+func (m matcher) deny() bool { return m.builtin != nil }
 
 // maxWords bounds the words kept per key; longer keys are matched on
 // their first maxWords words plus the joined form.

@@ -75,13 +75,24 @@ var BuiltinRules = []Rule{
 	Word("captcha"), Word("verify", "code"), Word("verification", "code"), Word("sms", "code"),
 	Word("email", "code"), Word("auth", "code"), Word("otp", "code"), Word("security", "code"),
 	Word("check", "code"), Word("pin", "code"), Word("captcha", "code"), Word("verify", "token"),
+	Name("vcode"), Name("yzm"), Word("valid", "code"), Word("mobile", "code"), Word("phone", "code"),
+	Word("msg", "code"), Name("smscode"), Name("checkcode"), Name("yanzhengma"),
+	// 付款码 (a payer's barcode), API v3 keys, signed CDN links, session cookies.
+	Word("dynamic", "id"), Word("pay", "code"), Word("payment", "code"), Name("paycode"), Name("barcode").On(PolicyPayment),
+	Word("auth", "key"), Name("apiv3key"), Part("apiv3key"), Word("api", "v3", "key"), Word("api", "v2", "key"),
+	Name("connect.sid"), Word("sess"), Name("sessid"), Name("koa.sess"), Name("express.sid"),
 	// Payment credentials and card data.
 	Word("card", "no"), Word("card", "number"), Word("card", "num"), Word("bank", "card"), Word("bank", "account"),
 	Word("bank", "no"), Word("account", "number"), Word("account", "no"), Word("credit", "card"), Word("debit", "card"),
 	Word("cvv"), Word("cvc"), Word("cvn"), Name("pan"), Word("card", "expiry"), Word("prepay", "id"),
+	Word("acct", "no"), Word("acc", "no"), Word("acct", "num"), Name("acctno"), Name("accno"), Name("yhkh"),
+	Name("yhzh"), Word("valid", "date"), Word("exp", "date"), Word("expire", "date"), Word("expiry", "date"),
 	// Identity numbers.
 	Word("id", "card"), Word("identity", "card"), Word("identity", "no"), Word("identity", "number"),
 	Word("id", "number"), Word("citizen", "id"), Word("national", "id"), Word("ssn"),
+	Name("zjhm"), Name("idcardno"), Name("idcard"), Word("cert", "no"), Word("cert", "num"), Name("sfzh"),
+	Name("sfzhm"), Name("passport"), Name("passportno"), Word("passport", "no"), Word("passport", "number"),
+	Word("passport", "id"), Part("护照"),
 	// Private links: payment pages, QR codes, deep links, signed files.
 	Word("qr", "code"), Name("qrcode"), Word("code", "url"),
 	Word("qr", "url"), Word("qr", "link"), Word("pay", "url"), Word("pay", "link"), Word("payment", "url"),
@@ -111,7 +122,8 @@ var BuiltinRules = []Rule{
 	Allowed("pass_rate"), Allowed("pass_count"), Allowed("pass_through"),
 	Allowed("token_type"), Allowed("expires_in"), Allowed("refresh_expires_in"), Allowed("sign_type"),
 	Allowed("key", PolicyConfig),
-	Allowed("code", PolicyDefault, PolicyPayment, PolicyCallback, PolicyFileTransfer, PolicyOpaque, PolicyConfig),
+	Allowed("code", PolicyDefault, PolicyCallback, PolicyFileTransfer, PolicyOpaque, PolicyConfig),
+	Name("code").On(PolicyPayment), // 快捷支付's SMS confirmation; a result code is UPPER_SNAKE
 	Allowed("order_no"), Allowed("out_trade_no"), Allowed("trade_no"), Allowed("transaction_id"),
 	Allowed("out_refund_no"), Allowed("refund_id"), Allowed("request_id"), Allowed("task_id"),
 }

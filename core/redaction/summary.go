@@ -160,7 +160,8 @@ func (r *Redactor) safeNames(names []string) []string {
 // safeName hides a field name that is long or looks like a credential
 // (a multipart part or a map keyed by tokens, say).
 func safeName(n string) string {
-	if len(n) > maxNameLen || !utf8.ValidString(n) || defaultRegistry.matcher(PolicyDefault).secretValue(n) {
+	if len(n) > maxNameLen || !utf8.ValidString(n) || defaultRegistry.matcher(PolicyDefault).secretValue(n) ||
+		nameFlags([]byte(n))&flagIdentKey != 0 {
 		return Redacted
 	}
 	return n

@@ -32,10 +32,11 @@ func (m matcher) shape(s string, ident bool) bool {
 	switch {
 	case len(s) < 8:
 		return false
-	case authCredential(s), containsJWT(s), isBlob(s), strings.Contains(s, "-----BEGIN "), hasUserinfo(s), hasCloudKey(s):
+	case authCredential(s), containsJWT(s), isBlob(s), strings.Contains(s, "-----BEGIN "), hasUserinfo(s), hasCloudKey(s),
+		bareBasic(s):
 		return true
 	}
-	return !ident && hasCardOrID(s)
+	return !ident && (hasCardOrID(s) || identityShape(s) && !phoneValue(s))
 }
 
 // mayBeSecret is a cheap filter on a raw JSON string literal so that most
@@ -57,7 +58,7 @@ func mayBeSecret(raw []byte) bool {
 		case hintAlways:
 			return true
 		case hintDigit:
-			if digits++; digits >= 13 {
+			if digits++; digits >= 11 { // a phone number, a card
 				return true
 			}
 		case hintPrefix:
@@ -70,7 +71,17 @@ func mayBeSecret(raw []byte) bool {
 			}
 		}
 	}
-	return false
+	// A bare Basic credential: unbroken base64 of a multiple of 4.
+	return (len(raw)-2)%4 == 0 && isStdBase64(raw[1:len(raw)-1])
+}
+
+func isStdBase64(b []byte) bool {
+	for _, c := range b {
+		if !isBase64URL(c) && c != '+' && c != '/' && c != '=' || c == '-' || c == '_' {
+			return false
+		}
+	}
+	return true
 }
 
 const (

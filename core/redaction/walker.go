@@ -27,7 +27,7 @@ func redactJSON(data []byte, m matcher) (string, error) {
 
 func redactJSONWith(w walker) ([]byte, error) {
 	w.out = make([]byte, 0, len(w.in)+16)
-	w.leaves = w.keep
+	w.leaves = w.m.deny()
 	if !w.document(true) {
 		return nil, ErrInvalidJSON
 	}
@@ -51,10 +51,11 @@ type walker struct {
 	hashKey    []byte // set: redacted values carry their keyed hash
 	nest       int    // how deep in documents inside strings
 	redactions int
-	keep       bool // a login response: only loginKeep members keep scalars
-	leaves     bool // in keep mode, outside a kept member
+	leaves     bool // default-deny: the value is under an undeclared member
 	ident      bool // the value is under an allow-listed key
-	code       bool // the value is under "code" in keep mode
+	code       bool // the value is under "code" in default-deny mode
+	hash       bool // the value is under a correlated member
+	cardCtx    bool // the value is under a card or bank member
 }
 
 // document consumes exactly one value and trailing whitespace.
@@ -98,9 +99,17 @@ func (w *walker) value(emit bool) bool {
 			w.emitString(w.in[start:w.pos])
 		}
 		return true
-	case 't':
-		return w.literal("true", emit)
-	case 'f':
+	case 't', 'f':
+		if emit && w.leaves {
+			if !w.literal("true", false) && !w.literal("false", false) {
+				return false
+			}
+			w.shape(w.in[start:w.pos])
+			return true
+		}
+		if w.in[w.pos] == 't' {
+			return w.literal("true", emit)
+		}
 		return w.literal("false", emit)
 	case 'n':
 		return w.literal("null", emit)
@@ -110,9 +119,14 @@ func (w *walker) value(emit bool) bool {
 	}
 	if emit {
 		lit := w.in[start:w.pos]
-		if w.leaves || !w.ident && numberSecret(lit) {
+		switch {
+		case w.leaves:
+			w.shape(lit)
+		case !w.ident && numberSecret(lit):
 			w.redact(lit)
-		} else {
+		case !w.ident && len(lit) == 11 && phoneDigits(lit):
+			w.out = appendMasked(w.out, lit, piiPhone)
+		default:
 			w.out = append(w.out, lit...)
 		}
 	}
@@ -126,7 +140,7 @@ func (w *walker) emitString(raw []byte) {
 		if w.code && upperSnake(raw) {
 			w.out = append(w.out, raw...)
 		} else {
-			w.redact(raw)
+			w.shape(raw)
 		}
 		return
 	}
@@ -137,6 +151,10 @@ func (w *walker) emitString(raw []byte) {
 	s := unquote(raw)
 	if w.m.credential(s, w.ident) {
 		w.redact(raw)
+		return
+	}
+	if !w.ident && phoneValue(s) {
+		w.out = appendMasked(w.out, raw, piiPhone)
 		return
 	}
 	if w.nest < maxNest && looksJSON(s) {
@@ -158,6 +176,13 @@ func (w *walker) emitString(raw []byte) {
 		return
 	}
 	w.out = append(w.out, raw...)
+}
+
+// shape writes the default-deny replacement of an undeclared value: its
+// type and length, and its keyed hash when the member is correlated.
+func (w *walker) shape(raw []byte) {
+	w.redactions++
+	w.out = appendShape(w.out, raw, w.hash, w.m.hashKey)
 }
 
 // redact writes the replacement of the value literal raw.
@@ -289,12 +314,18 @@ func (w *walker) member(emit bool, pair *pairState) bool {
 		w.top(key, w.in[v:w.pos])
 		return true
 	}
-	w.out = append(w.out, key...)
-	w.out = append(w.out, ':')
 	f := w.keyFlags(start, end)
+	if f&flagIdentKey != 0 || f&flagDigitsKey != 0 && w.cardCtx {
+		// A member name shaped like a secret or an identity is a value.
+		w.redactions++
+		w.out = append(w.out, redactedJSON...)
+	} else {
+		w.out = append(w.out, key...)
+	}
+	w.out = append(w.out, ':')
 	w.ws()
 	v := w.pos
-	if w.keep && f&flagCode != 0 {
+	if w.m.deny() && f&flagCode != 0 {
 		f = f&^flagSensitive&^flagKept | flagCode // only a result code's name stays
 	}
 	if f&flagSensitive != 0 {
@@ -307,18 +338,26 @@ func (w *walker) member(emit bool, pair *pairState) bool {
 		}
 		return true
 	}
-	ident, leaves, code := w.ident, w.leaves, w.code
+	if pii := piiOf(f); pii != 0 && !w.m.deny() && w.pos < len(w.in) && (w.in[v] == '"' || isDigit(w.in[v])) {
+		if !w.value(false) {
+			return false
+		}
+		w.redactions++
+		w.out = appendMasked(w.out, w.in[v:w.pos], pii)
+		return true
+	}
+	ident, leaves, code, hash, cardCtx := w.ident, w.leaves, w.code, w.hash, w.cardCtx
 	w.ident = f&flagAllowed != 0
 	w.code = f&flagCode != 0
-	if f&flagKept != 0 {
-		w.leaves = false
-	}
-	if w.code {
-		w.leaves = true
+	w.hash = f&flagHash != 0
+	w.cardCtx = f&flagCardCtx != 0
+	if w.m.deny() {
+		// Each member is judged by its own name, at any depth.
+		w.leaves = f&flagKept == 0 || w.hash || w.code
 	}
 	outStart, before := len(w.out), w.redactions
 	ok := w.value(true)
-	w.ident, w.leaves, w.code = ident, leaves, code
+	w.ident, w.leaves, w.code, w.hash, w.cardCtx = ident, leaves, code, hash, cardCtx
 	switch {
 	case !ok:
 		return false
@@ -335,16 +374,23 @@ func (w *walker) member(emit bool, pair *pairState) bool {
 const (
 	flagSensitive = 1 << iota
 	flagAllowed
-	flagKept  // a login response member that keeps its value
-	flagCode  // "code": kept in login responses when it is a code name
-	flagName  // "name" of a {name, value} header object
-	flagValue // "value" of one
-	flagKnown // the entry is filled
+	flagKept      // default-deny: a declared member that keeps its value
+	flagCode      // default-deny: "code", kept when it is a result code
+	flagName      // "name" of a {name, value} header object
+	flagValue     // "value" of one
+	flagKnown     // the entry is filled
+	flagHash      // default-deny: a correlated member
+	flagIdentKey  // the name is a JWT, card, ID or phone number
+	flagDigitsKey // the name is 12-19 digits: a card number in a card context
+	flagCardCtx   // the name is a card or bank member
+	flagPIIPhone  // PII: a phone number, masked to its last 4 digits
+	flagPIIName   // PII: a person's name, masked to its first character
+	flagPIIID     // PII: an openid or unionid, masked to its last 4 characters
 )
 
 // keyFlags classifies the raw key literal in[start:end]. Keys repeat in
 // arrays of objects, so answers are memoised for the document.
-func (w *walker) keyFlags(start, end int) uint8 {
+func (w *walker) keyFlags(start, end int) uint16 {
 	raw := w.in[start:end]
 	e := w.keys.slot(raw)
 	if e.end != 0 && bytes.Equal(w.in[e.off:e.end], raw) {
@@ -355,7 +401,7 @@ func (w *walker) keyFlags(start, end int) uint8 {
 		k = []byte(unquote(raw))
 	}
 	sensitive, allowed := w.m.lookup(k)
-	f := uint8(flagKnown)
+	f := uint16(flagKnown) | nameFlags(k)
 	if sensitive {
 		f |= flagSensitive
 	}
@@ -368,12 +414,15 @@ func (w *walker) keyFlags(start, end int) uint8 {
 	case "value", "val", "Value":
 		f |= flagValue
 	}
-	if w.keep {
+	if w.m.deny() {
 		n := normalise(string(k))
-		if loginKeepSet[n] {
+		switch w.m.fieldClass(n) {
+		case fieldSafe:
 			f |= flagKept
+		case fieldHash:
+			f |= flagHash
 		}
-		if n == "code" {
+		if n == "code" && !w.m.login {
 			f |= flagCode
 		}
 	}

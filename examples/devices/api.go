@@ -108,10 +108,14 @@ func (a *API) Register(g *echo.Group) {
 
 // AccessRoutes are the access-log policies of the routes: the upload is a
 // file transfer, so its multipart body is logged as a summary of part
-// names and sizes, never its bytes.
+// names and sizes, never its bytes, and its JSON (the 202's task id) keeps
+// only the declared fields.
 func AccessRoutes() []accesslog.Route {
 	return []accesslog.Route{{
-		Path: APIPrefix + RouteCreate, RoutePolicy: accesslog.RoutePolicy{Policy: redaction.PolicyFileTransfer},
+		Path: APIPrefix + RouteCreate,
+		RoutePolicy: accesslog.RoutePolicy{
+			Policy: redaction.PolicyFileTransfer, Safe: []string{"task_id"},
+		},
 	}}
 }
 

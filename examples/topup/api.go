@@ -78,9 +78,17 @@ func (a *API) Register(g *echo.Group) {
 
 // AccessRoutes are the access-log policies of the routes. The order routes
 // carry the private pay_url in their bodies, so they log under
-// PolicyPayment; the wallet route uses the default policy.
+// PolicyPayment, which is default-deny: only the fields declared here
+// (the order id, channel, amount and state an operator needs) keep their
+// values, the agent id is correlated by a keyed hash, and any other field,
+// including one added later, is logged as its shape. The wallet route uses
+// the default policy.
 func AccessRoutes() []accesslog.Route {
-	pay := accesslog.RoutePolicy{Policy: redaction.PolicyPayment}
+	pay := accesslog.RoutePolicy{
+		Policy:    redaction.PolicyPayment,
+		Safe:      []string{"topup_id", "order_id", "channel", "amount_cents", "status", "created_at", "updated_at"},
+		Correlate: []string{"agent_id"},
+	}
 	return []accesslog.Route{
 		{Path: apiPrefix + RouteTopups, RoutePolicy: pay},
 		{Path: apiPrefix + RouteTopup, RoutePolicy: pay},

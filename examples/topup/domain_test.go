@@ -51,9 +51,14 @@ func TestDomainPlugsIntoTheApps(t *testing.T) {
 	}
 	slices.Sort(served)
 	require.Equal(t, []string{"GET /api/v1/topups/:id", "GET /api/v1/wallets/me", "POST /api/v1/topups"}, served)
+	pay := accesslog.RoutePolicy{
+		Policy:    redaction.PolicyPayment,
+		Safe:      []string{"topup_id", "order_id", "channel", "amount_cents", "status", "created_at", "updated_at"},
+		Correlate: []string{"agent_id"},
+	}
 	require.ElementsMatch(t, []accesslog.Route{
-		{Path: "/api/v1/topups", RoutePolicy: accesslog.RoutePolicy{Policy: redaction.PolicyPayment}},
-		{Path: "/api/v1/topups/:id", RoutePolicy: accesslog.RoutePolicy{Policy: redaction.PolicyPayment}},
+		{Path: "/api/v1/topups", RoutePolicy: pay},
+		{Path: "/api/v1/topups/:id", RoutePolicy: pay},
 	}, api.AccessRoutes)
 	require.NotNil(t, api.ErrorMapper)
 	mapped, ok := api.ErrorMapper(topup.ErrNotFound)

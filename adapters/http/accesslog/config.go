@@ -21,9 +21,11 @@ const CodeRedactionFailed = "ACCESSLOG_REDACTION_FAILED"
 // *redaction.Redactor implements it.
 type Redactor interface {
 	Summarise(p redaction.Policy, body redaction.Body) redaction.Result
-	RedactQuery(rawQuery string) string
-	// RedactText cleans a logged header (User-Agent, Referer).
-	RedactText(s string) string
+	// RedactQueryFor redacts the query under the route's policy.
+	RedactQueryFor(p redaction.Policy, safe *redaction.Fields, rawQuery string) string
+	// RedactTextFor cleans a logged header (User-Agent, Referer) under the
+	// route's policy: a Referer's query follows it as the query does.
+	RedactTextFor(p redaction.Policy, safe *redaction.Fields, s string) string
 }
 
 var _ Redactor = (*redaction.Redactor)(nil)
@@ -37,6 +39,17 @@ type RoutePolicy struct {
 	// SecretParams names the route's path parameters that carry secrets
 	// (a reset token, a signed id): their segments are logged as Redacted.
 	SecretParams []string
+	// Safe declares, on a default-deny policy (login, payment, callback,
+	// file transfer), the fields whose values may be logged in the body,
+	// the response, the query and the Referer, at any depth; every other
+	// value is logged as its shape (type and length). Each entry is a
+	// reviewed decision: list only fields that never hold a secret or
+	// personal data (an order id, a channel, an amount).
+	Safe []string
+	// Correlate names fields logged as their shape plus a keyed hash of
+	// the value (Redactor.HashKey), so equal values can be matched across
+	// lines without being readable (an agent id).
+	Correlate []string
 }
 
 // Route binds a route pattern (echo's c.Path(), e.g.

@@ -26,7 +26,9 @@ func ExampleNew() {
 	access := accesslog.New(accesslog.Config{
 		Logger:   log,
 		Redactor: &redaction.Redactor{HashKey: []byte("per-deployment secret")},
-		Routes:   map[string]accesslog.RoutePolicy{"/login": {Policy: redaction.PolicyLogin}},
+		// A login route is default-deny: only what it declares safe (and
+		// the outcome and subject ids) keeps a value.
+		Routes: map[string]accesslog.RoutePolicy{"/login": {Policy: redaction.PolicyLogin, Safe: []string{"user", "page"}}},
 	})
 	e := httpx.NewServer(httpx.ServerConfig{Middleware: []echo.MiddlewareFunc{access}}, log)
 	e.POST("/login", func(c echo.Context) error {
@@ -41,6 +43,6 @@ func ExampleNew() {
 	status, _ := serve(e, http.MethodPost, "/login", "application/json", []byte(body))
 	fmt.Println(status)
 	// Output:
-	// {"level":"INFO","msg":"access","method":"POST","route":"/login","path":"/login","query":"page=2&access_token=[REDACTED]","status":200,"user_id":"","req":{"mode":"json","size":53,"truncated":false,"text":"{\"user\":\"alice\",\"password\":\"[REDACTED]\",\"code\":\"[REDACTED]\"}"},"resp":{"mode":"json","size":73,"truncated":false,"text":"{\"access_token\":\"[REDACTED]\",\"phone\":\"[REDACTED]\",\"user_id\":\"alice\"}"}}
+	// {"level":"INFO","msg":"access","method":"POST","route":"/login","path":"/login","query":"page=2&access_token=[REDACTED]","status":200,"user_id":"","req":{"mode":"json","size":53,"truncated":false,"text":"{\"user\":\"alice\",\"password\":\"[REDACTED]\",\"code\":\"[REDACTED]\"}"},"resp":{"mode":"json","size":73,"truncated":false,"text":"{\"access_token\":\"[REDACTED]\",\"phone\":\"[REDACTED:string:11]\",\"user_id\":\"alice\"}"}}
 	// 200
 }

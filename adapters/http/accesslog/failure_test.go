@@ -19,9 +19,13 @@ func (panicking) Summarise(_ redaction.Policy, b redaction.Body) redaction.Resul
 	panic("redactor bug near " + string(b.Data))
 }
 
-func (panicking) RedactQuery(q string) string { panic("redactor bug near " + q) }
+func (panicking) RedactQueryFor(_ redaction.Policy, _ *redaction.Fields, q string) string {
+	panic("redactor bug near " + q)
+}
 
-func (panicking) RedactText(s string) string { panic("redactor bug near " + s) }
+func (panicking) RedactTextFor(_ redaction.Policy, _ *redaction.Fields, s string) string {
+	panic("redactor bug near " + s)
+}
 
 // leaky is a redactor with a worse bug: it returns the raw body in an
 // inconsistent result and the raw query.
@@ -31,9 +35,13 @@ func (leaky) Summarise(_ redaction.Policy, b redaction.Body) redaction.Result {
 	return redaction.Result{Mode: redaction.ModeSummary, Text: string(b.Data), Summary: &redaction.Summary{}}
 }
 
-func (leaky) RedactQuery(q string) string { panic("cannot parse " + q) }
+func (leaky) RedactQueryFor(_ redaction.Policy, _ *redaction.Fields, q string) string {
+	panic("cannot parse " + q)
+}
 
-func (leaky) RedactText(s string) string { panic("cannot parse " + s) }
+func (leaky) RedactTextFor(_ redaction.Policy, _ *redaction.Fields, s string) string {
+	panic("cannot parse " + s)
+}
 
 func TestRedactionFailure(t *testing.T) {
 	t.Parallel()

@@ -19,6 +19,7 @@ import (
 // logger is the configured middleware.
 type logger struct {
 	Config
+	fields map[string]*redaction.Fields // each route's declared safe set
 }
 
 // New returns the access-log middleware. Install it after
@@ -37,6 +38,12 @@ func New(cfg Config) echo.MiddlewareFunc {
 		l.Redactor = &redaction.Redactor{}
 	}
 	l.CaptureBytes = cmp.Or(l.CaptureBytes, DefaultCaptureBytes)
+	l.fields = make(map[string]*redaction.Fields, len(l.Routes))
+	for path, p := range l.Routes {
+		if len(p.Safe)+len(p.Correlate) > 0 {
+			l.fields[path] = redaction.NewFields(p.Safe, p.Correlate)
+		}
+	}
 	return l.middleware
 }
 
@@ -77,15 +84,19 @@ func (l *logger) log(c echo.Context, latency time.Duration, tap *requestTap, rec
 	if l.UserIDFunc != nil {
 		userID = l.UserIDFunc(c)
 	}
-	query, ok := l.redact(l.Redactor.RedactQuery, r.URL.RawQuery)
+	// The route's policy everywhere the request shows up: query and
+	// headers too, not only the bodies.
+	safe := l.fields[c.Path()]
+	query, ok := l.redact(func(s string) string { return l.Redactor.RedactQueryFor(policy.Policy, safe, s) }, r.URL.RawQuery)
 	if !ok {
 		l.alert(ctx, c, "query")
 	}
-	ua, ok := l.redact(l.Redactor.RedactText, r.UserAgent())
+	text := func(s string) string { return l.Redactor.RedactTextFor(policy.Policy, safe, s) }
+	ua, ok := l.redact(text, r.UserAgent())
 	if !ok {
 		l.alert(ctx, c, "user_agent")
 	}
-	referer, ok := l.redact(l.Redactor.RedactText, r.Referer())
+	referer, ok := l.redact(text, r.Referer())
 	if !ok {
 		l.alert(ctx, c, "referer")
 	}
@@ -101,8 +112,8 @@ func (l *logger) log(c echo.Context, latency time.Duration, tap *requestTap, rec
 		slog.String("user_agent", ua),
 		slog.String("referer", referer),
 		slog.String("user_id", userID),
-		l.body(c, "req", policy, requestBody(c, r, tap)),
-		l.body(c, "resp", policy, responseBody(c.Response().Header(), rec)),
+		l.body(c, "req", policy, safe, requestBody(c, r, tap)),
+		l.body(c, "resp", policy, safe, responseBody(c.Response().Header(), rec)),
 	)
 }
 
@@ -162,7 +173,7 @@ func responseBody(h http.Header, rec *recorder) captured {
 // body redacts one body into a log group. A body that passed but was not
 // buffered (binary, multipart the handler did not parse, unread) is logged
 // as its type and size only.
-func (l *logger) body(c echo.Context, name string, p RoutePolicy, cb captured) slog.Attr {
+func (l *logger) body(c echo.Context, name string, p RoutePolicy, safe *redaction.Fields, cb captured) slog.Attr {
 	var res redaction.Result
 	switch {
 	case len(cb.body.Data) == 0 && len(cb.body.Parts) == 0 && cb.size == 0:
@@ -171,7 +182,7 @@ func (l *logger) body(c echo.Context, name string, p RoutePolicy, cb captured) s
 		res = sizeOnly(cb)
 	default:
 		var ok bool
-		cb.body.AllowText = p.AllowText
+		cb.body.AllowText, cb.body.Safe = p.AllowText, safe
 		if res, ok = l.summarise(p.Policy, cb.body); !ok {
 			l.alert(c.Request().Context(), c, name)
 			res = sizeOnly(cb)
