@@ -186,7 +186,7 @@ cmd_new() {
   for step in \
     "domains/domains.go|add your domain under domains/<name>/ and one line in All() (docs/domains.md)" \
     "README.md|it is the template's, renamed: write your service's" \
-    "deploy/k8s/kustomization.yaml|name the images (template-api, ...) and the Secret for your service; also deploy/docker-compose.yml" \
+    "deploy/k8s/base/kustomization.yaml|name the images (template-api, ...) and the Secret for your service; also deploy/docker-compose.yml" \
     "docs/template.md|make template-status and make template-update take the template's later fixes"; do
     f=${step%%|*}
     if [ -e "$abs/$f" ]; then printf '  %-32s %s\n' "$f" "${step#*|}"; fi
