@@ -14,12 +14,27 @@ GO ?= go
 PKGS := ./...
 FUZZTIME ?= 10s
 
-.PHONY: dr-drill openapi-lint openapi-client run test test-full ci ci-foundation test-pooler test-containers test-pg-matrix services lint alerts unit fuzz bench bench-relays bench-ordered bench-wake rename remove-examples check-run new-service template-status template-update check-template-update
+.DEFAULT_GOAL := help
+
+.PHONY: help build clean dr-drill openapi-lint openapi-client run test test-full ci ci-foundation test-pooler test-containers test-pg-matrix services lint alerts unit fuzz bench bench-relays bench-ordered bench-wake rename remove-examples check-run new-service template-status template-update check-template-update
 
 # A service made by make new-service has template.lock (docs/template.md);
 # the template itself has none. bench/ is the template's only.
 SERVICE_LOCK := $(wildcard template.lock)
 BENCH := $(wildcard bench/go.mod)
+
+## help: list the targets with what each does (the default: a bare `make` runs nothing else).
+help:
+	@awk '/^## [a-z-]+:/ { sub(/^## /, ""); n = index($$0, ":"); printf "  %-22s %s\n", substr($$0, 1, n - 1), substr($$0, n + 2) }' $(MAKEFILE_LIST)
+
+## build: the three binaries in bin/ as releases build them (static, -trimpath, version/commit/template version stamped by scripts/buildflags.sh; --version prints them).
+build:
+	@mkdir -p bin
+	CGO_ENABLED=0 GOWORK=off $(GO) build -trimpath -ldflags="$$(GO=$(GO) ./scripts/buildflags.sh)" -o bin/ ./apps/api ./apps/relay ./apps/migrate
+
+## clean: remove the builds in the checkout (bin/, dist/); .run/ (make run's local Postgres and Redis data) and the caches outside the checkout stay.
+clean:
+	rm -rf bin dist
 
 ## run: Postgres and Redis (reused, compose, or project-local), migrate up, api + relay; Ctrl-C stops them.
 run:
@@ -101,7 +116,7 @@ test-containers:
 services:
 	./scripts/ensure-services.sh
 
-## lint: vet (also the pooler and dr-drill build tags), gofmt on every Go file (tracked by git or not), a tidy go.mod, and no pipe into grep -q or head in the gate's scripts (scripts/check-pipes.sh).
+## lint: vet (also the pooler and dr-drill build tags), gofmt on every Go file (tracked by git or not), a tidy go.mod, no pipe into grep -q or head in the gate's scripts (scripts/check-pipes.sh), and kustomize (pinned) renders deploy/k8s/base and every overlay (scripts/check-kustomize.sh).
 lint:
 	$(GO) vet $(PKGS)
 	$(GO) vet -tags pooler ./adapters/postgres/ ./apps/migrate/ ./apps/relay/
@@ -113,6 +128,7 @@ lint:
 	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod/go.sum are not tidy: run go mod tidy (the diff:)"; $(GO) mod tidy -diff; exit 1; }
 	@cd contracttests/containers && { $(GO) mod tidy -diff >/dev/null || { echo "contracttests/containers/go.mod is not tidy: run go mod tidy there (the diff:)"; $(GO) mod tidy -diff; exit 1; }; }
 	@./scripts/check-pipes.sh
+	@./scripts/check-kustomize.sh
 	@! grep -q 'ory/dockertest' go.mod || { echo "go.mod requires dockertest: it belongs in contracttests/containers (docs/containers.md)"; exit 1; }
 
 ## alerts: promtool checks the Prometheus rules and runs their unit tests (deploy/prometheus/tests).

@@ -2,6 +2,8 @@ package deploy
 
 import (
 	"debug/elf"
+	"os/exec"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -40,6 +42,25 @@ func TestAppsDocumentEnvironment(t *testing.T) {
 			for _, v := range vars {
 				require.True(t, doc[v], "%s -h does not document %s (documented: %v)", app, v, doc)
 			}
+		})
+	}
+}
+
+// TestVersionNamesTheCommit: a binary built as the releases are (without
+// the repository's VCS stamp, as in the image) names the commit it was
+// built from and the template version in --version.
+func TestVersionNamesTheCommit(t *testing.T) {
+	t.Parallel()
+	head, err := exec.Command("git", "rev-parse", "HEAD").Output()
+	require.NoError(t, err, "git rev-parse HEAD")
+	commit := strings.TrimSpace(string(head))
+	for _, app := range apps {
+		t.Run(app, func(t *testing.T) {
+			t.Parallel()
+			out, err := exec.Command(binary(t, app), "--version").CombinedOutput()
+			require.NoError(t, err, "%s --version: %s", app, out)
+			require.Contains(t, string(out), "\nrevision "+commit+"\n", "%s --version must name the commit it was built from", app)
+			require.Regexp(t, `\ntemplate [0-9a-f]{7,}`, string(out), "%s --version must name the template version", app)
 		})
 	}
 }

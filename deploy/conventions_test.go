@@ -50,7 +50,7 @@ func TestDeploymentsFollowKubernetesConventions(t *testing.T) {
 	require.Contains(t, deployments, "relay")
 
 	overlay := loadYAML(t, filepath.Join("k8s", "monitoring", "kustomization.yaml"))[0]
-	require.ElementsMatch(t, []string{"../", "podmonitor.yaml"}, strs(overlay["resources"]), "the overlay is the base plus the PodMonitors")
+	require.ElementsMatch(t, []string{"../base", "podmonitor.yaml"}, strs(overlay["resources"]), "the overlay is the base plus the PodMonitors")
 	monitors := loadYAML(t, filepath.Join("k8s", "monitoring", "podmonitor.yaml"))
 	require.Len(t, monitors, len(deployments), "one PodMonitor per Deployment")
 	for _, m := range monitors {

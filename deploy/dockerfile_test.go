@@ -54,8 +54,12 @@ func TestDockerfileBuildsStaticBinaries(t *testing.T) {
 	require.True(t, strings.HasPrefix(stages[0].base, "golang:"), "first stage %q must be the Go builder", stages[0].base)
 	require.Regexp(t, `(?m)^ENV .*\bCGO_ENABLED=0\b`, build, "builder must set CGO_ENABLED=0")
 	for _, app := range apps {
-		re := regexp.MustCompile(`go build -trimpath [^&]*-o /out/` + app + ` \./apps/` + app + `\b`)
-		require.Regexp(t, re, build, "builder must build ./apps/%s into /out/%s", app, app)
+		re := regexp.MustCompile(`go build -trimpath -ldflags="\$flags" -o /out/` + app + ` \./apps/` + app + `\b`)
+		require.Regexp(t, re, build, "builder must build ./apps/%s into /out/%s with the stamped flags", app, app)
+	}
+	// The stamp (--version, service_build_info): the context has no .git.
+	for _, v := range []string{"version=${VERSION}", "commit=${VCS_REF}", "templateVersion="} {
+		require.Contains(t, build, "-X $pkg."+v, "builder must stamp %s into the binaries", v)
 	}
 }
 

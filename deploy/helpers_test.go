@@ -52,11 +52,11 @@ func loadYAML(t *testing.T, path string) []doc {
 	}
 }
 
-// k8sObjects returns every object in deploy/k8s/*.yaml except the
+// k8sObjects returns every object in deploy/k8s/base/*.yaml except the
 // kustomization, keyed "Kind/name".
 func k8sObjects(t *testing.T) map[string]doc {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join("k8s", "*.yaml"))
+	files, err := filepath.Glob(filepath.Join("k8s", "base", "*.yaml"))
 	require.NoError(t, err)
 	objs := map[string]doc{}
 	for _, f := range files {
@@ -148,7 +148,8 @@ func TestMain(m *testing.M) {
 }
 
 // binary returns the path of the app built with CGO_ENABLED=0 -trimpath
-// from the repository root, with the workspace off (as in the image).
+// from the repository root, with the workspace off and no VCS stamp (as in
+// the image).
 func binary(t *testing.T, app string) string {
 	t.Helper()
 	built.once.Do(func() {
@@ -159,7 +160,14 @@ func binary(t *testing.T, app string) string {
 				built.errs[a] = fmt.Errorf("the go command is not on PATH (%w); install Go 1.26 or add its bin directory to PATH", err)
 				continue
 			}
-			cmd := exec.Command(goBin, "build", "-trimpath", "-ldflags=-s -w", "-o", filepath.Join(buildDir, a), "./apps/"+a)
+			// The release builds' stamp (scripts/buildflags.sh), as make build,
+			// the image and the supply chain link it.
+			stamp, flagsErr := exec.Command("../scripts/buildflags.sh").Output()
+			if flagsErr != nil {
+				built.errs[a] = fmt.Errorf("scripts/buildflags.sh: %w", flagsErr)
+				continue
+			}
+			cmd := exec.Command(goBin, "build", "-trimpath", "-ldflags=-s -w "+strings.TrimSpace(string(stamp)), "-o", filepath.Join(buildDir, a), "./apps/"+a)
 			cmd.Dir = ".."
 			cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOWORK=off", "GOFLAGS=-buildvcs=false")
 			var out bytes.Buffer

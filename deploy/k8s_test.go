@@ -42,12 +42,12 @@ func containers(obj doc) []doc {
 // envFiles maps each configMapGenerator name to its KEY=VALUE pairs.
 func envFiles(t *testing.T) map[string]map[string]string {
 	t.Helper()
-	k := loadYAML(t, filepath.Join("k8s", "kustomization.yaml"))[0]
+	k := loadYAML(t, filepath.Join("k8s", "base", "kustomization.yaml"))[0]
 	out := map[string]map[string]string{}
 	for _, gen := range list(k["configMapGenerator"]) {
 		vals := map[string]string{}
 		for _, f := range strs(gen["envs"]) {
-			fh, err := os.Open(filepath.Join("k8s", f))
+			fh, err := os.Open(filepath.Join("k8s", "base", f))
 			require.NoError(t, err, "configMapGenerator %s", gen["name"])
 			sc := bufio.NewScanner(fh)
 			for sc.Scan() {
@@ -87,9 +87,9 @@ func containerEnv(t *testing.T, c doc, cms map[string]map[string]string) map[str
 
 func TestKustomizationListsEveryManifest(t *testing.T) {
 	t.Parallel()
-	k := loadYAML(t, filepath.Join("k8s", "kustomization.yaml"))[0]
+	k := loadYAML(t, filepath.Join("k8s", "base", "kustomization.yaml"))[0]
 	res := strs(k["resources"])
-	files, err := filepath.Glob(filepath.Join("k8s", "*.yaml"))
+	files, err := filepath.Glob(filepath.Join("k8s", "base", "*.yaml"))
 	require.NoError(t, err)
 	for _, f := range files {
 		base := filepath.Base(f)
@@ -100,7 +100,7 @@ func TestKustomizationListsEveryManifest(t *testing.T) {
 	}
 	require.NotContains(t, res, "secret.example.yaml", "the placeholder Secret must never be applied over the real one")
 	for _, r := range res {
-		_, err := os.Stat(filepath.Join("k8s", r))
+		_, err := os.Stat(filepath.Join("k8s", "base", r))
 		require.NoError(t, err, "kustomization.yaml lists %s", r)
 	}
 }

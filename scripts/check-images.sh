@@ -51,6 +51,7 @@ readyz() {
 
 # --- 1. build --------------------------------------------------------------
 t0=$SECONDS
+COMMIT=$(git rev-parse HEAD) # stamped into the binaries; --version must name it
 git ls-files -z -co --exclude-standard | while IFS= read -r -d '' f; do
   [ -e "$f" ] && printf '%s\0' "$f"
 done | tar --null -T - -cf - | tar -xf - -C "$ctx"
@@ -65,7 +66,7 @@ build() { # builder-name cli env... -- tag-suffix
   [ "$kit" = 1 ] || targets="build $targets"
   for app in $targets; do
     DOCKER_BUILDKIT=$kit "$cli" build --force-rm -f "$ctx/deploy/Dockerfile" --build-arg GOPROXY=off \
-      --build-arg VERSION=check --target "$app" -t "template-$app:$sfx" "$ctx" >"$ctx.log" 2>&1 ||
+      --build-arg VERSION=check --build-arg VCS_REF="$COMMIT" --target "$app" -t "template-$app:$sfx" "$ctx" >"$ctx.log" 2>&1 ||
       { tail -30 "$ctx.log" >&2; die "$name build of $app failed; the end of its output is above"; }
   done
   say "$name build: $((SECONDS - t))s"
@@ -80,8 +81,9 @@ for sfx in dev buildkit; do
     [ "$user" = nonroot:nonroot ] || die "$img runs as \"$user\", want nonroot:nonroot"
     mb=$(docker image inspect -f '{{.Size}}' "$img" | awk '{print int($1/1e6)}')
     [ "$mb" -le "$MAX_IMAGE_MB" ] || die "$img is ${mb} MB, more than $MAX_IMAGE_MB MB"
-    docker run --rm --entrypoint /usr/local/bin/$app "$img" --version >/dev/null ||
+    ver=$(docker run --rm --entrypoint /usr/local/bin/$app "$img" --version) ||
       die "$img: $app --version failed"
+    grep -q "^revision $COMMIT\$" <<<"$ver" || die "$img: $app --version does not name commit $COMMIT: $ver"
     say "$img: ${mb} MB, user $user"
   done
 done

@@ -85,12 +85,13 @@ modules() {
 }
 
 # build_apps builds the three apps as deploy/Dockerfile does (static,
-# -trimpath, the service's own module graph), so the kept binaries are the
+# -trimpath, stamped by scripts/buildflags.sh, the service's own module graph), so the kept binaries are the
 # release binaries' twins.
 build_apps() {
-	local a
+	local a flags
+	flags=$(GO=$GO ./scripts/buildflags.sh)
 	for a in api relay migrate; do
-		CGO_ENABLED=0 GOWORK=off $GO build -trimpath -o "$BIN/$a" "./apps/$a"
+		CGO_ENABLED=0 GOWORK=off $GO build -trimpath -ldflags="$flags" -o "$BIN/$a" "./apps/$a"
 	done
 }
 

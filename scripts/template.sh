@@ -237,7 +237,7 @@ cmd_new() {
   for step in \
     "domains/domains.go|add your domain under domains/<name>/ and one line in All() (docs/domains.md)" \
     "README.md|a starter: say what the service does and who calls it" \
-    "deploy/k8s/kustomization.yaml|name the images (template-api, ...) and the Secret for your service; also deploy/docker-compose.yml" \
+    "deploy/k8s/base/kustomization.yaml|name the images (template-api, ...) and the Secret for your service; also deploy/docker-compose.yml" \
     "docs/template.md|make template-status and make template-update take the template's later fixes"; do
     f=${step%%|*}
     if [ -e "$abs/$f" ]; then printf '  %-32s %s\n' "$f" "${step#*|}"; fi

@@ -31,10 +31,10 @@ var RelayModule = fx.Module("metrics-relay",
 )
 
 // ProbeModule exports dependency_up{component,dependency} for every
-// probe of the app's []ports.Probe, run at scrape time. The app supplies
-// the probes, its Component (fx.Supply(metrics.Component("api"))) and a
-// ports.Clock.
-var ProbeModule = fx.Module("metrics-probes", fx.Invoke(RegisterProbes))
+// probe of the app's []ports.Probe, run at scrape time, and
+// service_build_info. The app supplies the probes, its Component
+// (fx.Supply(metrics.Component("api"))), its BuildInfo and a ports.Clock.
+var ProbeModule = fx.Module("metrics-probes", fx.Invoke(RegisterProbes, RegisterBuildInfo))
 
 // Handler serves the registry in the Prometheus text format, or in
 // OpenMetrics (with the delivery-lag exemplars) to a scraper that asks for it.

@@ -153,3 +153,15 @@ func TestDeliveryLagExemplarNamesTheProducerTrace(t *testing.T) {
 	}
 	require.Equal(t, []string{"trace_id=4bf92f3577b34da6a50f33bcbfe0c9a9"}, exemplars)
 }
+
+// service_build_info names the build with its labels.
+func TestBuildInfo(t *testing.T) {
+	t.Parallel()
+	reg := prometheus.NewPedanticRegistry()
+	require.NoError(t, metrics.RegisterBuildInfo(reg, "relay", metrics.BuildInfo{Version: "v1.2.0", Commit: "abc123", TemplateVersion: "def456", GoVersion: "go1.26.10"}))
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(`
+# HELP service_build_info Always 1; the labels name the build: the service's version and commit, the template version and the Go version.
+# TYPE service_build_info gauge
+service_build_info{commit="abc123",component="relay",go_version="go1.26.10",template_version="def456",version="v1.2.0"} 1
+`)))
+}

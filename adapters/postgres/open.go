@@ -59,9 +59,9 @@ func Open(ctx context.Context, cfg Config) (*bun.DB, error) {
 	sqldb.SetConnMaxLifetime(cfg.ConnMaxLifetime)
 	sqldb.SetConnMaxIdleTime(cfg.ConnMaxIdleTime)
 	db := bun.NewDB(sqldb, pgdialect.New())
-	db.AddQueryHook(traceHook{})
+	db = db.WithQueryHook(traceHook{})
 	if wakeAfterCommit {
-		db.AddQueryHook(wakeHook{w: newWaker(pcfg)})
+		db = db.WithQueryHook(wakeHook{w: newWaker(pcfg)})
 	}
 
 	pctx, cancel := context.WithTimeout(ctx, cfg.PingTimeout)

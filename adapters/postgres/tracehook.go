@@ -18,7 +18,7 @@ import (
 const tracerName = "github.com/july/template/adapters/postgres"
 
 // TraceHook returns the query hook Open installs on every *bun.DB: add
-// it to a bun.DB built another way (db.AddQueryHook) to trace its queries.
+// it to a bun.DB built another way (db = db.WithQueryHook(postgres.TraceHook())) to trace its queries.
 func TraceHook() bun.QueryHook { return traceHook{} }
 
 // traceHook records one client span per query under the span the query's

@@ -1,5 +1,6 @@
 // Package schedule parses cron expressions into periodic.Schedule values
-// (github.com/robfig/cron/v3; core/periodic stays free of it). Fixed
+// (github.com/netresearch/go-cron, the maintained fork of robfig/cron/v3
+// with ISC cron's daylight-saving rules; core/periodic stays free of it). Fixed
 // intervals need no parser: periodic.Every.
 package schedule
 
@@ -8,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/robfig/cron/v3"
+	cron "github.com/netresearch/go-cron"
 
 	"github.com/july/template/core/periodic"
 )
@@ -61,11 +62,32 @@ type cronSchedule struct {
 }
 
 // Next implements periodic.Schedule (zero when no occurrence falls within
-// the next five years, as robfig/cron says).
+// the next five years, as go-cron says).
+//
+// On the night the clocks fall back the repeated hour reads twice; an
+// occurrence in it runs at its first reading only (ISC cron's rule, which
+// go-cron's scheduler applies but its Schedule.Next does not): each
+// reading is a different instant, so the periodic runner would otherwise
+// commit two occurrences.
 func (c cronSchedule) Next(after time.Time) time.Time {
 	t := c.s.Next(after.In(c.loc))
+	for !t.IsZero() && repeated(t) {
+		t = c.s.Next(t)
+	}
 	if t.IsZero() {
 		return t
 	}
 	return t.UTC()
+}
+
+// repeated reports that t's wall clock reading also occurred earlier, at
+// the same reading under the offset in force before a fall-back.
+func repeated(t time.Time) bool {
+	_, now := t.Zone()
+	_, before := t.Add(-3 * time.Hour).Zone() // no zone moves more than 3h at once
+	if before <= now {
+		return false
+	}
+	first := t.Add(-time.Duration(before-now) * time.Second)
+	return first.Format(time.DateTime) == t.Format(time.DateTime)
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 	"time"
+	_ "time/tzdata" // the DST case needs America/New_York on any machine
 
 	"github.com/stretchr/testify/require"
 
@@ -37,4 +38,33 @@ func TestCronRefusesWhatItCannotHonour(t *testing.T) {
 		require.NotEmpty(t, se.Reason)
 	}
 	require.Panics(t, func() { schedule.MustCron("nope", time.UTC) })
+}
+
+// Daylight saving time, in a zone that has it (New York, 2026): a job in
+// the hour the clocks skip still runs that day, and a job
+// in the hour the clocks repeat runs once, at its first reading.
+func TestCronAcrossDaylightSaving(t *testing.T) {
+	ny, err := time.LoadLocation("America/New_York")
+	require.NoError(t, err)
+
+	// Spring forward: 2026-03-08 02:00 EST becomes 03:00 EDT; 02:30 never reads.
+	s := schedule.MustCron("30 2 * * *", ny)
+	after := time.Date(2026, 3, 8, 0, 0, 0, 0, ny)
+	// go-cron moves the missing 02:30 forward by the hour skipped (as Go's
+	// time.Date normalises it); robfig/cron/v3 skipped the day.
+	require.Equal(t, time.Date(2026, 3, 8, 3, 30, 0, 0, ny).UTC(), s.Next(after),
+		"the 02:30 job runs at 03:30 EDT on the spring-forward day, not a day later")
+	require.Equal(t, time.Date(2026, 3, 9, 2, 30, 0, 0, ny).UTC(), s.Next(s.Next(after)))
+
+	// Fall back: 2026-11-01 02:00 EDT becomes 01:00 EST; 01:30 reads twice.
+	s = schedule.MustCron("30 1 * * *", ny)
+	from, to := time.Date(2026, 10, 31, 12, 0, 0, 0, ny), time.Date(2026, 11, 2, 12, 0, 0, 0, ny)
+	var got []time.Time
+	for at := s.Next(from); at.Before(to); at = s.Next(at) {
+		got = append(got, at)
+	}
+	require.Equal(t, []time.Time{
+		time.Date(2026, 11, 1, 5, 30, 0, 0, time.UTC), // 01:30 EDT
+		time.Date(2026, 11, 2, 6, 30, 0, 0, time.UTC), // 01:30 EST the next day
+	}, got, "the 01:30 job runs once on the fall-back night (at the first 01:30), not twice")
 }

@@ -43,7 +43,7 @@ func options(cfg config, log *slog.Logger) fx.Option {
 		fx.Supply(redis.ModuleConfig{URL: cfg.RedisURL, Cache: redis.CacheConfig{Prefix: cfg.CachePrefix}, CounterPrefix: cfg.CounterPrefix}),
 		redis.Module,
 		metrics.Module,
-		fx.Supply(metrics.Component("api")),
+		fx.Supply(metrics.Component("api"), buildInfo()),
 		metrics.ProbeModule,
 		postgres.MetricsModule,
 		fx.Provide(
@@ -76,4 +76,10 @@ func newConfigService(reg *sysconfig.Registry, store ports.ConfigStore, cache po
 				"alert_code", a.Code, "config_key", a.Key, "component", "system-config")
 		},
 	})
+}
+
+// buildInfo is the link-time stamp (appkit.BuildInfo) for service_build_info.
+func buildInfo() metrics.BuildInfo {
+	b := appkit.BuildInfo()
+	return metrics.BuildInfo{Version: b.Version, Commit: b.Commit, TemplateVersion: b.TemplateVersion, GoVersion: b.GoVersion}
 }

@@ -60,7 +60,7 @@ func options(cfg config, log *slog.Logger) fx.Option {
 		queue.Module,
 		metrics.Module,
 		metrics.RelayModule,
-		fx.Supply(metrics.Component("relay")),
+		fx.Supply(metrics.Component("relay"), buildInfo()),
 		metrics.ProbeModule,
 		postgres.MetricsModule,
 		queue.MetricsModule,
@@ -224,4 +224,10 @@ func startRetention(lc fx.Lifecycle, cfg config, s relayStore, clock ports.Clock
 	}
 	lc.Append(fx.Hook{OnStart: job.Start, OnStop: job.Stop})
 	return nil
+}
+
+// buildInfo is the link-time stamp (appkit.BuildInfo) for service_build_info.
+func buildInfo() metrics.BuildInfo {
+	b := appkit.BuildInfo()
+	return metrics.BuildInfo{Version: b.Version, Commit: b.Commit, TemplateVersion: b.TemplateVersion, GoVersion: b.GoVersion}
 }

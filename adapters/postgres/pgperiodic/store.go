@@ -124,7 +124,7 @@ func dropExisting(ctx context.Context, tx bun.Tx, events []outbox.Event) ([]outb
 		ids[i] = ev.EventID
 	}
 	var stored []string
-	if err := tx.NewRaw(existingSQL, bun.In(ids)).Scan(ctx, &stored); err != nil {
+	if err := tx.NewRaw(existingSQL, bun.List(ids)).Scan(ctx, &stored); err != nil {
 		return nil, 0, fmt.Errorf("look up existing events: %w", pgerr.Translate(err))
 	}
 	if len(stored) == 0 {
