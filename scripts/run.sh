@@ -293,9 +293,9 @@ for target in "api $api_pid $RUN/api.log http://$HTTP_ADDR/readyz" "relay $relay
   [ -n "$ok" ] || { say "$url did not become ready within 30s; see $log"; exit 1; }
 done
 
-TOKEN=$(bin/api token --sub dev-admin --roles super_admin,admin --ttl 12h)
+TOKEN=$(bin/api token --sub dev-admin --roles super_admin,topup.admin,devices.admin --ttl 12h)
 # The reference domains' caller: an agent (docs/security.md).
-AGENT_TOKEN=$(bin/api token --sub dev-agent --roles agent --ttl 12h)
+AGENT_TOKEN=$(bin/api token --sub dev-agent --roles topup.agent,devices.agent --ttl 12h)
 cat <<MSG
 
   API       http://$HTTP_ADDR   (logs: .run/api.log)
@@ -303,7 +303,8 @@ cat <<MSG
   relay     http://$ADMIN_ADDR/metrics   (logs: .run/relay.log)
   token     $TOKEN
             (development only: subject dev-admin, roles super_admin (system
-            config) and admin (the examples' admin: any order, any device), 12h)
+            config), topup.admin and devices.admin (the examples' admins: any
+            order, any device), 12h)
 
   # read the relay's system config
   curl -H "Authorization: Bearer $TOKEN" 'http://$HTTP_ADDR/api/v1/system-configs?module=relay'
@@ -316,7 +317,7 @@ MSG
 if [ -d examples ]; then
   cat <<MSG
   agent     $AGENT_TOKEN
-            (development only: subject dev-agent, role agent, 12h: tops up
+            (development only: subject dev-agent, roles topup.agent and devices.agent, 12h: tops up
             its own wallet, assigns devices to itself; other roles get 403)
 
   # create a top-up (idempotent: paste it again and the same X-Request-ID

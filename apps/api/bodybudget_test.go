@@ -239,3 +239,81 @@ func requireChinese(t *testing.T, body string) {
 	require.NoError(t, json.Unmarshal([]byte(body), &env), body)
 	require.Regexp(t, `\p{Han}`, env.Error.Message)
 }
+
+// REGRESSION: a few principals, each within its share, filled the whole
+// budget and every other caller got 503 for as long as they held it. The
+// budget now keeps a share free that only a principal holding nothing
+// may take: principals that already hold a body stop at budget - share.
+func TestBodyBudgetKeepsAShareForIdleCallers(t *testing.T) {
+	t.Parallel()
+	a := startAPI(t, appOpts{tune: func(c *config) {
+		c.BodyBudget, c.BodyShare, c.BodyMinRate = 3<<20, 1<<20, -1 // no rate: the bodies stay
+	}})
+	const size = 500_000
+	attackers := []string{writer(t, "fill-a"), writer(t, "fill-b"), writer(t, "fill-c")}
+	var held int64
+	for round := range 2 {
+		for i, tok := range attackers {
+			s := a.startSlowBody(t, tok, fmt.Sprintf("fill-%d-%d", round, i), size)
+			r, refused := a.reservedOrAnswered(t, s, held+size)
+			if round == 1 && i > 0 { // a second body past budget - share
+				require.True(t, refused, "a principal holding a body took the last share")
+				require.Equal(t, http.StatusServiceUnavailable, r.status, r.body)
+				require.Equal(t, "SERVER_BUSY", r.code)
+				continue
+			}
+			require.False(t, refused, r.body)
+			held += size
+		}
+	}
+	idle := writer(t, "fill-idle")
+	ok := a.do(t, apitest.Request{Method: "POST", Path: testdomain.RouteOrders, Token: idle, Body: tdOrder(1000, size), Header: map[string]string{"Idempotency-Key": "fill-idle-1"}})
+	require.Equal(t, http.StatusCreated, ok.Status, ok.Body[:min(len(ok.Body), 300)])
+}
+
+// reservedOrAnswered waits until the budget holds want bytes (s's body was
+// reserved) or s was answered (refused), polling: bounded by progress.
+func (a *apiApp) reservedOrAnswered(t *testing.T, s *slowBody, want int64) (slowAnswer, bool) {
+	t.Helper()
+	for {
+		select {
+		case r := <-s.answer:
+			return r, true
+		case <-t.Context().Done():
+			t.Fatalf("body neither reserved nor answered")
+		case <-time.After(10 * time.Millisecond):
+		}
+		if int64(a.plainGauge(t, "http_body_budget_in_use_bytes")) == want {
+			return slowAnswer{}, false
+		}
+	}
+}
+
+// REGRESSION: a config PUT the body budget refused answered 400
+// REQUEST_INVALID, was audited as the caller's rejection and counted toward
+// the 20-per-minute reject limit, so the super admin stayed locked out
+// (429) after the flood ended. The budget's own answer (503 SERVER_BUSY)
+// is passed through, neither audited nor counted.
+func TestConfigPutBudgetRefusalIsNotTheCallersMistake(t *testing.T) {
+	t.Parallel()
+	const size = 500_000
+	a := startAPI(t, appOpts{tune: func(c *config) {
+		c.BodyBudget, c.BodyShare, c.BodyMinRate = 6*size+50, 1<<20, -1 // six bodies leave 50 bytes
+	}})
+	var held int64
+	for i := range 6 {
+		a.startSlowBody(t, writer(t, fmt.Sprintf("cfg-fill-%d", i)), fmt.Sprintf("cfg-fill-%d", i), size)
+		held += size
+		a.waitBudget(t, held)
+	}
+	body := `{"value":7}`
+	for range 25 { // past the reject limit (20 per minute)
+		r := a.do(t, apitest.Request{Method: http.MethodPut, Path: configsPath + keyCount, Token: admin(t), Body: body + strings.Repeat(" ", 100)})
+		require.Equal(t, http.StatusServiceUnavailable, r.Status, r.Body)
+		require.Equal(t, "SERVER_BUSY", r.Error.Code)
+		require.True(t, r.Error.Retryable)
+	}
+	require.Empty(t, a.audits(t, keyCount), "rule: a budget refusal is not the caller's rejection")
+	r := a.do(t, apitest.Request{Method: http.MethodPut, Path: configsPath + keyCount, Token: admin(t), Body: body})
+	require.Equal(t, http.StatusOK, r.Status, "rule: budget refusals do not feed the reject limit: %s", r.Body)
+}

@@ -96,14 +96,31 @@ func NewAPI(svc *Service, guard ports.Guard, log *slog.Logger) (*API, error) {
 	return &API{svc: svc, idem: idem}, nil
 }
 
-// Register adds the routes to g, the authenticated /api/v1 group. The
-// upload raises the body limit before the idempotency middleware reads
-// the body.
+// Register adds the routes to g, the authenticated /api/v1 group. Every
+// route checks the caller's roles first (the use cases' own rule, so the
+// same 403), before the body or a parameter is read; the upload then
+// raises the body limit before the idempotency middleware reads the body.
 func (a *API) Register(g *echo.Group) {
-	g.POST(RouteCreate, a.create, httpx.BodyLimit(maxBodyBytes), a.idem)
-	g.GET(RouteTask, a.get)
-	g.GET(RouteFailures, a.failures)
-	g.POST(RouteCancel, a.cancel)
+	g.POST(RouteCreate, a.create, allow, httpx.BodyLimit(maxBodyBytes), a.idem)
+	g.GET(RouteTask, a.get, allow)
+	g.GET(RouteFailures, a.failures, allow)
+	g.POST(RouteCancel, a.cancel, allow)
+}
+
+// allow answers ErrForbidden (403) unless the caller holds a role of this
+// domain; the use cases check again, so this only moves the refusal ahead
+// of the body.
+func allow(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		who, err := actor(c)
+		if err != nil {
+			return err
+		}
+		if err := who.authorize(); err != nil {
+			return err
+		}
+		return next(c)
+	}
 }
 
 // AccessRoutes are the access-log policies of the routes: the upload is a

@@ -2,15 +2,18 @@ package devices_test
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/july/template/adapters/http/apitest"
 	"github.com/july/template/adapters/http/httpx"
 	"github.com/july/template/core/tasks"
 	"github.com/july/template/examples/devices"
+	"github.com/july/template/examples/topup"
 )
 
 // Regression: an agent may not take another agent's
@@ -87,6 +90,8 @@ func TestRouteRoleMatrix(t *testing.T) {
 		"agent":       owner,
 		"other agent": agentCaller("agent-b"),
 		"admin":       adminCaller("ops-1"),
+		// Roles are per domain: the top-up admin is nobody here.
+		"topup admin": {sub: "ops-2", roles: []string{topup.RoleAdmin, topup.RoleAgent}},
 	}
 	_, id := v.uploadAs(t, owner, "authz-matrix-0001", "device_sn,target_agent_id\nMX00000001,agent-a\n")
 	require.NotEmpty(t, id)
@@ -97,14 +102,14 @@ func TestRouteRoleMatrix(t *testing.T) {
 		route, method, path string
 		want                map[string]int // by caller
 	}{
-		{"get task", http.MethodGet, tasksPath + id, map[string]int{"no roles": 403, "other role": 403, "agent": 200, "other agent": 404, "admin": 200}},
-		{"get missing task", http.MethodGet, tasksPath + missing, map[string]int{"no roles": 403, "other role": 403, "agent": 404, "other agent": 404, "admin": 404}},
-		{"failures", http.MethodGet, tasksPath + id + "/failures", map[string]int{"no roles": 403, "other role": 403, "agent": 200, "other agent": 404, "admin": 200}},
-		{"failures of missing", http.MethodGet, tasksPath + missing + "/failures", map[string]int{"no roles": 403, "other role": 403, "agent": 404, "other agent": 404, "admin": 404}},
+		{"get task", http.MethodGet, tasksPath + id, map[string]int{"no roles": 403, "other role": 403, "topup admin": 403, "agent": 200, "other agent": 404, "admin": 200}},
+		{"get missing task", http.MethodGet, tasksPath + missing, map[string]int{"no roles": 403, "other role": 403, "topup admin": 403, "agent": 404, "other agent": 404, "admin": 404}},
+		{"failures", http.MethodGet, tasksPath + id + "/failures", map[string]int{"no roles": 403, "other role": 403, "topup admin": 403, "agent": 200, "other agent": 404, "admin": 200}},
+		{"failures of missing", http.MethodGet, tasksPath + missing + "/failures", map[string]int{"no roles": 403, "other role": 403, "topup admin": 403, "agent": 404, "other agent": 404, "admin": 404}},
 		// Cancel last: the refused ones first, then the owner, then the
 		// admin (a repeated cancel answers 200).
-		{"cancel refused", http.MethodPost, tasksPath + id + "/cancel", map[string]int{"no roles": 403, "other role": 403, "other agent": 404}},
-		{"cancel missing", http.MethodPost, tasksPath + missing + "/cancel", map[string]int{"no roles": 403, "other role": 403, "agent": 404, "admin": 404}},
+		{"cancel refused", http.MethodPost, tasksPath + id + "/cancel", map[string]int{"no roles": 403, "other role": 403, "topup admin": 403, "other agent": 404}},
+		{"cancel missing", http.MethodPost, tasksPath + missing + "/cancel", map[string]int{"no roles": 403, "other role": 403, "topup admin": 403, "agent": 404, "admin": 404}},
 	}
 	forbidden := map[string]string{}
 	for _, tt := range tests {
@@ -114,7 +119,7 @@ func TestRouteRoleMatrix(t *testing.T) {
 			switch want {
 			case http.StatusForbidden:
 				require.Equal(t, httpx.CodeForbidden, r.Error.Code)
-				require.Contains(t, r.Error.Message, "需要代理商（agent）或管理员（admin）角色")
+				require.Contains(t, r.Error.Message, "需要设备代理商（devices.agent）或设备管理员（devices.admin）角色")
 				forbidden[tt.route+" "+who] = stripRequestID(string(r.Body))
 			case http.StatusNotFound:
 				require.Equal(t, devices.CodeTaskNotFound, r.Error.Code)
@@ -134,7 +139,7 @@ func TestRouteRoleMatrix(t *testing.T) {
 	// Upload: agent, other agent and admin create their own task; no
 	// roles is 403 and stores nothing.
 	before := v.count(t, "SELECT count(*) FROM ex_devices_task")
-	for who, want := range map[string]int{"no roles": 403, "other role": 403, "agent": 202, "other agent": 202, "admin": 202} {
+	for who, want := range map[string]int{"no roles": 403, "other role": 403, "topup admin": 403, "agent": 202, "other agent": 202, "admin": 202} {
 		r, _ := v.uploadAs(t, callers[who], "authz-matrix-up-"+strings.ReplaceAll(who, " ", "-"), "device_sn,target_agent_id\nMX00000002,agent-a\n")
 		require.Equal(t, want, r.Status, "upload as %s: %s", who, r.Body)
 		if want == http.StatusForbidden {
@@ -143,4 +148,22 @@ func TestRouteRoleMatrix(t *testing.T) {
 	}
 	require.Equal(t, before+3, v.count(t, "SELECT count(*) FROM ex_devices_task"), "rule: a refused upload stores nothing")
 	require.Equal(t, 1, v.count(t, "SELECT count(*) FROM ex_devices_task WHERE assign_any"), "rule: only the admin's upload may assign any device")
+}
+
+// REGRESSION: the upload's idempotency middleware read and parsed the
+// multipart body before the role check, so a roleless token got 400
+// REQUEST_INVALID for a malformed body. Now the role decides first on
+// every route: 403 whatever the body, which is not even read. The body is
+// declared and never sent (over net/http's 256 KiB post-handler discard):
+// a server that read it would answer 408 BODY_TOO_SLOW instead.
+func TestRoutesCheckTheRoleBeforeTheBody(t *testing.T) {
+	t.Parallel()
+	v := newEnv(t, false)
+	tok := apitest.Token(t, secret, "agent-a")
+	for i, path := range []string{"/api/v1/device-assignments", "/api/v1/device-assignments/" + uuid.NewString() + "/cancel"} {
+		raw := apitest.Raw(t, v.srv.URL, "POST "+path+" HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "+tok+
+			"\r\nContent-Type: multipart/form-data; boundary=b\r\nX-Request-ID: authz-body-00000"+strconv.Itoa(i)+"\r\nContent-Length: 524288\r\n\r\n")
+		require.Equal(t, http.StatusForbidden, raw.Status, "%s: %s", path, raw.Body)
+	}
+	require.Zero(t, v.count(t, "SELECT count(*) FROM ex_devices_task"))
 }

@@ -41,8 +41,8 @@ var rowMessages = map[string]string{
 	CodeTargetMissing:   "未填写目标代理商：请填写 target_agent_id。",
 	CodeTargetInvalid:   "目标代理商 ID 格式不正确：须为 1-64 位字母、数字、下划线或连字符。",
 	CodeRowColumns:      "该行列数不正确：每行须恰好两列 device_sn,target_agent_id。",
-	CodeTargetForbidden: "只能把设备分配给自己：target_agent_id 须为当前账号；分配给其他代理商需要管理员（admin）角色。",
-	CodeOwnedByOther:    "设备已分配给其他代理商：代理商不能改派他人的设备，请联系管理员（admin）处理。",
+	CodeTargetForbidden: "只能把设备分配给自己：target_agent_id 须为当前账号；分配给其他代理商需要设备管理员（devices.admin）角色。",
+	CodeOwnedByOther:    "设备已分配给其他代理商：代理商不能改派他人的设备，请联系设备管理员（devices.admin）处理。",
 }
 
 var (

@@ -65,7 +65,7 @@ var (
 	errNotCancellable = httpx.Conflict(CodeNotCancellable,
 		"任务已结束，无法取消：请刷新任务状态")
 	errForbidden = httpx.Forbidden(httpx.CodeForbidden,
-		"当前账号无权使用设备分配：需要代理商（agent）或管理员（admin）角色，请联系管理员授权")
+		"当前账号无权使用设备分配：需要设备代理商（devices.agent）或设备管理员（devices.admin）角色，请联系管理员授权")
 	errFileNameInvalid = httpx.BadRequest(CodeFileNameInvalid,
 		"文件名包含控制字符（如 NUL、换行、ESC 或方向控制符）：请重命名文件后重新上传")
 )

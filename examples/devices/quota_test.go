@@ -1,6 +1,7 @@
 package devices_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/july/template/adapters/http/apitest"
 	"github.com/july/template/core/tasks"
 	"github.com/july/template/examples/devices"
 )
@@ -146,4 +148,41 @@ func TestUploadRatePerPrincipal(t *testing.T) {
 	v.clock.Advance(time.Duration(60-devices.DefaultUploadsPerMinute) * time.Second)
 	again, _ := v.upload(t, "user-1", "upload-rate-later", csv)
 	require.Equal(t, http.StatusAccepted, again.Status, "the window moved: %s", again.Body)
+}
+
+// REGRESSION: the upload quota was checked inside the transaction, after
+// the principal's advisory lock, so refused uploads queued on that lock,
+// each holding a pooled connection (200 refused uploads held 17-20 of the
+// api's 20). An upload past the quota is now refused before the
+// transaction: it is answered while another upload of the same principal
+// holds the lock.
+func TestUploadPastTheQuotaWaitsOnNoLock(t *testing.T) {
+	t.Parallel()
+	v := newEnvOpts(t, envOpts{fakeClock: true})
+	csv := "device_sn,target_agent_id\nAA00000001,agent-1\n"
+	for i := range devices.DefaultUploadsPerMinute {
+		r, _ := v.upload(t, "user-1", fmt.Sprintf("upload-nolock-%04d", i), csv)
+		require.Equal(t, http.StatusAccepted, r.Status, "upload %d: %s", i, r.Body)
+	}
+	tx, err := v.db.BeginTx(t.Context(), nil) // an upload of user-1 in progress
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback() }()
+	_, err = tx.ExecContext(t.Context(), "SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", devices.TaskTable+"/user-1")
+	require.NoError(t, err)
+
+	body, ct := multipartCSV(t, devices.FormField, csv)
+	req := apitest.Request{Method: http.MethodPost, Path: "/api/v1/device-assignments", Body: string(body),
+		Token:  apitest.Token(t, secret, "user-1", devices.RoleAgent),
+		Header: map[string]string{"Content-Type": ct, "X-Request-ID": "upload-nolock-over"}}
+	done := make(chan apitest.Response, 1)
+	go func() {
+		r, _ := apitest.Send(context.WithoutCancel(t.Context()), v.srv.URL, req)
+		done <- r
+	}()
+	select {
+	case r := <-done:
+		require.Equal(t, http.StatusTooManyRequests, r.Status, r.Body)
+	case <-time.After(time.Minute): // a generous cap: it waits on the lock forever
+		t.Fatal("the refused upload waited on the principal's lock")
+	}
 }

@@ -27,17 +27,18 @@ type Actor struct {
 
 // Roles this domain reads from Actor.Roles (the token's "roles" claim).
 // A caller holding neither gets 403 FORBIDDEN from every use case,
-// decided before any lookup.
+// decided before any lookup. The names carry the domain ("devices."): a
+// role of another domain (the top-up admin) grants nothing here.
 const (
 	// RoleAgent may upload assignments of devices to itself: a row may
 	// name only the uploader as target_agent_id, and only a device that is
 	// unassigned or already the uploader's; other rows become failure rows
 	// (CodeTargetForbidden, CodeOwnedByOther). An agent reads and cancels
 	// its own tasks; another caller's task is ErrTaskNotFound.
-	RoleAgent = "agent"
+	RoleAgent = "devices.agent"
 	// RoleAdmin may assign any device to any agent, reassigning devices
 	// other agents hold, and reads and cancels every task.
-	RoleAdmin = "admin"
+	RoleAdmin = "devices.admin"
 )
 
 // ErrForbidden is returned when the actor holds none of the roles a use

@@ -91,6 +91,12 @@ func (s *Service) Upload(ctx context.Context, actor Actor, cmd UploadCommand) (U
 		ID: uuid.NewString(), OwnerSubject: actor.Subject, AssignAny: actor.HasRole(RoleAdmin),
 		FileName: cmd.FileName, FileContent: []byte{0}, Columns: cols,
 	}
+	// Past the quota, refuse before the transaction: a refused upload
+	// then holds a pooled connection for one statement and never queues
+	// on the principal's lock. The transaction counts again under the lock.
+	if err := precheckRate(ctx, s.db, actor.Subject, cmd.Key, perMinute, now); err != nil {
+		return UploadResult{}, err
+	}
 	var res UploadResult
 	err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		// One upload of this principal at a time, so the count below is exact.
@@ -169,6 +175,41 @@ func checkRate(ctx context.Context, tx bun.Tx, subject string, limit int64, now 
 	if n <= limit {
 		return nil
 	}
+	return rateLimited(limit, oldest, now)
+}
+
+// precheckRate is checkRate without the lock, on the pool, in one
+// statement: the principal's uploads in the window, and whether key is
+// already stored (a retry still replays, so it is let through). At the
+// limit already, the new upload would be one more: *RateLimitedError.
+func precheckRate(ctx context.Context, db bun.IDB, subject string, key ports.IdempotencyKey, limit int64, now time.Time) error {
+	var (
+		n      int64
+		oldest time.Time
+		stored bool
+	)
+	recent := "owner_subject = ? AND created_at > ?"
+	err := db.NewSelect().Table(TaskTable).
+		ColumnExpr("count(*) FILTER (WHERE "+recent+")", subject, now.Add(-uploadWindow)).
+		ColumnExpr("coalesce(min(created_at) FILTER (WHERE "+recent+"), ?)", subject, now.Add(-uploadWindow), now).
+		ColumnExpr("count(*) FILTER (WHERE idem_principal = ? AND idem_operation = ? AND idem_request_id = ?) > 0",
+			key.Scope.Principal, key.Scope.Operation, key.RequestID).
+		WhereOr(recent, subject, now.Add(-uploadWindow)).
+		WhereOr("idem_principal = ? AND idem_operation = ? AND idem_request_id = ?", key.Scope.Principal, key.Scope.Operation, key.RequestID).
+		Scan(ctx, &n, &oldest, &stored)
+	if err != nil {
+		return fmt.Errorf("count recent uploads of principal: %w", err)
+	}
+	if stored || n < limit {
+		return nil
+	}
+	return rateLimited(limit, oldest, now)
+}
+
+// rateLimited is the refusal of an upload past limit whose oldest upload in
+// the window was at oldest: RetryAfter is when it leaves the window, in
+// whole seconds (at least 1).
+func rateLimited(limit int64, oldest, now time.Time) error {
 	wait := max(time.Second, oldest.Add(uploadWindow).Sub(now))
 	wait = (wait + time.Second - 1).Truncate(time.Second)
 	return &RateLimitedError{Max: limit, RetryAfter: wait}

@@ -69,11 +69,31 @@ func NewAPI(cfg APIConfig) (*API, error) {
 	return &API{svc: cfg.Service, idem: idem}, nil
 }
 
-// Register adds the routes to g, the authenticated /api/v1 group.
+// Register adds the routes to g, the authenticated /api/v1 group. Each
+// route checks the caller's roles first (the use case's own rule, so the
+// same 403), before anything reads or parses the body.
 func (a *API) Register(g *echo.Group) {
-	g.POST(RouteTopups, a.create, httpx.RequireJSON(), a.idem) // 415 before any reservation
-	g.GET(RouteTopup, a.get)
-	g.GET(RouteWallet, a.wallet)
+	g.POST(RouteTopups, a.create, allow(RoleAgent), httpx.RequireJSON(), a.idem) // 415 before any reservation
+	g.GET(RouteTopup, a.get, allow(RoleAgent, RoleAdmin))
+	g.GET(RouteWallet, a.wallet, allow(RoleAgent))
+}
+
+// allow answers ErrForbidden (403) unless the caller holds one of roles;
+// the use case checks again, so this only moves the refusal ahead of the
+// body.
+func allow(roles ...string) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			who, err := actor(c)
+			if err != nil {
+				return err
+			}
+			if err := who.require(roles...); err != nil {
+				return err
+			}
+			return next(c)
+		}
+	}
 }
 
 // AccessRoutes are the access-log policies of the routes. The order routes
@@ -103,11 +123,7 @@ func (a *API) create(c echo.Context) error {
 	if !ok {
 		return httpx.Internal(fmt.Errorf("topup: create route without idempotency middleware"))
 	}
-	body, err := httpx.ReadBody(c) // held once, shared with the idempotency middleware
-	if err != nil {
-		return err // *http.MaxBytesError renders as 413
-	}
-	req, err := parseCreate(body)
+	req, err := createRequest(c)
 	if err != nil {
 		return err
 	}
@@ -123,6 +139,22 @@ func (a *API) create(c echo.Context) error {
 		return idemhttp.Replay(c, *res.Replay)
 	}
 	return c.JSONBlob(http.StatusCreated, res.Body)
+}
+
+// createRequest is the body as the idempotency middleware decoded it
+// (parseCreate runs once per request), or decoded here without it.
+func createRequest(c echo.Context) (CreateRequest, error) {
+	if cmd, ok, err := idemhttp.Decoded(c); ok {
+		if err != nil {
+			return CreateRequest{}, err
+		}
+		return cmd.(CreateRequest), nil
+	}
+	body, err := httpx.ReadBody(c) // held once, shared with the idempotency middleware
+	if err != nil {
+		return CreateRequest{}, err // *http.MaxBytesError renders as 413
+	}
+	return parseCreate(body)
 }
 
 // get is GET /api/v1/topups/:id.

@@ -38,7 +38,7 @@ func (e *ValidationError) Error() string { return "topup: invalid " + e.Field + 
 var (
 	errNotFoundHTTP  = httpx.NotFound(CodeNotFound, "充值订单不存在：请检查订单号；只能查询自己创建的订单")
 	errForbiddenHTTP = httpx.Forbidden(httpx.CodeForbidden,
-		"当前账号无权执行此操作：充值和钱包需要代理商（agent）角色，查询他人的订单需要管理员（admin）角色，请联系管理员授权")
+		"当前账号无权执行此操作：充值和钱包需要代理商（topup.agent）角色，查询他人的订单需要充值管理员（topup.admin）角色，请联系管理员授权")
 )
 
 // MapError is the httpx.ErrorMapper of this domain: *ValidationError is 422

@@ -25,15 +25,17 @@ type Actor struct {
 
 // Roles this domain reads from Actor.Roles (the token's "roles" claim).
 // Each use case checks them first, before any lookup, so a refusal
-// (ErrForbidden, 403) says nothing about whether an order exists.
+// (ErrForbidden, 403) says nothing about whether an order exists. The
+// names carry the domain ("topup."): a role of another domain (the
+// devices admin) grants nothing here.
 const (
 	// RoleAgent may top up its own wallet (Create), read its own orders
 	// (another agent's order is ErrNotFound, like a missing one) and read
 	// its own wallet.
-	RoleAgent = "agent"
+	RoleAgent = "topup.agent"
 	// RoleAdmin may read any agent's order. It has no wallet and creates
 	// no top-ups: a caller that needs both holds both roles.
-	RoleAdmin = "admin"
+	RoleAdmin = "topup.admin"
 )
 
 // ErrForbidden is returned when the actor lacks the role a use case

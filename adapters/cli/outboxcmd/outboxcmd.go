@@ -96,6 +96,9 @@ func (c *opCLI) list(ctx context.Context, args []string) int {
 	if fs.Parse(args) != nil {
 		return exitUsage
 	}
+	if !c.textArg("list", "type", *eventType, outbox.MaxEventTypeLen) || !c.textArg("list", "correlation-id", *corr, outbox.MaxIDLen) {
+		return exitUsage
+	}
 	f := ports.OutboxFilter{EventType: *eventType, CorrelationID: *corr, Limit: *limit}
 	if *status != "" {
 		st, ok := parseStatus(*status)
@@ -224,7 +227,7 @@ func (c *opCLI) replay(ctx context.Context, args []string) int {
 		fmt.Fprintln(c.stderr, "relay outbox replay: give at least one --event-id")
 		return exitUsage
 	}
-	if !c.needWho("replay", *operator, *reason) {
+	if !c.needWho("replay", *operator, *reason) || !c.textArg("replay", "batch-id", *batchID, outbox.MaxOperatorLen) {
 		return exitUsage
 	}
 	return c.with(ctx, "replay", func(ctx context.Context) int {
@@ -286,6 +289,21 @@ func (c *opCLI) flags(sub string) *flag.FlagSet {
 
 func (c *opCLI) who(fs *flag.FlagSet) (operator, reason *string) {
 	return fs.String("operator", "", "who (required)"), fs.String("reason", "", "why (required)")
+}
+
+// textArg refuses an optional free-text argument longer than max bytes or
+// holding a control character, before anything is opened: it would reach
+// SQL text and the database's log. The value itself is not echoed.
+func (c *opCLI) textArg(sub, name, v string, max int) bool {
+	if len(v) > max {
+		fmt.Fprintf(c.stderr, "relay outbox %s: --%s is refused: longer than %d bytes (nothing changed)\n", sub, name, max)
+		return false
+	}
+	if err := outbox.CheckAuditText(name, v); err != nil {
+		fmt.Fprintf(c.stderr, "relay outbox %s: --%s is refused: %v (nothing changed)\n", sub, name, err)
+		return false
+	}
+	return true
 }
 
 func (c *opCLI) needWho(sub, operator, reason string) bool {

@@ -159,6 +159,9 @@ func (h *handlers) put(c echo.Context) error {
 		return h.rejected(c, err)
 	}
 	body, err := decodeUpdate(c)
+	if httpx.IsBudgetRefusal(err) {
+		return err // the server's load, not the caller's rejection: not audited
+	}
 	if err != nil {
 		return h.rejected(c, err)
 	}

@@ -80,7 +80,7 @@ func (h *handlers) limitRejected(next echo.HandlerFunc) echo.HandlerFunc {
 			return e
 		}
 		err := next(c)
-		if err != nil {
+		if err != nil && !httpx.IsBudgetRefusal(err) { // the budget's refusals are not the caller's
 			if s := httpx.Resolve(err, MapError).Status; s >= 400 && s < 500 && s != http.StatusUnauthorized {
 				l.add(ctx, key, 1)
 			}

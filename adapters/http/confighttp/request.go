@@ -65,8 +65,8 @@ func decodeUpdate(c echo.Context) (updateBody, error) {
 	}
 	data, err := io.ReadAll(r.Body)
 	var mbe *http.MaxBytesError
-	if errors.As(err, &mbe) {
-		return updateBody{}, err
+	if errors.As(err, &mbe) || httpx.IsBudgetRefusal(err) {
+		return updateBody{}, err // 413, or the body budget's own answer
 	}
 	if err != nil {
 		return updateBody{}, invalid("body", "无法读取请求体，请重试")

@@ -64,8 +64,11 @@ type BudgetConfig struct {
 	Budget int64
 	// Share bounds the bytes one principal's in-flight bodies hold
 	// together; a principal that holds nothing may always reserve one body
-	// (up to its route's limit). Default: DefaultBodyShare; negative: no
-	// shares. It only applies with PrincipalFunc.
+	// (up to its route's limit) while the budget has room. The budget's
+	// last Share bytes are kept for principals that hold nothing: one that
+	// already holds a body is refused (503) once the rest is in use.
+	// Default: DefaultBodyShare; negative: no shares. It only applies with
+	// PrincipalFunc.
 	Share int64
 	// PrincipalFunc names the principal a body is charged to, asked at the
 	// body's first read (after authentication); "" is every
@@ -92,8 +95,10 @@ type BudgetConfig struct {
 // that never reads its body (a 401, a 404) reserves nothing.
 //
 // A reservation that would take the principal past its share answers 429
-// BODY_SHARE_EXCEEDED, one past the whole budget 503 SERVER_BUSY, both
-// retryable with Retry-After: 1. A body that arrives slower than the
+// BODY_SHARE_EXCEEDED, one past the whole budget 503 SERVER_BUSY (for a
+// principal already holding a body: past the budget less one share), both
+// retryable with Retry-After: 1. IsBudgetRefusal tells these answers from
+// a caller's mistakes. A body that arrives slower than the
 // minimum rate (a stalled or trickling client) is cut off with 408
 // BODY_TOO_SLOW and releases its reservation at once, so no client holds
 // memory by sending slowly.
@@ -153,7 +158,13 @@ func (b *BodyBudget) reserve(key string, n int64) error {
 	if b.cfg.Share > 0 && held > 0 && held+n > b.cfg.Share {
 		return errBodyShare
 	}
-	if b.cfg.Budget > 0 && b.total+n > b.cfg.Budget {
+	// The last share of the budget is kept for principals that hold
+	// nothing, so a few principals each within their share cannot fill it.
+	limit := b.cfg.Budget
+	if b.cfg.Share > 0 && held > 0 {
+		limit -= b.cfg.Share
+	}
+	if b.cfg.Budget > 0 && b.total+n > limit {
 		return errServerBusy
 	}
 	b.held[key] = held + n
@@ -266,4 +277,20 @@ func (g *bodyGuard) release() {
 		g.budget.unreserve(g.key, g.reserved)
 		g.reserved = 0
 	}
+}
+
+// IsBudgetRefusal reports whether err is the body budget's refusal (503
+// SERVER_BUSY, 429 BODY_SHARE_EXCEEDED, 408 BODY_TOO_SLOW): the server's
+// load, not the caller's mistake, so it is neither audited as a rejected
+// request nor counted toward a limit of rejections.
+func IsBudgetRefusal(err error) bool {
+	var e *Error
+	if !errors.As(err, &e) {
+		return false
+	}
+	switch e.Code {
+	case CodeServerBusy, CodeBodyShareExceeded, CodeBodyTooSlow:
+		return true
+	}
+	return false
 }

@@ -7,6 +7,8 @@ import (
 	"mime"
 	"strings"
 
+	"github.com/labstack/echo/v4"
+
 	"github.com/july/template/core/idempotency"
 )
 
@@ -15,14 +17,39 @@ import (
 const rawDomain = "raw\x00"
 
 // fingerprint is the route's command fingerprint when it declares one and
-// the body decodes, else fingerprintBody.
-func fingerprint(cfg Config, contentType string, body []byte) (idempotency.Fingerprint, error) {
+// the body decodes, else fingerprintBody. dec is the Command's result, kept
+// for the handler (Decoded), so the body is decoded once.
+func fingerprint(cfg Config, contentType string, body []byte) (fp idempotency.Fingerprint, dec *decoded, err error) {
 	if cfg.Command != nil {
-		if cmd, err := cfg.Command(body); err == nil {
-			return idempotency.FromCommand(cmd)
+		cmd, cerr := cfg.Command(body)
+		dec = &decoded{cmd: cmd, err: cerr}
+		if cerr == nil {
+			fp, err = idempotency.FromCommand(cmd)
+			return fp, dec, err
 		}
 	}
-	return fingerprintBody(cfg.Fingerprinter, contentType, body)
+	fp, err = fingerprintBody(cfg.Fingerprinter, contentType, body)
+	return fp, dec, err
+}
+
+// decoded is what Config.Command made of a request's body.
+type decoded struct {
+	cmd any
+	err error
+}
+
+const decodedKey = "idemhttp.command"
+
+// Decoded returns what the route's Config.Command returned for this
+// request's body (the command, or its error), so the handler does not
+// decode the body a second time; ok is false when the middleware did not
+// run it (no Command, or the request ended before the body was read).
+func Decoded(c echo.Context) (cmd any, ok bool, err error) {
+	d, ok := c.Get(decodedKey).(*decoded)
+	if !ok {
+		return nil, false, nil
+	}
+	return d.cmd, true, d.err
 }
 
 // fingerprintBody fingerprints a request body with fp's version label:

@@ -162,7 +162,10 @@ func (cfg *Config) key(c echo.Context) (ports.IdempotencyKey, error) {
 		return ports.IdempotencyKey{}, fmt.Errorf("idemhttp: read body: %w", err)
 	}
 	ct, params := r.Header.Get(echo.HeaderContentType), pathParams(c)
-	fp, err := fingerprint(*cfg, ct, body)
+	fp, dec, err := fingerprint(*cfg, ct, body)
+	if dec != nil {
+		c.Set(decodedKey, dec)
+	}
 	switch {
 	case errors.Is(err, errMultipartMalformed):
 		return ports.IdempotencyKey{}, errMultipartInvalid.WithCause(err)

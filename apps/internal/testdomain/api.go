@@ -62,13 +62,13 @@ func (a *API) create(c echo.Context) error {
 	if !ok {
 		return httpx.Internal(errors.New("testdomain: create route without idempotency middleware"))
 	}
-	body, err := httpx.ReadBody(c) // the bytes the middleware read; 413 past the limit
+	cmd, _, err := idemhttp.Decoded(c) // parseCreate ran once, in the middleware
 	if err != nil {
 		return err
 	}
-	req, err := parseCreate(body)
-	if err != nil {
-		return err
+	req, ok := cmd.(CreateRequest)
+	if !ok {
+		return httpx.Internal(errors.New("testdomain: create route without a decoded command"))
 	}
 	res, err := a.svc.Create(ctx, actor(c), CreateCommand{Key: key, Request: req, RequestID: httpx.RequestID(ctx)})
 	switch {

@@ -1,11 +1,8 @@
 package testdomain
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
-	"math/big"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/july/template/adapters/http/httpx"
@@ -47,7 +44,7 @@ func parseCreate(body []byte) (CreateRequest, error) {
 		return CreateRequest{}, errBodyInvalid.WithCause(errors.New("testdomain: body is not a json object"))
 	}
 	var req CreateRequest
-	n, ok := exactInt(raw["amount"])
+	n, ok := httpx.ExactInt(raw["amount"]) // at most httpx.MaxNumberLen bytes
 	if !ok || n < 1 || n > MaxAmount {
 		return req, &ValidationError{Code: CodeAmountInvalid, Field: "amount", Reason: "须为 1 到 1000000 之间的整数"}
 	}
@@ -56,24 +53,6 @@ func parseCreate(body []byte) (CreateRequest, error) {
 		return req, &ValidationError{Code: CodeNoteInvalid, Field: "note", Reason: "须为不超过 200 个字符的字符串"}
 	}
 	return req, nil
-}
-
-// exactInt is b's value when b is a JSON number equal to an int64; never
-// through float64, so 0.99999999999999999 is not 1.
-func exactInt(b json.RawMessage) (int64, bool) {
-	s := string(bytes.TrimSpace(b))
-	if s == "" || (s[0] != '-' && (s[0] < '0' || s[0] > '9')) {
-		return 0, false
-	}
-	// A long exponent is out of range anyway and costly to expand.
-	if i := strings.IndexAny(s, "eE"); i >= 0 && len(strings.TrimLeft(s[i+1:], "+-")) > 2 {
-		return 0, false
-	}
-	r, ok := new(big.Rat).SetString(s)
-	if !ok || !r.IsInt() || !r.Num().IsInt64() {
-		return 0, false
-	}
-	return r.Num().Int64(), true
 }
 
 var (

@@ -47,6 +47,7 @@ import (
 
 	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/examples"
+	"github.com/july/template/examples/devices"
 )
 
 func main() {
@@ -215,7 +216,7 @@ func makeCSV(size int) []byte {
 func token(secret, sub string) string {
 	enc := base64.RawURLEncoding
 	now := time.Now().Unix()
-	claims, _ := json.Marshal(map[string]any{"sub": sub, "roles": []string{"agent"}, "iat": now, "exp": now + 3600})
+	claims, _ := json.Marshal(map[string]any{"sub": sub, "roles": []string{devices.RoleAgent}, "iat": now, "exp": now + 3600})
 	msg := enc.EncodeToString([]byte(`{"alg":"HS256","typ":"JWT"}`)) + "." + enc.EncodeToString(claims)
 	m := hmac.New(sha256.New, []byte(secret))
 	m.Write([]byte(msg))
