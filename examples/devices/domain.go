@@ -29,7 +29,7 @@ func newAPIPart(d domain.APIDeps) (domain.API, error) {
 	if err != nil {
 		return domain.API{}, err
 	}
-	api, err := NewAPI(svc, d.Guard, d.Logger)
+	api, err := NewAPI(svc, d.Guard, d.Counter, d.Logger)
 	if err != nil {
 		return domain.API{}, err
 	}
