@@ -20,7 +20,8 @@ import (
 // waits for each credit, while (except in "alone") agent "flood" sends
 // creates from 8 goroutines without pause. It reports the victim's p50
 // create latency and p50 credit delay (201 until its wallet shows the
-// amount: relay, queue and crediter). "flood-unlimited" sets
+// amount: relay, queue and crediter; a credit not seen within a minute
+// counts as a minute and ends the run, credits-over-1m). "flood-unlimited" sets
 // topup.create.per_minute to 100000, "flood-limited" keeps the default.
 // Run: go test -run '^$' -bench CreateFairness -benchtime 30x ./examples/topup/
 func BenchmarkCreateFairness(b *testing.B) {
@@ -59,7 +60,7 @@ func BenchmarkCreateFairness(b *testing.B) {
 				time.Sleep(2 * time.Second) // let the flood build a backlog
 			}
 			creates, credits := make([]time.Duration, 0, b.N), make([]time.Duration, 0, b.N)
-			var balance int64
+			var balance, late int64
 			b.ResetTimer()
 			for i := range b.N {
 				start := time.Now()
@@ -70,12 +71,16 @@ func BenchmarkCreateFairness(b *testing.B) {
 				}
 				balance += 100
 				for e.balance(b, "victim") < balance {
-					if time.Since(created) > 5*time.Minute {
-						b.Fatalf("victim credit %d not done after 5 minutes", i)
+					if time.Since(created) > time.Minute {
+						late++ // counted as a minute; the run stops here
+						break
 					}
 					time.Sleep(5 * time.Millisecond)
 				}
 				creates, credits = append(creates, created.Sub(start)), append(credits, time.Since(created))
+				if late > 0 {
+					break
+				}
 			}
 			b.StopTimer()
 			stop()
@@ -84,6 +89,7 @@ func BenchmarkCreateFairness(b *testing.B) {
 			b.ReportMetric(p50(credits).Seconds()*1000, "credit-p50-ms")
 			b.ReportMetric(float64(floods.Load()), "flood-requests")
 			b.ReportMetric(float64(refused.Load()), "flood-429")
+			b.ReportMetric(float64(late), "credits-over-1m")
 		})
 	}
 }
