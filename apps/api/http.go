@@ -53,16 +53,17 @@ type domainAPIs []domain.API
 // domainDeps is what apps/api gives every domain (domain.APIDeps).
 type domainDeps struct {
 	fx.In
-	DB     *bun.DB
-	Clock  ports.Clock
-	Config *configsvc.Service
-	Guard  ports.Guard
-	Logger *slog.Logger
-	Env    config
+	DB      *bun.DB
+	Clock   ports.Clock
+	Config  *configsvc.Service
+	Guard   ports.Guard
+	Counter ports.WindowCounter
+	Logger  *slog.Logger
+	Env     config
 }
 
 func newDomainAPIs(p domainDeps) (domainAPIs, error) {
-	return domain.BuildAPI(domains.All(), domain.APIDeps{DB: p.DB, Clock: p.Clock, Config: p.Config, Guard: p.Guard, Logger: p.Logger,
+	return domain.BuildAPI(domains.All(), domain.APIDeps{DB: p.DB, Clock: p.Clock, Config: p.Config, Guard: p.Guard, Counter: p.Counter, Logger: p.Logger,
 		Settings: p.Env.DomainEnv})
 }
 

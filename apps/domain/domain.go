@@ -70,7 +70,10 @@ type APIDeps struct {
 	// run without it; a domain then applies its defaults or refuses).
 	Config *configsvc.Service
 	Guard  ports.Guard
-	Logger *slog.Logger
+	// Counter is the shared per-window counter (Redis) for per-caller
+	// rates (adapters/http/ratehttp); nil in tests that run without it.
+	Counter ports.WindowCounter
+	Logger  *slog.Logger
 	// Env is what the domain's APIEnv.Load returned (nil when it declares
 	// none); BuildAPI sets it from Settings.
 	Env any

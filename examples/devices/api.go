@@ -2,6 +2,7 @@ package devices
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -20,6 +21,7 @@ import (
 	"github.com/july/template/adapters/http/auth"
 	"github.com/july/template/adapters/http/httpx"
 	"github.com/july/template/adapters/http/idemhttp"
+	"github.com/july/template/adapters/http/ratehttp"
 	"github.com/july/template/adapters/http/taskhttp"
 	"github.com/july/template/core/idempotency"
 	"github.com/july/template/core/ports"
@@ -71,13 +73,16 @@ type FailureItem struct {
 // HTTP to a Service call and the result back to HTTP: no transaction, no
 // query.
 type API struct {
-	svc  *Service
-	idem echo.MiddlewareFunc
+	svc        *Service
+	idem, rate echo.MiddlewareFunc
 }
 
 // NewAPI returns the handlers over svc. guard may be nil (no early
-// duplicate rejection; the unique constraint still decides).
-func NewAPI(svc *Service, guard ports.Guard, log *slog.Logger) (*API, error) {
+// duplicate rejection; the unique constraint still decides). counter
+// counts each principal's uploads for KeyUploadsPerMinute across replicas
+// (Redis); nil or down, each replica counts its own and the count in
+// Postgres (Upload) still holds across them.
+func NewAPI(svc *Service, guard ports.Guard, counter ports.WindowCounter, log *slog.Logger) (*API, error) {
 	if svc == nil {
 		return nil, errors.New("devices: NewAPI needs a Service")
 	}
@@ -93,15 +98,27 @@ func NewAPI(svc *Service, guard ports.Guard, log *slog.Logger) (*API, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &API{svc: svc, idem: idem}, nil
+	rate, err := ratehttp.Middleware(ratehttp.Config{
+		Name: OperationAssign, Counter: counter, Clock: svc.clock,
+		LimitFunc: func(ctx context.Context) (int64, error) {
+			return configured(ctx, svc.config, KeyUploadsPerMinute, DefaultUploadsPerMinute)
+		},
+		Refusal: func(limit int64) *httpx.Error { return rateRefusal(limit) },
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &API{svc: svc, idem: idem, rate: rate}, nil
 }
 
 // Register adds the routes to g, the authenticated /api/v1 group. Every
 // route checks the caller's roles first (the use cases' own rule, so the
 // same 403), before the body or a parameter is read; the upload then
-// raises the body limit before the idempotency middleware reads the body.
+// checks the principal's rate (no body read, no connection taken for a
+// refused upload) and raises the body limit before the idempotency
+// middleware reads the body.
 func (a *API) Register(g *echo.Group) {
-	g.POST(RouteCreate, a.create, allow, httpx.BodyLimit(maxBodyBytes), a.idem)
+	g.POST(RouteCreate, a.create, allow, a.rate, httpx.BodyLimit(maxBodyBytes), a.idem)
 	g.GET(RouteTask, a.get, allow)
 	g.GET(RouteFailures, a.failures, allow)
 	g.POST(RouteCancel, a.cancel, allow)

@@ -6,6 +6,7 @@ import (
 	"github.com/july/template/adapters/asynq/queue"
 	"github.com/july/template/apps/domain"
 	"github.com/july/template/core/configsvc"
+	"github.com/july/template/core/periodic"
 	"github.com/july/template/core/ports"
 )
 
@@ -21,6 +22,7 @@ func Domain() domain.Domain {
 		ConfigSpecs: ConfigSpecs(),
 		API:         newAPIPart,
 		Relay:       func(d domain.RelayDeps) (domain.Relay, error) { return newRelayPart(d, nil) },
+		Commands:    []periodic.Command{FileSweepCommandDecl()},
 	}
 }
 
@@ -29,7 +31,7 @@ func newAPIPart(d domain.APIDeps) (domain.API, error) {
 	if err != nil {
 		return domain.API{}, err
 	}
-	api, err := NewAPI(svc, d.Guard, d.Logger)
+	api, err := NewAPI(svc, d.Guard, d.Counter, d.Logger)
 	if err != nil {
 		return domain.API{}, err
 	}
@@ -52,8 +54,9 @@ func newRelayPart(d domain.RelayDeps, afterChunk func(done int64) error) (domain
 	if err != nil {
 		return domain.Relay{}, err
 	}
+	files := &fileSweeper{db: d.DB, clock: d.Clock, config: reader(d.Config)}
 	return domain.Relay{
-		Consumers:         []queue.Consumer{w.Consumer()},
+		Consumers:         []queue.Consumer{w.Consumer(), files.consumer()},
 		TaskTables:        []ports.TaskTable{tasks},
 		IdempotencyTables: []ports.IdempotencyTable{idem},
 	}, nil

@@ -91,10 +91,16 @@ func MapError(err error) (*httpx.Error, bool) {
 	}
 	var rate *RateLimitedError
 	if errors.As(err, &rate) {
-		e := httpx.TooManyRequests(CodeUploadRateLimited, fmt.Sprintf(
-			"上传过于频繁：每分钟最多发起 %d 次设备分配上传，请在 Retry-After 指定的秒数后重试", rate.Max)).WithCause(err)
+		e := rateRefusal(rate.Max).WithCause(err)
 		e.RetryAfter = rate.RetryAfter
 		return e, true
 	}
 	return nil, false
+}
+
+// rateRefusal is the 429 of KeyUploadsPerMinute, from the early count
+// (ratehttp) or the exact one in Postgres (Upload).
+func rateRefusal(max int64) *httpx.Error {
+	return httpx.TooManyRequests(CodeUploadRateLimited, fmt.Sprintf(
+		"上传过于频繁：每分钟最多发起 %d 次设备分配上传，请在 Retry-After 指定的秒数后重试", max))
 }

@@ -69,6 +69,9 @@ type envOpts struct {
 	// productionPool opens the app's pool with postgres.Open, as the api
 	// does (pgx's simple protocol), instead of the harness's pool.
 	productionPool bool
+	// counter counts uploads for devices.upload.per_minute; nil: a
+	// counter on the test's Redis prefix.
+	counter ports.WindowCounter
 }
 
 func openDB(t *testing.T, production bool) *bun.DB {
@@ -104,7 +107,12 @@ func newEnvOpts(t *testing.T, o envOpts) *env {
 	}
 	guard, err := redis.NewGuard(v.redis.Client, redis.GuardConfig{Prefix: v.redis.Prefix})
 	require.NoError(t, err)
-	api, err := devices.Domain().API(domain.APIDeps{DB: v.db, Clock: v.appClock, Guard: guard, Logger: v.log})
+	counter := o.counter
+	if counter == nil {
+		counter, err = redis.NewWindowCounter(v.redis.Client, v.redis.Prefix)
+		require.NoError(t, err)
+	}
+	api, err := devices.Domain().API(domain.APIDeps{DB: v.db, Clock: v.appClock, Guard: guard, Counter: counter, Logger: v.log})
 	require.NoError(t, err)
 
 	var e *echo.Echo

@@ -41,6 +41,7 @@ var limitSpecs = []struct {
 	{KeyMaxRows, DefaultMaxRows, 100_000, "单个设备分配文件的数据行数上限（%d-%d），超过时上传返回 422"},
 	{KeyMaxStoredFailures, DefaultMaxStoredFailures, 100_000, "每个设备分配任务保存的失败明细上限（%d-%d），其余只计数"},
 	{KeyUploadsPerMinute, DefaultUploadsPerMinute, 1_000, "每个用户每分钟可发起的设备分配上传次数（%d-%d），超过时返回 429"},
+	{KeyFileRetentionHours, DefaultFileRetentionHours, 8_760, "已结束的设备分配任务保留上传文件的小时数（%d-%d），之后文件内容被清除"},
 }
 
 // ConfigSpecs returns the domain's config keys. The service registers them

@@ -116,13 +116,23 @@ func TestStoredFailuresAreCapped(t *testing.T) {
 	}
 }
 
-// Uploads per principal per minute are bounded, counted
-// in Postgres so the bound holds across api replicas. The refusal is 429
-// with Retry-After; a retry of an accepted upload still replays; another
-// principal is not affected; the window moves with the clock.
+// alignClock moves v's fake clock to the start of the next minute, so a
+// test's uploads fall in one window of the rate.
+func alignClock(v *env) {
+	now := v.clock.Now()
+	v.clock.Advance(now.Truncate(time.Minute).Add(time.Minute).Sub(now))
+}
+
+// Uploads per principal per minute are bounded: checked first per clock
+// minute (ratehttp, shared in Redis), then exactly in Postgres over the
+// last 60 s, so the bound holds across api replicas. The refusal is 429
+// with Retry-After; it is checked before any lookup, so a retry of an
+// accepted upload is refused too until the window ends, then replays;
+// another principal is not affected; the window moves with the clock.
 func TestUploadRatePerPrincipal(t *testing.T) {
 	t.Parallel()
 	v := newEnvOpts(t, envOpts{fakeClock: true})
+	alignClock(v)
 	csv := "device_sn,target_agent_id\nAA00000001,agent-1\n"
 	for i := range devices.DefaultUploadsPerMinute {
 		r, _ := v.upload(t, "user-1", fmt.Sprintf("upload-rate-%04d", i), csv)
@@ -134,13 +144,12 @@ func TestUploadRatePerPrincipal(t *testing.T) {
 	require.Equal(t, devices.CodeUploadRateLimited, r.Error.Code)
 	require.True(t, r.Error.Retryable)
 	require.Regexp(t, `\p{Han}`, r.Error.Message)
-	// The oldest upload in the window was DefaultUploadsPerMinute seconds ago.
+	// DefaultUploadsPerMinute seconds into the clock minute.
 	require.Equal(t, strconv.Itoa(60-devices.DefaultUploadsPerMinute), r.Header.Get("Retry-After"))
 	require.Equal(t, devices.DefaultUploadsPerMinute, v.count(t, "SELECT count(*) FROM ex_devices_task"))
 
-	replay, _ := v.upload(t, "user-1", "upload-rate-0000", csv)
-	require.Equal(t, http.StatusAccepted, replay.Status, "rule: a retry of an accepted upload replays: %s", replay.Body)
-	require.Equal(t, "true", replay.Header.Get("Idempotent-Replayed"))
+	retry, _ := v.upload(t, "user-1", "upload-rate-0000", csv)
+	require.Equal(t, http.StatusTooManyRequests, retry.Status, "rule: the rate is checked before any lookup: %s", retry.Body)
 
 	other, _ := v.upload(t, "user-2", "upload-rate-other", csv)
 	require.Equal(t, http.StatusAccepted, other.Status, "rule: the quota is per principal: %s", other.Body)
@@ -148,6 +157,40 @@ func TestUploadRatePerPrincipal(t *testing.T) {
 	v.clock.Advance(time.Duration(60-devices.DefaultUploadsPerMinute) * time.Second)
 	again, _ := v.upload(t, "user-1", "upload-rate-later", csv)
 	require.Equal(t, http.StatusAccepted, again.Status, "the window moved: %s", again.Body)
+	replay, _ := v.upload(t, "user-1", "upload-rate-0000", csv)
+	require.Equal(t, http.StatusAccepted, replay.Status, "rule: a retry of an accepted upload replays once the window allows it: %s", replay.Body)
+	require.Equal(t, "true", replay.Header.Get("Idempotent-Replayed"))
+}
+
+// Regression: the upload quota was checked inside the upload's
+// transaction, after taking a pooled connection and the principal's
+// advisory lock, so 200 refused uploads held 17-20 of the api's 20
+// connections. A refused upload now needs no connection: with every
+// pooled connection held elsewhere it is still answered 429.
+func TestRefusedUploadNeedsNoConnection(t *testing.T) {
+	t.Parallel()
+	v := newEnvOpts(t, envOpts{fakeClock: true})
+	alignClock(v)
+	csv := "device_sn,target_agent_id\nAA00000001,agent-1\n"
+	for i := range devices.DefaultUploadsPerMinute {
+		r, _ := v.upload(t, "user-1", fmt.Sprintf("upload-conn-%04d", i), csv)
+		require.Equal(t, http.StatusAccepted, r.Status, "upload %d: %s", i, r.Body)
+	}
+	v.db.SetMaxOpenConns(1)
+	conn, err := v.db.Conn(t.Context()) // the pool's only connection
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = conn.Close() })
+
+	body, ct := multipartCSV(t, devices.FormField, csv)
+	req := apitest.Request{Method: http.MethodPost, Path: "/api/v1/device-assignments", Body: string(body),
+		Token:  apitest.Token(t, secret, "user-1", devices.RoleAdmin),
+		Header: map[string]string{"Content-Type": ct, "X-Request-ID": "upload-conn-over"}}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute) // generous: the answer needs no wait at all
+	t.Cleanup(cancel)
+	res, err := apitest.Send(ctx, v.srv.URL, req)
+	require.NoError(t, err, "rule: a refused upload is answered without a pooled connection")
+	require.Equal(t, http.StatusTooManyRequests, res.Status, "body %s", res.Body)
+	require.Equal(t, devices.CodeUploadRateLimited, res.Error.Code)
 }
 
 // REGRESSION: the upload quota was checked inside the transaction, after

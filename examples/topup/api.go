@@ -12,6 +12,7 @@ import (
 	"github.com/july/template/adapters/http/auth"
 	"github.com/july/template/adapters/http/httpx"
 	"github.com/july/template/adapters/http/idemhttp"
+	"github.com/july/template/adapters/http/ratehttp"
 	"github.com/july/template/core/idempotency"
 	"github.com/july/template/core/ports"
 	"github.com/july/template/core/redaction"
@@ -36,13 +37,16 @@ type APIConfig struct {
 	Guard ports.Guard
 	// Logger receives guard failures. Default: slog.Default().
 	Logger *slog.Logger
+	// Counter counts each agent's creates for KeyCreatesPerMinute across
+	// replicas (Redis); nil or down, each replica counts its own.
+	Counter ports.WindowCounter
 }
 
 // API serves the top-up routes. Its handlers only map HTTP to a Service
 // call and the result back to HTTP: no transaction, no query.
 type API struct {
-	svc  *Service
-	idem echo.MiddlewareFunc
+	svc        *Service
+	idem, rate echo.MiddlewareFunc
 }
 
 // NewAPI returns the handlers; it fails without a Service.
@@ -66,14 +70,24 @@ func NewAPI(cfg APIConfig) (*API, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &API{svc: cfg.Service, idem: idem}, nil
+	rate, err := ratehttp.Middleware(ratehttp.Config{
+		Name: OperationCreate, LimitFunc: cfg.Service.createsPerMinute, Counter: cfg.Counter, Clock: cfg.Service.clock,
+		Refusal: func(limit int64) *httpx.Error {
+			return httpx.TooManyRequests(CodeRateLimited,
+				fmt.Sprintf("创建充值过于频繁：每分钟最多 %d 次，请在 Retry-After 指定的秒数后重试", limit))
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &API{svc: cfg.Service, idem: idem, rate: rate}, nil
 }
 
 // Register adds the routes to g, the authenticated /api/v1 group. Each
 // route checks the caller's roles first (the use case's own rule, so the
 // same 403), before anything reads or parses the body.
 func (a *API) Register(g *echo.Group) {
-	g.POST(RouteTopups, a.create, allow(RoleAgent), httpx.RequireJSON(), a.idem) // 415 before any reservation
+	g.POST(RouteTopups, a.create, allow(RoleAgent), httpx.RequireJSON(), a.rate, a.idem) // 403, 415, then the agent's rate, before the body is read or anything reserved
 	g.GET(RouteTopup, a.get, allow(RoleAgent, RoleAdmin))
 	g.GET(RouteWallet, a.wallet, allow(RoleAgent))
 }

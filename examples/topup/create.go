@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -64,13 +65,21 @@ func (s *Service) Create(ctx context.Context, actor Actor, cmd CreateCommand) (C
 	}
 	var res CreateResult
 	err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		// The private link is bound in its own statement (pgidem.ExecBound),
+		// never formatted into the INSERT's text.
+		payURL := order.PayURL
+		order.PayURL = ""
 		d, stored, err := pgidem.Insert(ctx, tx, order, cmd.Key)
+		order.PayURL = payURL
 		if err != nil {
 			return err // ErrKeyReused 422, ErrInProgress 409 (idemhttp.MapError)
 		}
 		if d == idempotency.DecisionReplay {
 			res.Replay = stored
 			return nil
+		}
+		if _, err := pgidem.ExecBound(ctx, tx, `UPDATE ex_topup_order SET pay_url = $1 WHERE id = $2`, payURL, order.ID); err != nil {
+			return fmt.Errorf("store pay_url: %w", err)
 		}
 		// After the replay check: a retry of an accepted top-up replays
 		// even if the limit was lowered since.

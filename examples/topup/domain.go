@@ -40,7 +40,7 @@ func newAPIPart(d domain.APIDeps) (domain.API, error) {
 	if err != nil {
 		return domain.API{}, err
 	}
-	api, err := NewAPI(APIConfig{Service: svc, Guard: d.Guard, Logger: d.Logger})
+	api, err := NewAPI(APIConfig{Service: svc, Guard: d.Guard, Logger: d.Logger, Counter: d.Counter})
 	if err != nil {
 		return domain.API{}, err
 	}

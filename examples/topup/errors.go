@@ -11,6 +11,9 @@ const (
 	CodeAmountInvalid  = "TOPUP_AMOUNT_INVALID"
 	CodeChannelInvalid = "TOPUP_CHANNEL_INVALID"
 	CodeNotFound       = "TOPUP_NOT_FOUND"
+	// CodeRateLimited: the agent sent more than KeyCreatesPerMinute
+	// creates this minute (429, Retry-After).
+	CodeRateLimited = "TOPUP_CREATE_RATE_LIMITED"
 	// CodePayloadInvalid is the permanent consumer error for an event whose
 	// payload does not match its order.
 	CodePayloadInvalid = "TOPUP_PAYLOAD_INVALID"

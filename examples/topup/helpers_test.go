@@ -56,9 +56,13 @@ type envOpts struct {
 	guard  ports.Guard        // nil: a guard on the test's Redis prefix
 	trace  *tracing.Provider  // nil: untraced; else wired like the apps wire it
 	config topup.ConfigReader // nil: no configured limit
+	// counter counts creates for topup.create.per_minute; nil: a counter
+	// on the test's Redis prefix.
+	counter ports.WindowCounter
+	clock   ports.Clock // nil: the wall clock
 }
 
-func newEnv(t *testing.T, o envOpts) *env {
+func newEnv(t testing.TB, o envOpts) *env {
 	t.Helper()
 	db := testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.MigrateWith(topup.MigrationsFS)}).Bun
 	db.AddQueryHook(postgres.TraceHook()) // postgres.Open installs it in the apps
@@ -68,14 +72,19 @@ func newEnv(t *testing.T, o envOpts) *env {
 		require.NoError(t, err)
 		o.guard = g
 	}
+	if o.counter == nil {
+		c, err := redis.NewWindowCounter(r.Client, r.Prefix)
+		require.NoError(t, err)
+		o.counter = c
+	}
 	logs := &testinfra.LogBuffer{}
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{ReplaceAttr: redaction.ReplaceAttr}))
 
 	links, err := topup.NewPayLinks(topup.DefaultPayBaseURL, []byte("pay-link-test-key-0123456789abcdef"))
 	require.NoError(t, err)
-	svc, err := topup.NewService(topup.ServiceConfig{DB: db, PayLinks: links, Config: o.config})
+	svc, err := topup.NewService(topup.ServiceConfig{DB: db, PayLinks: links, Config: o.config, Clock: o.clock})
 	require.NoError(t, err)
-	api, err := topup.NewAPI(topup.APIConfig{Service: svc, Guard: o.guard, Logger: log})
+	api, err := topup.NewAPI(topup.APIConfig{Service: svc, Guard: o.guard, Logger: log, Counter: o.counter})
 	require.NoError(t, err)
 
 	params := apiserver.Params{
@@ -104,7 +113,7 @@ type req struct {
 	key                string   // X-Request-ID; "" sends none
 }
 
-func (e *env) do(t *testing.T, r req) apitest.Response {
+func (e *env) do(t testing.TB, r req) apitest.Response {
 	t.Helper()
 	ar := apitest.Request{Method: r.method, Path: r.path, Body: r.body}
 	if r.agent != "" {
@@ -119,7 +128,7 @@ func (e *env) do(t *testing.T, r req) apitest.Response {
 	return apitest.Do(t, e.srv.URL, ar)
 }
 
-func (e *env) create(t *testing.T, agent, key, body string) apitest.Response {
+func (e *env) create(t testing.TB, agent, key, body string) apitest.Response {
 	t.Helper()
 	return e.do(t, req{method: http.MethodPost, path: "/api/v1/topups", body: body, agent: agent, key: key})
 }
@@ -192,7 +201,7 @@ type worker struct {
 
 // startRelay runs the outbox relay and a worker with the topup consumer
 // until the test ends; the queue's keys are deleted afterwards.
-func (e *env) startRelay(t *testing.T) *worker {
+func (e *env) startRelay(t testing.TB) *worker {
 	t.Helper()
 	opt, err := asynq.ParseRedisURI(e.redis.URL)
 	require.NoError(t, err)

@@ -14,16 +14,41 @@ const KeyMaxAmountCents = "topup.limits.max_amount_cents"
 // DefaultMaxAmountCents is the key's default (100,000.00 yuan).
 const DefaultMaxAmountCents = 10_000_000
 
+// KeyCreatesPerMinute bounds the creates one agent may send per clock
+// minute; more is 429 TOPUP_CREATE_RATE_LIMITED with Retry-After,
+// answered before the body is read or a connection is taken (ratehttp).
+const KeyCreatesPerMinute = "topup.create.per_minute"
+
+// DefaultCreatesPerMinute is KeyCreatesPerMinute's default.
+const DefaultCreatesPerMinute = 60
+
 // ConfigSpecs returns the domain's config keys. The service registers them
 // once (apps/internal/domains), so the API validates updates against them
 // and `migrate backfill seed-system-config` seeds their defaults.
 func ConfigSpecs() []sysconfig.Spec {
-	lo, hi := int64(1), int64(MaxAmountCents)
+	lo, hi, rateHi := int64(1), int64(MaxAmountCents), int64(100_000)
 	return []sysconfig.Spec{{
 		Key: KeyMaxAmountCents, Module: "topup", Type: sysconfig.TypeInt,
 		Default: fmt.Sprint(DefaultMaxAmountCents), Min: &lo, Max: &hi,
 		Description: fmt.Sprintf("单笔充值金额上限（分，%d-%d），超过时创建充值返回 422", lo, hi),
+	}, {
+		Key: KeyCreatesPerMinute, Module: "topup", Type: sysconfig.TypeInt,
+		Default: fmt.Sprint(DefaultCreatesPerMinute), Min: &lo, Max: &rateHi,
+		Description: fmt.Sprintf("每个代理商每分钟可发起的创建充值请求数（%d-%d），超过时返回 429", lo, rateHi),
 	}}
+}
+
+// createsPerMinute reads KeyCreatesPerMinute (its default without a
+// config service): ratehttp's LimitFunc.
+func (s *Service) createsPerMinute(ctx context.Context) (int64, error) {
+	if s.config == nil {
+		return DefaultCreatesPerMinute, nil
+	}
+	v, err := s.config.Value(ctx, KeyCreatesPerMinute)
+	if err != nil {
+		return 0, fmt.Errorf("topup: read %s: %w", KeyCreatesPerMinute, err)
+	}
+	return v.Int(), nil
 }
 
 // ConfigReader reads a registered config value; *configsvc.Service is one.

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/uptrace/bun"
 
@@ -172,14 +173,16 @@ func SaveResponse(ctx context.Context, db bun.IDB, model Model, resp ports.Store
 		body = resp.Body
 		resp.ContentType = cmp.Or(resp.ContentType, defaultContentType)
 	}
-	res, err := db.NewUpdate().TableExpr("?", modelTable(db, model)).
-		Set("idem_result_ref = ?", sql.NullString{String: resp.ResultRef, Valid: resp.ResultRef != ""}).
-		Set("idem_response_status = ?", resp.Status).
-		Set("idem_response_body = ?", body).
-		Set("idem_response_content_type = ?", sql.NullString{String: resp.ContentType, Valid: resp.ContentType != ""}).
-		Where("idem_principal = ? AND idem_operation = ? AND idem_request_id = ?",
-			cols.IdemPrincipal, cols.IdemOperation, cols.IdemRequestID).
-		Exec(ctx)
+	// The stored body is the answer the caller got (a payment link, a
+	// token): it is bound, never formatted into the statement text, so a
+	// failing or cancelled statement cannot write it to the server log.
+	q := `UPDATE ` + pgx.Identifier{string(modelTable(db, model))}.Sanitize() + ` SET idem_result_ref = $1,
+idem_response_status = $2, idem_response_body = $3, idem_response_content_type = $4
+WHERE idem_principal = $5 AND idem_operation = $6 AND idem_request_id = $7`
+	res, err := ExecBound(ctx, db, q,
+		sql.NullString{String: resp.ResultRef, Valid: resp.ResultRef != ""}, resp.Status, body,
+		sql.NullString{String: resp.ContentType, Valid: resp.ContentType != ""},
+		cols.IdemPrincipal, cols.IdemOperation, cols.IdemRequestID)
 	if err != nil {
 		return fmt.Errorf("save idempotent response %s: %w", cols.IdemOperation, pgerr.Translate(err))
 	}
@@ -207,4 +210,26 @@ func validateIdemKey(key ports.IdempotencyKey) error {
 		return fmt.Errorf("insert idempotent: %w: fingerprint is zero; compute it with a Fingerprinter", idempotency.ErrInvalidInput)
 	}
 	return nil
+}
+
+// ExecBound runs q ($1, $2, ... placeholders) on db with args sent as bound
+// parameters (pgx's QueryExecModeExec: an unnamed statement, fine behind
+// a pooler in transaction mode), not formatted into the text as bun does:
+// use it for statements carrying private values (a payment link, a
+// stored answer, a file), so the text Postgres logs for a failing
+// statement holds none of them (log_parameter_max_length_on_error is 0
+// by default). db is a bun.Tx, *bun.DB or bun.Conn.
+func ExecBound(ctx context.Context, db bun.IDB, q string, args ...any) (sql.Result, error) {
+	args = append([]any{pgx.QueryExecModeExec}, args...)
+	switch d := db.(type) {
+	case bun.Tx:
+		return d.Tx.ExecContext(ctx, q, args...)
+	case *bun.Tx:
+		return d.Tx.ExecContext(ctx, q, args...)
+	case *bun.DB:
+		return d.DB.ExecContext(ctx, q, args...)
+	case bun.Conn:
+		return d.Conn.ExecContext(ctx, q, args...)
+	}
+	return nil, fmt.Errorf("pgidem: ExecBound needs a bun.Tx, *bun.DB or bun.Conn, not %T", db)
 }

@@ -66,12 +66,20 @@ const (
 // the same statement. MATERIALIZED keeps the LIMIT and the locks in one
 // evaluated set. An ordered row is due only when its aggregate has no
 // earlier unfinished ordered event (readySQL).
-const claimSQL = `WITH due AS MATERIALIZED (
-	SELECT id FROM tb_outbox_event AS o
+//
+// The byte budget (Config.ClaimBytes) keeps the prefix of the locked
+// rows, in claim order, whose payload text sums to at most it, the first
+// row always; the others stay Pending for the next claim.
+const claimSQL = `WITH locked AS MATERIALIZED (
+	SELECT id, next_attempt_at, octet_length(o.payload::text) AS size FROM tb_outbox_event AS o
 	WHERE status = 1 AND next_attempt_at <= ? AND (NOT o.ordered OR ` + readySQL + `)
 	ORDER BY next_attempt_at, id
 	LIMIT ?
 	FOR UPDATE SKIP LOCKED
+), due AS MATERIALIZED (
+	SELECT id FROM (
+		SELECT id, sum(size) OVER (ORDER BY next_attempt_at, id) AS upto, size FROM locked
+	) AS w WHERE upto = size OR upto <= ?::bigint
 )
 UPDATE tb_outbox_event AS e
 SET status = 2, lease_owner = ?, lease_token = e.lease_token + 1, lease_expires_at = ?, updated_at = ?
@@ -240,12 +248,19 @@ func (s *Store) Claim(ctx context.Context, p ports.ClaimParams) ([]outbox.Event,
 	// the event reports what was stored.
 	now := p.Now.Truncate(time.Microsecond)
 	expires := p.Now.Add(p.LeaseFor).Truncate(time.Microsecond)
-	rows, err := s.db.QueryContext(ctx, s.q.claim, p.Now, min(p.Limit, s.cfg.ClaimLimit), p.Owner, expires, p.Now)
+	limit := min(p.Limit, s.cfg.ClaimLimit)
+	if c := s.cut.Load(); c > 0 {
+		limit = min(limit, int(2*c))
+	}
+	rows, err := s.db.QueryContext(ctx, s.q.claim, p.Now, limit, s.cfg.ClaimBytes, p.Owner, expires, p.Now)
 	if err != nil {
 		return nil, fmt.Errorf("claim outbox events: %w", pgerr.Translate(err))
 	}
 	defer rows.Close()
-	var evs []outbox.Event
+	var (
+		evs   []outbox.Event
+		bytes int64
+	)
 	for rows.Next() {
 		ev := outbox.Event{
 			Status:    outbox.Delivering,
@@ -264,11 +279,18 @@ func (s *Store) Claim(ctx context.Context, p ports.ClaimParams) ([]outbox.Event,
 			return nil, fmt.Errorf("claim outbox events: read a claimed row: %w", err)
 		}
 		ev.Payload = json.RawMessage(payload)
+		bytes += int64(len(payload))
 		ev.NextAttemptAt, ev.CreatedAt, ev.NotBefore = ev.NextAttemptAt.UTC(), ev.CreatedAt.UTC(), utcOrZero(notBefore.Time)
 		evs = append(evs, ev)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("claim outbox events: %w", pgerr.Translate(err))
+	}
+	// Fewer rows than locked and most of the budget used: the budget cut it.
+	if len(evs) < limit && 2*bytes > s.cfg.ClaimBytes {
+		s.cut.Store(int64(len(evs)))
+	} else {
+		s.cut.Store(0)
 	}
 	// UPDATE ... RETURNING does not keep the CTE's order.
 	slices.SortFunc(evs, func(a, b outbox.Event) int {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
@@ -23,6 +24,11 @@ const (
 	// MaxLimit bounds ClaimLimit and SweepLimit: larger batches hold
 	// row locks and WAL for too long in one statement.
 	MaxLimit = 100_000
+	// DefaultClaimBytes is the default Config.ClaimBytes (16 MiB): with
+	// payloads at outbox.MaxPayloadBytes a claim holds 64 rows, so two
+	// relay loops and their copies (driver buffer, event, envelope) stay
+	// far inside the relay's 512 Mi pod limit.
+	DefaultClaimBytes = 16 << 20
 )
 
 // List limits, fixed by ports.OutboxFilter.
@@ -36,6 +42,12 @@ type Config struct {
 	// ClaimLimit caps the rows one Claim takes; a larger ClaimParams.Limit
 	// is lowered to it. Default: DefaultClaimLimit. Range 1..MaxLimit.
 	ClaimLimit int
+	// ClaimBytes caps the payload bytes (their JSON text) one Claim
+	// returns, so the relay's memory is bounded by bytes as well as rows:
+	// rows are taken in claim order while their sum stays within it, the
+	// first row always (a payload is at most outbox.MaxPayloadBytes).
+	// Default: DefaultClaimBytes. At least outbox.MaxPayloadBytes.
+	ClaimBytes int64
 	// SweepLimit caps the rows one RecoverExpired or PurgeDelivered call
 	// touches; a larger limit is lowered to it, and callers loop until
 	// the call returns less than they asked for. Default:
@@ -59,6 +71,10 @@ type Config struct {
 func (c Config) withDefaults() (Config, error) {
 	c.ClaimLimit = cmp.Or(c.ClaimLimit, DefaultClaimLimit)
 	c.SweepLimit = cmp.Or(c.SweepLimit, DefaultSweepLimit)
+	c.ClaimBytes = cmp.Or(c.ClaimBytes, DefaultClaimBytes)
+	if c.ClaimBytes < outbox.MaxPayloadBytes {
+		return c, fmt.Errorf("pgoutbox: Config.ClaimBytes %d below outbox.MaxPayloadBytes (%d)", c.ClaimBytes, outbox.MaxPayloadBytes)
+	}
 	if c.Audit == nil {
 		c.Audit = NewEventAuditWriter(AuditConfig{})
 	}
@@ -79,6 +95,11 @@ type Store struct {
 	db  bun.IDB
 	cfg Config
 	q   queries
+	// cut is how many rows the last Claim returned when the byte budget
+	// cut it (0: it did not): the next claim locks at most twice that, so
+	// a backlog of large payloads does not size up ClaimLimit rows each
+	// time to return a few.
+	cut atomic.Int64
 }
 
 var _ ports.OutboxStore = (*Store)(nil)
