@@ -90,7 +90,7 @@ func TestComposeUsesOnlyDocumentedEnv(t *testing.T) {
 func TestEveryYAMLParses(t *testing.T) {
 	t.Parallel()
 	var n int
-	for _, pattern := range []string{"*.yml", "*.yaml", "*/*.yml", "*/*.yaml"} {
+	for _, pattern := range []string{"*.yml", "*.yaml", "*/*.yml", "*/*.yaml", "*/*/*.yml", "*/*/*.yaml"} {
 		files, err := filepath.Glob(pattern)
 		require.NoError(t, err)
 		for _, f := range files {

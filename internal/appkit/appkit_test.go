@@ -78,7 +78,7 @@ func TestPrintVersion(t *testing.T) {
 	require.False(t, appkit.IsVersionFlag([]string{"--version", "x"}))
 	var buf bytes.Buffer
 	appkit.PrintVersion(&buf, "api")
-	require.Regexp(t, `^api \S+ \S+\nrevision .+\ngo1\.`, buf.String())
+	require.Regexp(t, `^api \S+ \S+\nrevision .+\ntemplate .+\ngo1\.`, buf.String())
 }
 
 // A host in China time (TZ=Asia/Shanghai) logs the same instant as a UTC
