@@ -47,10 +47,13 @@ if [ "$code" != 2 ] || [[ $refused != *"REDIS_URL is set"* ]] || [[ $refused == 
   echo "check-run: FAIL: run.sh with another REDIS_URL exited $code, want 2 naming REDIS_URL without its value:"; echo "$refused"; exit 1
 fi
 
-export HTTP_ADDR=127.0.0.1:18080 ADMIN_ADDR=127.0.0.1:19090 API_ADMIN_ADDR=127.0.0.1:19091 DB_NAME=july_runcheck
-# Its own Redis DB, never the one a developer's `make run` uses.
+# Its own ports, database and Redis DB, never those a developer's `make run`
+# uses; CHECK_RUN_* choose others when two checks share a machine (say, a
+# service's gate beside the template's).
+export HTTP_ADDR=${CHECK_RUN_HTTP_ADDR:-127.0.0.1:18080} ADMIN_ADDR=${CHECK_RUN_ADMIN_ADDR:-127.0.0.1:19090}
+export API_ADMIN_ADDR=${CHECK_RUN_API_ADMIN_ADDR:-127.0.0.1:19091} DB_NAME=${CHECK_RUN_DB_NAME:-july_runcheck}
 dev_redis_db=${names##*REDIS_DB=}
-export REDIS_DB=$(( dev_redis_db == 15 ? 14 : 15 ))
+export REDIS_DB=${CHECK_RUN_REDIS_DB:-$(( dev_redis_db == 15 ? 14 : 15 ))}
 # listening ADDR: something accepts connections on ADDR.
 listening() { (exec 3<>"/dev/tcp/${1%:*}/${1##*:}") 2>/dev/null; }
 
