@@ -160,3 +160,38 @@ func dockerignored(patterns []string, path string) bool {
 	}
 	return ignored
 }
+
+// TestDockerfileStampRunsWithoutLock runs the builder's stamping RUN under
+// /bin/sh with a stub go, in a context with and without template.lock. The
+// template has no lock, and `sed ... template.lock` exits 2 on a missing
+// file, which once failed every image build of the template itself.
+func TestDockerfileStampRunsWithoutLock(t *testing.T) {
+	t.Parallel()
+	var run string
+	for _, line := range dockerStages(t)[0].lines {
+		if strings.HasPrefix(line, "RUN ") && strings.Contains(line, "templateVersion=") {
+			run = strings.TrimPrefix(line, "RUN ")
+		}
+	}
+	require.NotEmpty(t, run, "the builder has no RUN that stamps templateVersion")
+	bin := t.TempDir()
+	log := filepath.Join(bin, "go.log")
+	stub := "#!/bin/sh\nif [ \"$1\" = list ]; then echo example.com/svc; exit 0; fi\necho \"$*\" >>" + log + "\n"
+	require.NoError(t, os.WriteFile(filepath.Join(bin, "go"), []byte(stub), 0o755))
+	for name, lock := range map[string]string{"template": "", "service": "template_version = abc123\n"} {
+		ctx := t.TempDir()
+		if lock != "" {
+			require.NoError(t, os.WriteFile(filepath.Join(ctx, "template.lock"), []byte(lock), 0o644))
+		}
+		require.NoError(t, os.WriteFile(log, nil, 0o644))
+		cmd := exec.Command("/bin/sh", "-ec", run)
+		cmd.Dir = ctx
+		cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin", "VERSION=v1", "VCS_REF=deadbeef", "TEMPLATE_VERSION="}
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s context: the stamping RUN failed: %s", name, out)
+		builds, err := os.ReadFile(log)
+		require.NoError(t, err)
+		want := map[string]string{"template": "templateVersion=deadbeef", "service": "templateVersion=abc123"}[name]
+		require.Equal(t, 3, strings.Count(string(builds), want), "%s context: want three builds stamped %s, got:\n%s", name, want, builds)
+	}
+}
