@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -53,7 +54,8 @@ var envHelp = fmt.Sprintf(`  DATABASE_URL         postgres URL (required); may b
                        1m..720h (default 24h, the queue's retention)
   RELAY_LOSS_CHECK_INTERVAL  how often the queue's Redis is checked for signs of loss
                        (run_id, replication id, evictions, a canary key), 100ms..1m (default 1s)
-  OUTBOX_RETENTION     keep delivered events this long, then delete (default 0 = off; >= 1h);
+  OUTBOX_RETENTION     keep delivered events this long, then delete (default 0 = off; >= 1h,
+                       and no shorter than a task's retries: 13h21m with the WORKER_* defaults);
                        an event no consumer recorded is kept
   TASK_RECOVERY_INTERVAL  pause between task-recovery passes, %s..%s (default %s): tasks
                        whose lease expired go back to pending and are delivered again
@@ -193,5 +195,25 @@ func loadConfigOf(ds []domain.Domain, getenv func(string) string) (config, error
 	if s := r.String("OUTBOX_RETENTION", "0"); s != "0" {
 		c.Retention = r.Duration("OUTBOX_RETENTION", 0, relay.MinRetentionWindow, relay.MaxRetentionWindow)
 	}
-	return c, r.Err()
+	return c, errors.Join(r.Err(), c.checkRetention())
+}
+
+// checkRetention refuses a retention shorter than a consumer task's retry
+// span: retention deletes the consumption records consumers check as their
+// idempotency key, so a task retried after that would apply its effect
+// again. The worker settings are the fleet's (every relay reads the same).
+func (c config) checkRetention() error {
+	if c.Retention == 0 {
+		return nil
+	}
+	span := queue.RetrySpan(c.WorkerMaxRetry, c.WorkerRetryBase, c.WorkerRetryMax, 0)
+	if c.Retention >= span {
+		return nil
+	}
+	need := span.Truncate(time.Minute) + time.Minute
+	return fmt.Errorf("OUTBOX_RETENTION %s is shorter than a consumer task can keep retrying, up to %s "+
+		"(WORKER_MAX_RETRY %d retries, up to WORKER_RETRY_MAX %s apart, each attempt up to %s): "+
+		"a retry after its event was deleted finds no consumption record and applies its effect again; "+
+		"set OUTBOX_RETENTION to at least %s, or lower WORKER_MAX_RETRY or WORKER_RETRY_MAX",
+		c.Retention, need, c.WorkerMaxRetry, c.WorkerRetryMax, queue.DefaultTaskTimeout, need)
 }

@@ -84,6 +84,29 @@ func RetryBackoff(base, max time.Duration) asynq.RetryDelayFunc {
 	}
 }
 
+// DefaultTaskTimeout bounds an attempt of a task published with no
+// Timeout or Deadline (asynq's own default).
+const DefaultTaskTimeout = 30 * time.Minute
+
+// RetrySpan is the longest a task can keep running after its first attempt
+// starts: maxRetry+1 attempts of up to timeout each (zero: asynq's default,
+// 30 min) and the longest RetryBackoff(base, max) wait between each. A
+// record a consumer keeps as its idempotency key must outlive it.
+func RetrySpan(maxRetry int, base, max, timeout time.Duration) time.Duration {
+	if timeout <= 0 {
+		timeout = DefaultTaskTimeout
+	}
+	span := time.Duration(maxRetry+1) * timeout
+	d := base
+	for n := 0; n < maxRetry; n++ {
+		span += min(time.Duration(float64(d)*1.5), max)
+		if d < max {
+			d *= 2
+		}
+	}
+	return span
+}
+
 // NewServer returns an asynq worker server; run it with
 // srv.Start(mux) and stop it with srv.Shutdown(). Failed tasks are logged
 // at WARN with task_id, task_type, queue, retry counts and the redacted

@@ -210,3 +210,31 @@ func TestRetryBackoff(t *testing.T) {
 		require.LessOrEqual(t, f(30, nil, nil), time.Minute, "capped")
 	}
 }
+
+// RetrySpan bounds every wait RetryBackoff draws plus the attempts'
+// timeouts: outbox retention refuses a window shorter than it.
+func TestRetrySpanBoundsTheRetries(t *testing.T) {
+	t.Parallel()
+
+	for _, c := range []struct {
+		retries   int
+		base, max time.Duration
+	}{{25, time.Second, time.Minute}, {1, time.Hour, 24 * time.Hour}, {100, 10 * time.Millisecond, time.Hour}} {
+		f := queue.RetryBackoff(c.base, c.max)
+		worst := time.Duration(0)
+		for n := range c.retries {
+			longest := time.Duration(0)
+			for range 200 {
+				longest = max(longest, f(n, nil, nil))
+			}
+			worst += longest
+		}
+		attempts := time.Duration(c.retries+1) * time.Minute
+		span := queue.RetrySpan(c.retries, c.base, c.max, time.Minute)
+		require.GreaterOrEqual(t, span, attempts+worst, "%+v: the span must cover every wait drawn", c)
+		require.LessOrEqual(t, span, attempts+worst*2, "%+v: the span is a bound, not a multiple of it", c)
+	}
+	require.Equal(t, 13*time.Hour+20*time.Minute+34500*time.Millisecond,
+		queue.RetrySpan(queue.DefaultMaxRetry, queue.DefaultRetryBase, queue.DefaultRetryMax, 0),
+		"the defaults: 26 attempts of asynq's 30 min and 25 waits of up to 1.5x, capped at 1 min")
+}
