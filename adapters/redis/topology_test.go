@@ -41,7 +41,7 @@ func TestTopologies(t *testing.T) {
 			t.Run("ConfigCache", func(t *testing.T) {
 				contracttests.RunConfigCache(t, contracttests.ConfigCacheCaps{Expiry: true}, func(t *testing.T) contracttests.ConfigCacheFixture {
 					p := prefix()
-					cache, err := redis.NewConfigCache(client, redis.CacheConfig{Prefix: p})
+					cache, err := redis.NewConfigCache(client, redis.CacheConfig{Prefix: p, Timeout: liveTimeout})
 					require.NoError(t, err)
 					return contracttests.ConfigCacheFixture{Cache: cache, Outage: func(t *testing.T, _ ports.ConfigCache) (ports.ConfigCache, func()) {
 						down, err := redis.NewConfigCache(unreachableClient(t), redis.CacheConfig{Prefix: p, Timeout: downTimeout})
