@@ -23,12 +23,20 @@ import (
 // Redis: a loss it sees is reconciled within about this long.
 const DefaultLossCheckEvery = time.Second
 
+// canaryTTL is the least a canary outlives its watcher's last look: far
+// longer than any pause between looks, so only a loss removes it early.
+const canaryTTL = 10 * time.Minute
+
 // LossWatcher watches the Redis node that holds a queue for signs that it
 // forgot acknowledged writes: its run_id changed (a restart, or another
 // node answers: a failover), its replication id changed (a replica was
 // promoted), its evicted_keys counter moved, or the watcher's canary key,
 // stored next to the queue's keys, vanished (a flush, a restart without
 // persistence, an eviction, a failover to a replica that never had it).
+// Each watcher has a canary of its own: with a shared one, a watcher whose
+// first look came after a flush put it back and the others never saw the
+// flush. The canary expires canaryTTL after the last look (GETEX, Redis
+// 6.2+), so a stopped relay's does not stay.
 type LossWatcher struct {
 	client redis.UniversalClient
 	canary string
@@ -36,9 +44,9 @@ type LossWatcher struct {
 	log    *slog.Logger
 	signal func(ports.LossSignal)
 
-	seen  bool
-	last  nodeState
-	token string
+	seen bool
+	last nodeState
+	ttl  time.Duration
 
 	svc startstop.Service
 }
@@ -63,8 +71,8 @@ func NewLossWatcher(opt asynq.RedisConnOpt, queue string, every time.Duration, l
 	}
 	b := make([]byte, 8)
 	_, _ = rand.Read(b)
-	return &LossWatcher{client: c, canary: "asynq:{" + queue + "}:july:canary", every: every, log: log,
-		signal: signal, token: hex.EncodeToString(b)}, nil
+	return &LossWatcher{client: c, canary: "asynq:{" + queue + "}:july:canary:" + hex.EncodeToString(b), every: every, log: log,
+		signal: signal, ttl: max(canaryTTL, 100*every)}, nil
 }
 
 // Start runs Run in the background and returns at once; Stop ends it.
@@ -112,7 +120,7 @@ func (w *LossWatcher) Check(ctx context.Context) {
 		return
 	}
 	cur := parseNode(info)
-	val, err := node.Get(ctx, w.canary).Result()
+	val, err := node.GetEx(ctx, w.canary, w.ttl).Result()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return
 	}
@@ -136,7 +144,7 @@ func (w *LossWatcher) Check(ctx context.Context) {
 		}
 	}
 	if canaryGone {
-		if err := node.Set(ctx, w.canary, w.token, 0).Err(); err != nil {
+		if err := node.Set(ctx, w.canary, "1", w.ttl).Err(); err != nil {
 			return // not seen: the next look compares with the old state again
 		}
 	}

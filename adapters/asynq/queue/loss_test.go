@@ -86,3 +86,39 @@ func TestLossWatcherSignals(t *testing.T) {
 	w.Check(ctx)
 	require.Contains(t, got.take(), "eviction", "keys evicted by maxmemory-policy")
 }
+
+// Two relays watch one queue. One whose first look comes only after a
+// flush (it started late, or its looks timed out on a busy machine) must
+// not hide the flush from the other: with one shared canary it put the
+// canary back unreported, and the relay that had seen it never knew (a
+// gate's FLUSHDB scenario counted no canary_missing at all).
+func TestLossWatchersDoNotMaskEachOther(t *testing.T) {
+	t.Parallel()
+	red := testinfra.StartRedisProc(t)
+	opt, err := asynq.ParseRedisURI(red.URL)
+	require.NoError(t, err)
+	var gotA, gotB signals
+	a, err := queue.NewLossWatcher(opt, "lossq", 0, nil, gotA.add)
+	require.NoError(t, err)
+	b, err := queue.NewLossWatcher(opt, "lossq", 0, nil, gotB.add)
+	require.NoError(t, err)
+	ctx := t.Context()
+	c := opt.MakeRedisClient().(redis.UniversalClient)
+	t.Cleanup(func() { _ = c.Close() })
+
+	a.Check(ctx)
+	require.NoError(t, c.FlushDB(ctx).Err())
+	b.Check(ctx) // b's first look: it cannot know what was there before
+	require.Empty(t, gotB.take(), "a first look reports nothing")
+	a.Check(ctx)
+	require.Equal(t, []string{"canary_missing"}, gotA.take(), "a sees the flush whatever b did in between")
+
+	keys, err := c.Keys(ctx, "asynq:{lossq}:july:canary*").Result()
+	require.NoError(t, err)
+	require.Len(t, keys, 2, "one canary per watcher")
+	for _, k := range keys {
+		ttl, err := c.TTL(ctx, k).Result()
+		require.NoError(t, err)
+		require.Positive(t, ttl, "%s expires, so a stopped relay's canary does not stay forever", k)
+	}
+}
