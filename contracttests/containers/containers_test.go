@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/ory/dockertest/v3"
 	dc "github.com/ory/dockertest/v3/docker"
@@ -115,7 +116,10 @@ func TestGuardSuite(t *testing.T) {
 	t.Parallel()
 	contracttests.RunGuard(t, func(t *testing.T) contracttests.GuardFixture {
 		r := testinfra.NewRedis(t)
-		g, err := redis.NewGuard(r.Client, redis.GuardConfig{Prefix: r.Prefix + "guard:"})
+		// The production budget (200 ms) is a latency bound; the suite
+		// checks semantics, and an acquire that timed out on a loaded
+		// machine still ran on the server and held the key for its ttl.
+		g, err := redis.NewGuard(r.Client, redis.GuardConfig{Prefix: r.Prefix + "guard:", Timeout: 5 * time.Second})
 		require.NoError(t, err)
 		return contracttests.GuardFixture{
 			Guard: g,
