@@ -64,6 +64,13 @@ func TestReadmeConfigurationTableMatchesApps(t *testing.T) {
 			require.True(t, got[name], "docs/configuration.md lists %s for %s but `%s -h` does not document it", name, app, app)
 		}
 	}
+	// A service's README (make new-service writes it) is its own: it may
+	// leave the variables to docs/configuration.md.
+	if _, err := os.Stat("../template.lock"); err == nil {
+		if b, err := os.ReadFile("../README.md"); err == nil && !regexp.MustCompile("(?m)"+readmeRow.String()).Match(b) {
+			return
+		}
+	}
 	for name, apps := range configTable(t, "../README.md") {
 		want, ok := full[name]
 		require.True(t, ok, "the README's configuration table lists %s, which docs/configuration.md does not", name)
