@@ -133,8 +133,8 @@ func TestConcurrentCreditsOfOneAgentAllLand(t *testing.T) {
 		wg.Wait()
 		var again []outbox.Envelope
 		for i, err := range errs {
-			var conflict *idempotency.VersionConflictError
 			if err != nil {
+				var conflict *idempotency.VersionConflictError
 				require.ErrorAs(t, err, &conflict, "round %d, credit %d: only a version conflict may send a credit back to the queue", round, i)
 				again = append(again, pending[i])
 			}

@@ -76,12 +76,21 @@ const (
 // (x0.5..x1.5) so retries of a burst spread out, capped at max.
 func RetryBackoff(base, max time.Duration) asynq.RetryDelayFunc {
 	return func(n int, _ error, _ *asynq.Task) time.Duration {
-		d := base
-		for i := 0; i < n && d < max; i++ {
-			d *= 2
-		}
-		return min(time.Duration(float64(d)*(0.5+rand.Float64())), max)
+		return min(time.Duration(float64(backoff(n, base, max))*(jitterMax-1+rand.Float64())), max)
 	}
+}
+
+// jitterMax is RetryBackoff's largest jitter factor (it draws x0.5..x1.5).
+const jitterMax = 1.5
+
+// backoff is the n-th retry's wait before jitter: base doubled n times,
+// no longer once it reaches max.
+func backoff(n int, base, max time.Duration) time.Duration {
+	d := base
+	for i := 0; i < n && d < max; i++ {
+		d *= 2
+	}
+	return d
 }
 
 // DefaultTaskTimeout bounds an attempt of a task published with no
@@ -97,12 +106,8 @@ func RetrySpan(maxRetry int, base, max, timeout time.Duration) time.Duration {
 		timeout = DefaultTaskTimeout
 	}
 	span := time.Duration(maxRetry+1) * timeout
-	d := base
-	for n := 0; n < maxRetry; n++ {
-		span += min(time.Duration(float64(d)*1.5), max)
-		if d < max {
-			d *= 2
-		}
+	for n := range maxRetry {
+		span += min(time.Duration(float64(backoff(n, base, max))*jitterMax), max)
 	}
 	return span
 }
