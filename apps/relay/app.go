@@ -82,7 +82,6 @@ func options(cfg config, log *slog.Logger) fx.Option {
 			startIdempotencyRetention,
 			startPeriodic,
 		),
-		redeliverOption,
 		evidenceOption,
 		reconcileOption(cfg),
 		tuningOption(cmp.Or(cfg.TuningRefresh, TuningRefresh)),

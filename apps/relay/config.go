@@ -41,8 +41,6 @@ var envHelp = fmt.Sprintf(`  DATABASE_URL         postgres URL (required); may b
                        %s while the LISTEN connection is deaf (DATABASE_DIRECT_URL)
   RELAY_MAX_ATTEMPTS   delivery attempts before an event fails, %d..%d; a lease lost
                        with a dead relay counts as one (default: relay.delivery.max_attempts; %d)
-  RELAY_REDELIVER_WINDOW  with a redis-sentinel:// REDIS_URL, publish again what was
-                       delivered this long before a master switch, 1s..1h (default 1m)
   RELAY_RECONCILE      follow every delivered event until a consumer records it, and publish
                        again those whose task the queue lost (Redis restart, failover, flush,
                        eviction): true|false (default true)
@@ -114,7 +112,6 @@ type config struct {
 	LeaseTTL          time.Duration
 	PollInterval      time.Duration
 	MaxAttempts       int
-	RedeliverWindow   time.Duration
 	Reconcile         bool
 	ReconcileEvery    time.Duration
 	ReconcileGrace    time.Duration
@@ -166,7 +163,6 @@ func loadConfigOf(ds []domain.Domain, getenv func(string) string) (config, error
 		LeaseTTL:          r.Duration("RELAY_LEASE_TTL", 0, relay.MinLeaseFor, relay.MaxLeaseFor),
 		PollInterval:      r.Duration("RELAY_POLL_INTERVAL", relay.DefaultPollInterval, relay.MinPollInterval, relay.MaxPollInterval),
 		MaxAttempts:       r.Int("RELAY_MAX_ATTEMPTS", 0, relay.MinMaxAttempts, relay.MaxMaxAttempts),
-		RedeliverWindow:   r.Duration("RELAY_REDELIVER_WINDOW", relay.DefaultRedeliverWindow, relay.MinRedeliverWindow, relay.MaxRedeliverWindow),
 		Reconcile:         r.Bool("RELAY_RECONCILE", true),
 		ReconcileEvery:    r.Duration("RELAY_RECONCILE_INTERVAL", relay.DefaultReconcileEvery, time.Second, time.Hour),
 		ReconcileGrace:    r.Duration("RELAY_RECONCILE_GRACE", relay.DefaultReconcileGrace, 100*time.Millisecond, 10*time.Minute),

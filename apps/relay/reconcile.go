@@ -9,8 +9,11 @@ import (
 
 	"github.com/july/template/adapters/asynq/queue"
 	"github.com/july/template/adapters/metrics"
+	"github.com/july/template/adapters/redis"
 	"github.com/july/template/core/ports"
+	"github.com/july/template/core/redisurl"
 	"github.com/july/template/core/relay"
+	"github.com/july/template/core/startstop"
 )
 
 // evidenceOption gives the worker the relay store as its
@@ -19,7 +22,8 @@ import (
 var evidenceOption = fx.Provide(func(s relayStore) ports.ConsumptionRecorder { return s.Store })
 
 // reconcileOption runs the outbox reconciler (relay.Reconciler) with a
-// queue.LossWatcher that triggers it, unless RELAY_RECONCILE=false.
+// queue.LossWatcher that triggers it, and with a Sentinel REDIS_URL a
+// watcher of master switches, unless RELAY_RECONCILE=false.
 func reconcileOption(cfg config) fx.Option {
 	if !cfg.Reconcile {
 		return fx.Options()
@@ -45,9 +49,54 @@ func startReconciler(lc fx.Lifecycle, cfg config, watchers queue.LossWatchers, r
 	if err != nil {
 		return err
 	}
+	sw, err := switchWatch(cfg, log, r.Signal)
+	if err != nil {
+		return err
+	}
 	lc.Append(fx.Hook{
-		OnStart: func(ctx context.Context) error { return errors.Join(w.Start(ctx), r.Start(ctx)) },
-		OnStop:  func(ctx context.Context) error { return errors.Join(w.Stop(ctx), r.Stop(ctx)) }, // the watcher first: it signals r
+		OnStart: func(ctx context.Context) error {
+			sw.Start(ctx)
+			return errors.Join(w.Start(ctx), r.Start(ctx))
+		},
+		// The watchers first: they signal r.
+		OnStop: func(ctx context.Context) error { return errors.Join(sw.Stop(ctx), w.Stop(ctx), r.Stop(ctx)) },
 	})
 	return nil
 }
+
+// switchWatcher turns each master switch Sentinel announces into a loss
+// signal at once (the run_id check sees it too, one LossCheckEvery later):
+// Redis replicates asynchronously, so the old master may have dropped
+// tasks it had acknowledged, and the reconciler publishes again exactly
+// those that are unconsumed and missing from the queue. A single node or
+// a cluster (whose failover the run_id check sees) watches nothing.
+type switchWatcher struct {
+	watch func(ctx context.Context)
+	svc   startstop.Service
+}
+
+func switchWatch(cfg config, log *slog.Logger, signal func(ports.LossSignal)) (*switchWatcher, error) {
+	sw := &switchWatcher{}
+	topo, err := redisurl.Parse(cfg.RedisURL)
+	if err != nil || topo.Mode != redisurl.Sentinel {
+		return sw, nil // config already refused a bad URL
+	}
+	w, err := redis.NewMasterSwitchWatcher(topo, log)
+	if err != nil {
+		return nil, err
+	}
+	sw.watch = func(ctx context.Context) {
+		w.WatchMasterSwitch(ctx, func(string) {
+			signal(ports.LossSignal{Kind: relay.LossMasterSwitch, Detail: "sentinel announced a new master"})
+		})
+	}
+	return sw, nil
+}
+
+func (s *switchWatcher) Start(context.Context) {
+	if s.watch != nil {
+		s.svc.Start(s.watch)
+	}
+}
+
+func (s *switchWatcher) Stop(ctx context.Context) error { return s.svc.Stop(ctx) }

@@ -23,11 +23,10 @@
 //     each change audited in the same transaction.
 //   - Retention deletes old delivered events in small batches (on
 //     startstop.Periodic, like every periodic job of the floor).
-//   - FailoverRedeliver publishes again what was delivered in the window
-//     before each queue master switch (ports.MasterSwitchWatcher) and
-//     signals the Reconciler.
 //   - Reconciler follows every delivered event until a consumer records
-//     it, and publishes again those the queue lost.
+//     it, and publishes again those the queue lost; loss signals (a
+//     restart, a flush, an eviction, a Sentinel master switch) start a
+//     pass at once.
 //
 // Delivery is at least once. A relay that dies after publishing but before
 // completing leaves a Delivering row whose lease expires; another relay

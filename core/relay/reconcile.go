@@ -53,6 +53,9 @@ const (
 
 	// TriggerPeriodic names the safety net's passes in metrics and logs.
 	TriggerPeriodic = "periodic"
+	// LossMasterSwitch is the ports.LossSignal kind of a queue master
+	// switch Sentinel announced (ports.MasterSwitchWatcher).
+	LossMasterSwitch = "master_switch"
 
 	reconcilePage = 500
 )
