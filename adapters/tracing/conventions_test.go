@@ -50,12 +50,12 @@ func TestSpanNamesAndAttributesFollowTheConventions(t *testing.T) {
 		e.GET("/conv/things/:id", func(c echo.Context) error { return c.NoContent(http.StatusNoContent) })
 		e.GET("/conv/boom", func(echo.Context) error { return echo.NewHTTPError(http.StatusServiceUnavailable) })
 		for _, c := range []struct{ method, path, name, route, wantMethod string }{
-			{"FOOBAR", "/conv/things/42", "_OTHER", "", "_OTHER"}, // first: a bogus method never names a span
+			{"FOOBAR", "/conv/things/42", "HTTP", "", "_OTHER"}, // first: a bogus method never names a span (semconv: HTTP)
 			{http.MethodGet, "/conv/things/42", "GET /conv/things/:id", "/conv/things/:id", "GET"},
-			{http.MethodGet, "/conv/nowhere/42", "GET", "", "GET"},                  // 404: the method only
-			{http.MethodPost, "/conv/things/42", "POST", "", "POST"},                // 405: no route matched the method
-			{"FOOBAR", "/conv/nowhere/" + uuid.NewString(), "_OTHER", "", "_OTHER"}, // and no raw path
-			{http.MethodGet, "/conv/boom", "GET /conv/boom", "/conv/boom", "GET"},   // 5xx: error.type
+			{http.MethodGet, "/conv/nowhere/42", "GET", "", "GET"},                // 404: the method only
+			{http.MethodPost, "/conv/things/42", "POST", "", "POST"},              // 405: no route matched the method
+			{"FOOBAR", "/conv/nowhere/" + uuid.NewString(), "HTTP", "", "_OTHER"}, // and no raw path
+			{http.MethodGet, "/conv/boom", "GET /conv/boom", "/conv/boom", "GET"}, // 5xx: error.type
 		} {
 			exp.Reset()
 			req := httptest.NewRequest(c.method, c.path, nil)

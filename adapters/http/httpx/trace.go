@@ -19,8 +19,8 @@ const tracerName = "github.com/july/template/adapters/http/httpx"
 // continuing the caller's W3C traceparent when it sent one. Names and
 // attributes follow OpenTelemetry's HTTP conventions: the span is
 // "{method} {route}" (POST /api/v1/topups) for a matched route and the
-// method alone otherwise; a method outside the known set is _OTHER in the
-// name and in http.request.method (the raw one goes to
+// method alone otherwise; a method outside the known set names the span
+// HTTP and is _OTHER in http.request.method (the raw one goes to
 // http.request.method_original), so a client cannot mint span names.
 // Attributes: http.request.method, http.route (the template, never the
 // raw path or query, which may hold ids and tokens), url.scheme,
@@ -51,6 +51,9 @@ func Trace(tp trace.TracerProvider, skip func(echo.Context) bool) echo.Middlewar
 				scheme = "https"
 			}
 			name := method
+			if !known {
+				name = "HTTP" // the conventions' name for an _OTHER method
+			}
 			attrs := []attribute.KeyValue{semconv.HTTPRequestMethodKey.String(method), semconv.URLScheme(scheme),
 				attribute.String(AttrRequestID, RequestID(r.Context()))}
 			if !known {
