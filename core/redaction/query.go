@@ -78,6 +78,19 @@ func (r *Redactor) RedactTextFor(p Policy, safe *Fields, s string) string {
 	return r.matcherFor(p, safe).redactText(s)
 }
 
+// RedactMessageFor cleans free text that may quote the request (an
+// error's cause, a panic's value) under a route's policy: on a
+// default-deny policy it is logged as its shape (length, and with a
+// HashKey a keyed hash, so equal messages can be matched), since free text
+// declares no safe fields; elsewhere it is RedactText.
+func (r *Redactor) RedactMessageFor(p Policy, safe *Fields, s string) string {
+	m := r.matcherFor(p, safe)
+	if !denies(p) {
+		return m.redactText(s)
+	}
+	return shapeText(s, true, m.hashKey)
+}
+
 // RedactQuery returns a URL's raw query with the value of every sensitive
 // parameter, and every value that is itself a credential or a signed URL,
 // replaced by Redacted. It is tolerant of malformed encoding and is not

@@ -26,6 +26,9 @@ type Redactor interface {
 	// RedactTextFor cleans a logged header (User-Agent, Referer) under the
 	// route's policy: a Referer's query follows it as the query does.
 	RedactTextFor(p redaction.Policy, safe *redaction.Fields, s string) string
+	// RedactMessageFor cleans an error's cause or a panic's value under
+	// the route's policy (httpx.SetMessageRedactor).
+	RedactMessageFor(p redaction.Policy, safe *redaction.Fields, s string) string
 }
 
 var _ Redactor = (*redaction.Redactor)(nil)

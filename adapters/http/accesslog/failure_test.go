@@ -27,6 +27,10 @@ func (panicking) RedactTextFor(_ redaction.Policy, _ *redaction.Fields, s string
 	panic("redactor bug near " + s)
 }
 
+func (panicking) RedactMessageFor(_ redaction.Policy, _ *redaction.Fields, s string) string {
+	panic("redactor bug near " + s)
+}
+
 // leaky is a redactor with a worse bug: it returns the raw body in an
 // inconsistent result and the raw query.
 type leaky struct{}
@@ -42,6 +46,8 @@ func (leaky) RedactQueryFor(_ redaction.Policy, _ *redaction.Fields, q string) s
 func (leaky) RedactTextFor(_ redaction.Policy, _ *redaction.Fields, s string) string {
 	panic("cannot parse " + s)
 }
+
+func (leaky) RedactMessageFor(_ redaction.Policy, _ *redaction.Fields, s string) string { return s }
 
 func TestRedactionFailure(t *testing.T) {
 	t.Parallel()

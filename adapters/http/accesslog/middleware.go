@@ -53,6 +53,17 @@ func (l *logger) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 			return next(c)
 		}
 		start := time.Now()
+		// The error handler and Recover log the cause and the panic under
+		// the route's policy too.
+		policy, safe := l.Routes[c.Path()], l.fields[c.Path()]
+		httpx.SetMessageRedactor(c, func(s string) string {
+			out, ok := l.redact(func(s string) string { return l.Redactor.RedactMessageFor(policy.Policy, safe, s) }, s)
+			if !ok {
+				l.alert(c.Request().Context(), c, "message")
+				return redaction.Redacted
+			}
+			return out
+		})
 		r := c.Request()
 		var tap *requestTap
 		if r.Body != nil && r.Body != http.NoBody {

@@ -138,6 +138,21 @@ func fromHTTPError(he *echo.HTTPError) *Error {
 
 var causeRedactor = &redaction.Redactor{}
 
+const messageRedactorKey = "httpx.message_redactor"
+
+// SetMessageRedactor makes the error and panic lines of c's request clean
+// their free text (the cause, the panic value) with f: the access log sets
+// its route policy's, so a default-deny route logs their shape only.
+// Without one they are cleaned like any log line (redaction.RedactText).
+func SetMessageRedactor(c echo.Context, f func(string) string) { c.Set(messageRedactorKey, f) }
+
+func redactMessage(c echo.Context, s string) string {
+	if f, ok := c.Get(messageRedactorKey).(func(string) string); ok {
+		return f(s)
+	}
+	return causeRedactor.RedactText(s)
+}
+
 // logError logs one line per failed request. Panics were already logged,
 // with their stack, by Recover.
 func logError(log *slog.Logger, c echo.Context, e *Error, err error) {
@@ -153,7 +168,7 @@ func logError(log *slog.Logger, c echo.Context, e *Error, err error) {
 	if e.Err != nil {
 		// Causes may quote upstream text (a DSN, a header, a value in a
 		// constraint message): redact before it reaches the log.
-		attrs = append(attrs, slog.String("error", causeRedactor.RedactText(e.Err.Error())))
+		attrs = append(attrs, slog.String("error", redactMessage(c, e.Err.Error())))
 	}
 	if e.Status >= http.StatusInternalServerError {
 		log.LogAttrs(ctx, slog.LevelError, "request failed", attrs...)

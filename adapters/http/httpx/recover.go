@@ -17,7 +17,8 @@ func (p *panicError) Error() string { return fmt.Sprintf("panic: %v", p.value) }
 
 // Recover returns the middleware that turns a panic in a later handler into
 // the 500 envelope. It logs the panic once, at ERROR, with the request id
-// and the stack; the response carries neither. http.ErrAbortHandler is
+// and the stack, its value cleaned under the route's policy
+// (SetMessageRedactor); the response carries neither. http.ErrAbortHandler is
 // re-panicked, as net/http expects.
 func Recover(log *slog.Logger) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
@@ -34,7 +35,7 @@ func Recover(log *slog.Logger) echo.MiddlewareFunc {
 				Logger(ctx, log).LogAttrs(ctx, slog.LevelError, "panic recovered",
 					slog.String("code", CodeInternal),
 					slog.String("method", c.Request().Method), slog.String("route", c.Path()),
-					slog.String("panic", fmt.Sprint(v)), slog.String("stack", string(debug.Stack())))
+					slog.String("panic", redactMessage(c, fmt.Sprint(v))), slog.String("stack", string(debug.Stack())))
 				err = Internal(&panicError{value: v})
 			}()
 			return next(c)
