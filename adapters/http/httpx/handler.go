@@ -170,7 +170,8 @@ func logError(log *slog.Logger, c echo.Context, e *Error, err error) {
 		// constraint message): redact before it reaches the log.
 		attrs = append(attrs, slog.String("error", redactMessage(c, e.Err.Error())))
 	}
-	if e.Status >= http.StatusInternalServerError {
+	// A draining instance's 503 is its expected end, not a failure.
+	if e.Status >= http.StatusInternalServerError && e.Code != CodeShuttingDown {
 		log.LogAttrs(ctx, slog.LevelError, "request failed", attrs...)
 		return
 	}

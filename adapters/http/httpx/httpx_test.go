@@ -304,3 +304,26 @@ func TestClientIPIgnoresForwardingHeaders(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "127.0.0.1", string(body), "the client IP is the peer address, not a header the caller chose")
 }
+
+// A draining instance answers every probe 503 SHUTTING_DOWN: the expected
+// end of its life, logged at INFO, not one ERROR per probe.
+func TestReadyzWhileDrainingIsNotAnError(t *testing.T) {
+	t.Parallel()
+	logs := &testinfra.LogBuffer{}
+	e := httpx.NewServer(httpx.ServerConfig{}, newLogger(logs))
+	h := &httpx.Health{}
+	h.Register(e)
+	h.Drain()
+	for range 3 {
+		rec := httptest.NewRecorder()
+		e.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/readyz", nil))
+		require.Equal(t, http.StatusServiceUnavailable, rec.Code)
+		require.Contains(t, rec.Body.String(), httpx.CodeShuttingDown)
+	}
+	lines := logs.Lines(t)
+	require.Len(t, lines, 3, logs.String())
+	for _, l := range lines {
+		require.Equal(t, "INFO", l["level"], logs.String())
+		require.Equal(t, httpx.CodeShuttingDown, l["code"])
+	}
+}
