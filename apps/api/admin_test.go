@@ -38,6 +38,9 @@ func TestMetricsOnlyOnTheAdminListener(t *testing.T) {
 			"the admin port serves no API route: %s", p)
 	}
 
+	require.Equal(t, http.StatusNotFound, apitest.Do(t, a.adminURL, apitest.Request{Method: http.MethodGet, Path: "/debug/pprof/"}).Status,
+		"no profiles unless ADMIN_PPROF=true")
+
 	require.NoError(t, a.stop())
 	_, err := apitest.Send(t.Context(), a.adminURL, apitest.Request{Method: http.MethodGet, Path: "/healthz"})
 	require.Error(t, err, "the admin listener closes with the app")
@@ -60,4 +63,26 @@ func TestAdminAddrDefaults(t *testing.T) {
 	c, err := loadConfig(env(e))
 	require.NoError(t, err)
 	require.Equal(t, ":9191", c.AdminAddr, "ADMIN_ADDR wins")
+}
+
+// ADMIN_PPROF=true serves Go's profiles on the admin listener, never on
+// the public port.
+func TestPprofOnlyWhenAskedAndOnlyOnTheAdminListener(t *testing.T) {
+	t.Parallel()
+	c, err := loadConfig(env(validEnv()))
+	require.NoError(t, err)
+	require.False(t, c.AdminPprof, "off by default")
+	e := validEnv()
+	e["ADMIN_PPROF"] = "true"
+	c, err = loadConfig(env(e))
+	require.NoError(t, err)
+	require.True(t, c.AdminPprof)
+
+	a := startAPI(t, appOpts{tune: func(c *config) { c.AdminPprof = true }})
+	for _, p := range []string{"/debug/pprof/", "/debug/pprof/goroutine?debug=1", "/debug/pprof/heap?debug=1", "/debug/pprof/cmdline"} {
+		res := apitest.Do(t, a.adminURL, apitest.Request{Method: http.MethodGet, Path: p})
+		require.Equal(t, http.StatusOK, res.Status, "admin %s: %s", p, res.Body)
+	}
+	require.Contains(t, apitest.Do(t, a.adminURL, apitest.Request{Method: http.MethodGet, Path: "/debug/pprof/goroutine?debug=1"}).Body, "goroutine profile:")
+	require.Equal(t, http.StatusNotFound, apitest.Do(t, a.url, apitest.Request{Method: http.MethodGet, Path: "/debug/pprof/"}).Status, "never on the public port")
 }

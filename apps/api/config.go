@@ -29,6 +29,8 @@ const envHelp = `  DATABASE_URL         postgres URL (required); may be a pooler
                        (default POD_IP:9091 when POD_IP is set, else 127.0.0.1:9091:
                        never every interface unless you set ":9091"). Keep it off the
                        Service and the Ingress; Prometheus scrapes it
+  ADMIN_PPROF          true serves Go's profiles under /debug/pprof/ on ADMIN_ADDR
+                       (default false: a profile costs CPU while it runs)
   POD_IP               this pod's IP (Kubernetes downward API status.podIP, as deploy/k8s
                        sets it): the default ADMIN_ADDR binds it so Prometheus reaches it
   AUTH_JWT_SECRET      HS256 secret for bearer tokens, at least 32 bytes (required;
@@ -92,6 +94,7 @@ type config struct {
 	LogLevel         slog.Level
 	HTTPAddr         string
 	AdminAddr        string
+	AdminPprof       bool
 	JWTSecret        secret
 	JWTIssuer        string
 	JWTAudience      string
@@ -141,6 +144,7 @@ func loadConfigOf(ds []domain.Domain, getenv func(string) string) (config, error
 		LogLevel:        r.LogLevel("LOG_LEVEL"),
 		HTTPAddr:        r.Addr("HTTP_ADDR", ":8080"),
 		AdminAddr:       r.AdminAddr(9091),
+		AdminPprof:      r.Bool("ADMIN_PPROF", false),
 		ShutdownTimeout: r.Duration("SHUTDOWN_TIMEOUT", 15*time.Second, time.Second, 5*time.Minute),
 		JWTIssuer:       r.String("AUTH_JWT_ISSUER", ""),
 		JWTAudience:     r.String("AUTH_JWT_AUDIENCE", ""),

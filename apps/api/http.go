@@ -178,6 +178,9 @@ func registerOpenAPI(s *apiserver.Server) {
 type adminServer struct{ *httpx.HTTPServer }
 
 func newAdmin(cfg config, s *apiserver.Server, log *slog.Logger) adminServer {
+	if cfg.AdminPprof {
+		httpx.RegisterPprof(s.Admin)
+	}
 	return adminServer{httpx.NewHTTPServer(&http.Server{Addr: cfg.AdminAddr, Handler: s.Admin, ReadHeaderTimeout: 5 * time.Second}, 5*time.Second, log)}
 }
 

@@ -33,6 +33,9 @@ func newAdmin(cfg config, probes []ports.Probe, h metrics.Handler, log *slog.Log
 	health := &httpx.Health{Timeout: httpx.DefaultReadyTimeout, Checks: checks, Logger: log}
 	health.Register(e)
 	e.GET("/metrics", echo.WrapHandler(h))
+	if cfg.AdminPprof {
+		httpx.RegisterPprof(e)
+	}
 	srv := httpx.NewHTTPServer(&http.Server{Addr: cfg.AdminAddr, Handler: e, ReadHeaderTimeout: 5 * time.Second}, 5*time.Second, log)
 	srv.SetDrain(cfg.DrainDelay, health.Drain)
 	return adminServer{srv}

@@ -2,7 +2,10 @@ package main
 
 import (
 	"bytes"
+	"io"
+	"log/slog"
 	"net"
+	"net/http"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -40,4 +43,25 @@ func TestAdminAddrDefaultsToThePodIP(t *testing.T) {
 		return map[string]string{"DATABASE_URL": "postgres://postgres@127.0.0.1:5432/postgres", "REDIS_URL": "redis://127.0.0.1:6379/0", "POD_IP": "$(POD_IP)"}[k]
 	})
 	require.ErrorContains(t, err, "POD_IP")
+}
+
+// ADMIN_PPROF=true adds Go's profiles to the admin listener; off, there
+// are none.
+func TestAdminPprofOnlyWhenAsked(t *testing.T) {
+	t.Parallel()
+	for _, on := range []bool{false, true} {
+		srv := newAdmin(config{AdminAddr: "127.0.0.1:0", AdminPprof: on}, nil, http.NotFoundHandler(), slog.New(slog.DiscardHandler))
+		require.NoError(t, srv.Start(t.Context()))
+		res, err := http.Get("http://" + srv.Addr().String() + "/debug/pprof/goroutine?debug=1")
+		require.NoError(t, err)
+		body, _ := io.ReadAll(res.Body)
+		_ = res.Body.Close()
+		require.NoError(t, srv.Stop(t.Context()))
+		if on {
+			require.Equal(t, http.StatusOK, res.StatusCode, string(body))
+			require.Contains(t, string(body), "goroutine profile:")
+		} else {
+			require.Equal(t, http.StatusNotFound, res.StatusCode)
+		}
+	}
 }

@@ -28,6 +28,8 @@ var envHelp = fmt.Sprintf(`  DATABASE_URL         postgres URL (required); may b
   LOG_LEVEL            debug|info|warn|error (default info)
   ADMIN_ADDR           health and /metrics listener (default POD_IP:9090 when POD_IP is set,
                        else 127.0.0.1:9090: never every interface unless you set ":9090")
+  ADMIN_PPROF          true serves Go's profiles under /debug/pprof/ on ADMIN_ADDR
+                       (default false: a profile costs CPU while it runs)
   POD_IP               this pod's IP (Kubernetes downward API status.podIP, as deploy/k8s
                        sets it): the default ADMIN_ADDR binds it so probes and Prometheus
                        reach the admin port and nothing else listens
@@ -106,6 +108,7 @@ type config struct {
 	RedisURL          string
 	LogLevel          slog.Level
 	AdminAddr         string
+	AdminPprof        bool
 	Owner             string
 	Loops             int
 	BatchSize         int
@@ -157,6 +160,7 @@ func loadConfigOf(ds []domain.Domain, getenv func(string) string) (config, error
 		RedisURL:          r.RedisURL("REDIS_URL"),
 		LogLevel:          r.LogLevel("LOG_LEVEL"),
 		AdminAddr:         r.AdminAddr(9090),
+		AdminPprof:        r.Bool("ADMIN_PPROF", false),
 		Owner:             r.String("RELAY_OWNER", fmt.Sprintf("relay-%s-%d", host, os.Getpid())),
 		Loops:             r.Int("RELAY_LOOPS", relay.DefaultLoops, relay.MinLoops, relay.MaxLoops),
 		BatchSize:         r.Int("RELAY_BATCH_SIZE", 0, relay.MinBatchSize, relay.MaxBatchSize),

@@ -74,7 +74,9 @@ func TestRoutePolicyCoversErrorsAndPanics(t *testing.T) {
 	const quoted = "charge refused: qpay9=Secret8812 for 13812345678"
 	e.POST("/pay/fail", func(echo.Context) error { return httpx.Internal(errors.New(quoted)) })
 	e.POST("/pay/panic", func(echo.Context) error { panic(quoted) })
-	e.POST("/plain/fail", func(echo.Context) error { return httpx.Internal(errors.New("dial tcp 10.0.0.7:5432: connection refused")) })
+	e.POST("/plain/fail", func(echo.Context) error {
+		return httpx.Internal(errors.New("dial tcp 10.0.0.7:5432: connection refused"))
+	})
 	e.POST("/plain/panic", func(echo.Context) error {
 		panic("bad header Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiI0MiJ9.c2lnbmF0dXJlc2VjcmV0")
 	})
