@@ -86,6 +86,49 @@ func runOutboxConsumption(t *testing.T, newStore func(t *testing.T) ports.Outbox
 		require.Equal(t, []string{late.EventID}, eventIDs(page), "a cursor at until reads only what was delivered after it")
 	})
 
+	t.Run("Consumption/ReplayedUnconsumedReadsResolvedReplays", func(t *testing.T) {
+		t.Parallel()
+		b := newOutboxBundle(t, newStore)
+		fail := func(ev outbox.Event) {
+			ok, err := b.store.MarkConsumerFailed(b.ctx, ports.ConsumerFailure{EventID: ev.EventID, Code: "X", Message: "boom", At: t0})
+			require.NoError(t, err)
+			require.True(t, ok)
+		}
+		replay := func(at time.Time, evs ...outbox.Event) {
+			ids := eventIDs(evs)
+			stamped, err := b.store.RequestConsumerReplay(b.ctx, ports.ConsumerReplayParams{EventIDs: ids, BatchID: "b-" + at.Format("150405"), Now: at})
+			require.NoError(t, err)
+			require.ElementsMatch(t, ids, stamped)
+			n, err := b.store.ResolveConsumerFailures(b.ctx, "b-"+at.Format("150405"), ids, at)
+			require.NoError(t, err)
+			require.Equal(t, len(ids), n)
+		}
+		replayed, consumedAfter, stillFailed, early := b.deliveredAt(t0), b.deliveredAt(t0), b.deliveredAt(t0), b.deliveredAt(t0)
+		for _, ev := range []outbox.Event{replayed, consumedAfter, stillFailed, early} {
+			fail(ev)
+		}
+		replay(t0.Add(time.Minute), early)
+		replay(t0.Add(10*time.Minute), replayed, consumedAfter)
+		b.consume(consumedAfter)
+		fail(early) // failed again after its replay: settled
+
+		got, err := b.store.ReplayedUnconsumed(b.ctx, t0.Add(5*time.Minute), 100)
+		require.NoError(t, err)
+		require.Equal(t, []string{replayed.EventID}, eventIDs(got),
+			"rule: a replay resolved at or after since, still delivered with no record and no open failure")
+		require.Equal(t, replayed.Payload, got[0].Payload, "as a full event, ready to publish again")
+		got, err = b.store.ReplayedUnconsumed(b.ctx, t0.Add(10*time.Minute), 100)
+		require.NoError(t, err)
+		require.Len(t, got, 1, "since is inclusive")
+		got, err = b.store.ReplayedUnconsumed(b.ctx, t0.Add(11*time.Minute), 100)
+		require.NoError(t, err)
+		require.Empty(t, got, "nothing replayed since then")
+		for _, limit := range []int{0, 1001} {
+			_, err = b.store.ReplayedUnconsumed(b.ctx, t0, limit)
+			require.Error(t, err, "limit %d", limit)
+		}
+	})
+
 	t.Run("Consumption/RefusesBadInput", func(t *testing.T) {
 		t.Parallel()
 		b := newOutboxBundle(t, newStore)

@@ -98,6 +98,30 @@ func (s *OutboxStore) Unconsumed(_ context.Context, eventIDs []string) ([]outbox
 	return out, nil
 }
 
+// ReplayedUnconsumed implements ports.OutboxConsumptionReader.
+func (s *OutboxStore) ReplayedUnconsumed(_ context.Context, since time.Time, limit int) ([]outbox.Event, error) {
+	if limit < 1 || limit > 1000 {
+		return nil, fmt.Errorf("read replayed, unconsumed outbox events: limit %d outside 1..1000", limit)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.down("read replayed, unconsumed outbox events"); err != nil {
+		return nil, err
+	}
+	out := []outbox.Event{}
+	seen := map[string]bool{}
+	for _, f := range s.failures {
+		row, ok := s.byUUID[f.EventID]
+		if f.ResolvedAt == nil || f.ResolvedAt.Before(since) || seen[f.EventID] || !ok || !s.unconsumed(s.rows[row]) {
+			continue
+		}
+		seen[f.EventID] = true
+		out = append(out, clone(*s.rows[row]))
+	}
+	slices.SortFunc(out, func(a, b outbox.Event) int { return cmp.Compare(a.ID, b.ID) })
+	return out[:min(len(out), limit)], nil
+}
+
 // ConsumedBy reports whether consumer recorded eventID (for tests).
 func (s *OutboxStore) ConsumedBy(eventID, consumer string) bool {
 	s.mu.Lock()

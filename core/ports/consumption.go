@@ -39,6 +39,13 @@ type OutboxConsumptionReader interface {
 	// Delivered with no consumption record and no open consumer failure,
 	// as full events.
 	Unconsumed(ctx context.Context, eventIDs []string) ([]outbox.Event, error)
+
+	// ReplayedUnconsumed returns up to limit (1..1000) events, lowest id
+	// first, whose consumer failure was resolved by a replay at or after
+	// since and that are still Delivered with no consumption record and no
+	// open consumer failure: a consumer replay publishes an old event
+	// again, behind any delivered_at cursor.
+	ReplayedUnconsumed(ctx context.Context, since time.Time, limit int) ([]outbox.Event, error)
 }
 
 // QueueState is where the task queue holds an event's task.

@@ -125,8 +125,9 @@ type Reconciler struct {
 	svc     startstop.Service
 
 	// Owned by the pass (one at a time).
-	cursor  ports.DeliveredCursor
-	started bool
+	cursor   ports.DeliveredCursor
+	replayed time.Time // consumer replays resolved since then are read again
+	started  bool
 	watch   map[string]*watched
 }
 
@@ -231,6 +232,7 @@ func (r *Reconciler) Pass(ctx context.Context, trigger string) ReconcileResult {
 func (r *Reconciler) scan(ctx context.Context, now time.Time, recent bool) error {
 	if !r.started {
 		r.cursor = ports.DeliveredCursor{DeliveredAt: now.Add(-r.cfg.Horizon)}
+		r.replayed = r.cursor.DeliveredAt
 		r.started = true
 	}
 	until := now.Add(-r.cfg.Grace)
@@ -240,9 +242,34 @@ func (r *Reconciler) scan(ctx context.Context, now time.Time, recent bool) error
 	}
 	r.cursor = next
 	if recent {
-		_, err = r.read(ctx, r.cursor, now)
+		if _, err = r.read(ctx, r.cursor, now); err != nil {
+			return err
+		}
 	}
-	return err
+	return r.readReplayed(ctx, now)
+}
+
+// readReplayed adds the events a consumer replay published again since the
+// last look: their delivered_at is behind the cursor. It looks back Grace
+// (the operator's clock is not the relay's). A full page keeps the mark, so
+// the rest is read once the first are consumed.
+func (r *Reconciler) readReplayed(ctx context.Context, now time.Time) error {
+	evs, err := r.st.Outbox.ReplayedUnconsumed(ctx, r.replayed, reconcilePage)
+	if err != nil {
+		return fmt.Errorf("read replayed, unconsumed events: %w", err)
+	}
+	for _, ev := range evs {
+		if len(r.watch) >= r.cfg.MaxWatched {
+			return nil
+		}
+		if _, ok := r.watch[ev.EventID]; !ok {
+			r.watch[ev.EventID] = &watched{created: ev.DueAt()}
+		}
+	}
+	if len(evs) < reconcilePage {
+		r.replayed = now.Add(-r.cfg.Grace)
+	}
+	return nil
 }
 
 // read adds the unconsumed events after cur up to until and returns where

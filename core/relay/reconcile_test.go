@@ -235,3 +235,44 @@ func TestReconcileWaitsForLateEvidence(t *testing.T) {
 		require.Equal(t, 1, w.queue.Attempts(id))
 	}
 }
+
+// REGRESSION (issue 43, item 2): a consumer replay publishes an old event
+// again (its delivered_at is long behind the cursor); when the queue then
+// loses that task, the reconciler must still see it: replayed events
+// rejoin its watch.
+func TestReconcileWatchesReplayedEventsAgain(t *testing.T) {
+	t.Parallel()
+	w := newReconcileWorld(t, 1, relay.ReconcileConfig{})
+	id, ctx := w.ids[0], t.Context()
+	require.NoError(t, w.rec.Pass(ctx, relay.TriggerPeriodic).Err)
+
+	// The consumer gives up: the event is settled (an open failure).
+	_, err := w.store.MarkConsumerFailed(ctx, ports.ConsumerFailure{EventID: id, Code: "BOOM", Message: "boom", At: w.now})
+	require.NoError(t, err)
+	res := w.rec.Pass(ctx, relay.TriggerPeriodic)
+	require.NoError(t, res.Err)
+	require.Zero(t, res.Watched, "an event with an open failure is settled")
+
+	// An operator replays it (as relay.Operator does), then the queue
+	// loses the new task before a consumer runs it.
+	w.now = w.now.Add(time.Minute)
+	stamped, err := w.store.RequestConsumerReplay(ctx, ports.ConsumerReplayParams{EventIDs: []string{id}, BatchID: "b1", Now: w.now})
+	require.NoError(t, err)
+	require.Equal(t, []string{id}, stamped)
+	w.queue.Lose(id)
+	for _, err := range w.queue.Publish(ctx, []outbox.Envelope{{EventID: id, EventType: "order.created", PayloadVersion: 1, Payload: []byte(`{"n":1}`)}}) {
+		require.NoError(t, err)
+	}
+	n, err := w.store.ResolveConsumerFailures(ctx, "b1", []string{id}, w.now)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	w.queue.Lose(id)
+	before := w.queue.Attempts(id)
+
+	w.now = w.now.Add(10 * time.Minute)
+	res = w.rec.Pass(ctx, relay.TriggerPeriodic)
+	require.NoError(t, res.Err)
+	require.Equal(t, 1, res.Republished, "the replayed event whose task was lost is published again")
+	require.Equal(t, before+1, w.queue.Attempts(id))
+	require.Equal(t, 1, res.Watched, "and followed until a consumer records it")
+}

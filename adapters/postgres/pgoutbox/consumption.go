@@ -135,6 +135,24 @@ func (s *Store) DeliveredUnconsumed(ctx context.Context, after ports.DeliveredCu
 	return toEvents(rows), nil
 }
 
+// ReplayedUnconsumed implements ports.OutboxConsumptionReader. It reads
+// the failure table by resolved_at without an index of its own: the table
+// holds only consumer failures, few next to the events.
+func (s *Store) ReplayedUnconsumed(ctx context.Context, since time.Time, limit int) ([]outbox.Event, error) {
+	if limit < 1 || limit > 1000 {
+		return nil, fmt.Errorf("read replayed, unconsumed outbox events: limit %d outside 1..1000", limit)
+	}
+	var rows []outboxRow
+	err := s.db.NewSelect().Model(&rows).
+		Where("event_id IN (SELECT r.event_id FROM tb_outbox_consumer_failure r WHERE r.resolved_at >= ?)", since).
+		Where(unconsumedSQL).
+		OrderExpr("id").Limit(int64(limit)).Scan(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read replayed, unconsumed outbox events: %w", pgerr.Translate(err))
+	}
+	return toEvents(rows), nil
+}
+
 // Unconsumed implements ports.OutboxConsumptionReader.
 func (s *Store) Unconsumed(ctx context.Context, eventIDs []string) ([]outbox.Event, error) {
 	if len(eventIDs) == 0 {
