@@ -1,9 +1,12 @@
 package queue
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/july/template/core/redisurl"
@@ -37,7 +40,8 @@ const ConsumerGroup = `group:"asynq.consumers"`
 // (closed on stop), *Publisher also as ports.Publisher, ports.RetainedTasks
 // and ports.QueueInventory on the Publisher's queue, LossWatchers, a
 // *DurabilityChecker (closed on stop), its readiness Probe, the *Wake by
-// which the Publisher starts the worker at once, and
+// which the Publisher starts the worker at once, the queue's *Bell by
+// which it starts workers in other processes, and
 // *asynq.Server whose handlers are the Consumers in ConsumerGroup. The
 // server starts only in apps that include RunWorker (or otherwise depend
 // on *asynq.Server).
@@ -47,6 +51,7 @@ var Module = fx.Module("asynq",
 		newClient,
 		newInspector,
 		newWake,
+		newBell,
 		fx.Annotate(newPublisher, fx.As(fx.Self()), fx.As(new(ports.Publisher))),
 		fx.Annotate(newRetained, fx.As(new(ports.RetainedTasks))),
 		fx.Annotate(newInventory, fx.As(new(ports.QueueInventory))),
@@ -124,10 +129,24 @@ func newInspector(lc fx.Lifecycle, opt asynq.RedisConnOpt) *asynq.Inspector {
 // the relay's deliveries start this process's worker at once.
 func newWake() *Wake { return NewWake() }
 
-func newPublisher(c *asynq.Client, cfg ModuleConfig, wake *Wake) (*Publisher, error) {
+// newBell is the bell of the Publisher's queue: the Publisher rings it,
+// this process's worker listens to it (closed on stop).
+func newBell(lc fx.Lifecycle, opt asynq.RedisConnOpt, cfg ModuleConfig) (*Bell, error) {
+	b, err := NewBell(opt, cmp.Or(strings.TrimSpace(cfg.Publisher.Queue), DefaultQueue))
+	if err != nil {
+		return nil, err
+	}
+	lc.Append(fx.StopHook(b.Close))
+	return b, nil
+}
+
+func newPublisher(c *asynq.Client, cfg ModuleConfig, wake *Wake, bell *Bell) (*Publisher, error) {
 	pc := cfg.Publisher
 	if pc.Wake == nil {
 		pc.Wake = wake
+	}
+	if pc.Bell == nil {
+		pc.Bell = bell
 	}
 	return NewPublisher(c, pc)
 }
@@ -177,6 +196,7 @@ type workerParams struct {
 	Config     ModuleConfig
 	Publisher  *Publisher
 	Wake       *Wake
+	Bell       *Bell
 	Logger     *slog.Logger       `optional:"true"`
 	DeadLetter DeadLetterRecorder `optional:"true"`
 	Consumers  []Consumer         `group:"asynq.consumers"`
@@ -216,10 +236,17 @@ func newWorker(p workerParams) (*asynq.Server, error) {
 		mux.Use(TraceMiddleware(p.Tracer))
 	}
 	srv := NewServer(p.Opt, sc)
+	listen, stopListen := context.WithCancel(context.Background())
+	var listening sync.WaitGroup
 	p.Lifecycle.Append(fx.Hook{
 		// Start only spawns goroutines; it does not block on Redis.
-		OnStart: func(context.Context) error { return srv.Start(mux) },
+		OnStart: func(context.Context) error {
+			listening.Go(func() { p.Bell.Listen(listen, sc.Wake) })
+			return srv.Start(mux)
+		},
 		OnStop: func(context.Context) error {
+			stopListen()
+			listening.Wait()
 			sc.Wake.Close() // an idle worker stops waiting for work
 			srv.Shutdown()
 			if ev != nil {

@@ -43,6 +43,9 @@ type Config struct {
 	// worker sharing it (ServerConfig.Wake) starts the task at once
 	// rather than at its next check. Module shares one.
 	Wake *Wake
+	// Bell, when set, is rung after tasks are enqueued, so idle workers in
+	// other processes start them at once too. Module sets one.
+	Bell *Bell
 }
 
 // Publisher puts queue items on an asynq queue: outbox envelopes through
@@ -120,6 +123,7 @@ func (e *Publisher) enqueue(ctx context.Context, task *asynq.Task, opts ...asynq
 	info, err := e.client.EnqueueContext(ctx, task, all...)
 	if err == nil {
 		e.cfg.Wake.Signal()
+		e.cfg.Bell.Ring()
 	}
 	return info, err
 }
