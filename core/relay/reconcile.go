@@ -128,7 +128,7 @@ type Reconciler struct {
 	cursor   ports.DeliveredCursor
 	replayed time.Time // consumer replays resolved since then are read again
 	started  bool
-	watch   map[string]*watched
+	watch    map[string]*watched
 }
 
 // NewReconciler returns a Reconciler; obs and log may be nil.
