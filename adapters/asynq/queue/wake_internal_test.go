@@ -54,54 +54,76 @@ func TestWakeStartsIdleWorker(t *testing.T) {
 		"after the task, both queues empty again, the worker waits again")
 }
 
-// A task enqueued by another process (its own Publisher and Wake) starts
-// an idle worker at once through the queue's Bell; without one the worker
-// would wait for its check (an hour here).
-func TestBellStartsIdleWorkerOfAnotherProcess(t *testing.T) {
-	t.Parallel()
-	r := testinfra.NewRedis(t)
+// bellWorld is an idle worker whose check (an hour) never runs, woken
+// only through its queue's Bell, and, as another process, a Publisher with
+// its own client and Bell. started receives each started task's id.
+type bellWorld struct {
+	r       *testinfra.Redis
+	queue   string
+	hook    *idleHook
+	pub     *Publisher
+	started chan string
+}
+
+func newBellWorld(tb testing.TB) *bellWorld {
+	tb.Helper()
+	r := testinfra.NewRedis(tb)
 	opt, err := asynq.ParseRedisURI(r.URL)
-	require.NoError(t, err)
-	q := r.AsynqQueue(t, "bell")
+	require.NoError(tb, err)
+	w := &bellWorld{r: r, queue: r.AsynqQueue(tb, "bell"), started: make(chan string, 16)}
 	wake := NewWake()
-	srv, hook := newServer(opt, ServerConfig{Queues: map[string]int{q: 1}, Concurrency: 1,
+	srv, hook := newServer(opt, ServerConfig{Queues: map[string]int{w.queue: 1}, Concurrency: 1,
 		ShutdownTimeout: 2 * time.Second, TaskCheckInterval: time.Hour, Wake: wake})
-	started := make(chan string, 1)
-	require.NoError(t, srv.Start(asynq.HandlerFunc(func(ctx context.Context, _ *asynq.Task) error {
+	w.hook = hook
+	require.NoError(tb, srv.Start(asynq.HandlerFunc(func(ctx context.Context, _ *asynq.Task) error {
 		id, _ := asynq.GetTaskID(ctx)
-		started <- id
+		w.started <- id
 		return nil
 	})))
-	t.Cleanup(func() { wake.Close(); srv.Shutdown() })
-	listener, err := NewBell(opt, q)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = listener.Close() })
-	go listener.Listen(t.Context(), wake)
+	tb.Cleanup(func() { wake.Close(); srv.Shutdown() })
+	listener, err := NewBell(opt, w.queue)
+	require.NoError(tb, err)
+	tb.Cleanup(func() { _ = listener.Close() })
+	go listener.Listen(tb.Context(), wake)
 
-	// The other process.
 	client := asynq.NewClient(opt)
-	t.Cleanup(func() { _ = client.Close() })
-	ringer, err := NewBell(opt, q)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = ringer.Close() })
-	pub, err := NewPublisher(client, Config{Queue: q, Bell: ringer})
-	require.NoError(t, err)
+	tb.Cleanup(func() { _ = client.Close() })
+	ringer, err := NewBell(opt, w.queue)
+	require.NoError(tb, err)
+	tb.Cleanup(func() { _ = ringer.Close() })
+	w.pub, err = NewPublisher(client, Config{Queue: w.queue, Bell: ringer})
+	require.NoError(tb, err)
 
-	require.Eventually(t, func() bool { return hook.waits.Load() == 1 }, 30*time.Second, 5*time.Millisecond, "the worker is idle")
-	// The subscription is up once a ring reaches it.
-	require.Eventually(t, func() bool {
-		a, err := r.Client.Do(t.Context(), r.Client.B().PubsubNumsub().Channel(BellChannel(q)).Build()).ToArray()
+	require.Eventually(tb, func() bool { return hook.waits.Load() == 1 }, 30*time.Second, 5*time.Millisecond, "the worker is idle")
+	require.Eventually(tb, func() bool {
+		a, err := r.Client.Do(tb.Context(), r.Client.B().PubsubNumsub().Channel(BellChannel(w.queue)).Build()).ToArray()
 		if err != nil || len(a) != 2 {
 			return false
 		}
 		n, err := a[1].AsInt64()
 		return err == nil && n == 1
 	}, 30*time.Second, 5*time.Millisecond, "the listener subscribed")
+	return w
+}
+
+// enqueue enqueues one task from the other process and returns its id.
+func (w *bellWorld) enqueue(tb testing.TB) string {
+	tb.Helper()
 	id := uuid.NewString()
-	_, err = pub.EnqueueTask(t.Context(), "t", map[string]any{"n": 1}, asynq.TaskID(id))
-	require.NoError(t, err)
+	_, err := w.pub.EnqueueTask(tb.Context(), "t", map[string]any{"n": 1}, asynq.TaskID(id))
+	require.NoError(tb, err)
+	return id
+}
+
+// A task enqueued by another process (its own Publisher and Wake) starts
+// an idle worker at once through the queue's Bell; without one the worker
+// would wait for its check (an hour here).
+func TestBellStartsIdleWorkerOfAnotherProcess(t *testing.T) {
+	t.Parallel()
+	w := newBellWorld(t)
+	id := w.enqueue(t)
 	select {
-	case got := <-started:
+	case got := <-w.started:
 		require.Equal(t, id, got)
 	case <-time.After(30 * time.Second):
 		t.Fatal("the bell did not start the idle worker")
@@ -114,48 +136,13 @@ func TestBellStartsIdleWorkerOfAnotherProcess(t *testing.T) {
 //
 //	go test -run '^$' -bench BenchmarkBellWake -benchtime 200x ./adapters/asynq/queue/
 func BenchmarkBellWake(b *testing.B) {
-	r := testinfra.NewRedis(b)
-	opt, err := asynq.ParseRedisURI(r.URL)
-	require.NoError(b, err)
-	q := r.AsynqQueue(b, "bellb")
-	wake := NewWake()
-	srv, _ := newServer(opt, ServerConfig{Queues: map[string]int{q: 1}, Concurrency: 1,
-		ShutdownTimeout: 2 * time.Second, TaskCheckInterval: time.Hour, Wake: wake})
-	started := make(chan struct{}, 1)
-	require.NoError(b, srv.Start(asynq.HandlerFunc(func(context.Context, *asynq.Task) error {
-		started <- struct{}{}
-		return nil
-	})))
-	b.Cleanup(func() { wake.Close(); srv.Shutdown() })
-	listener, err := NewBell(opt, q)
-	require.NoError(b, err)
-	b.Cleanup(func() { _ = listener.Close() })
-	go listener.Listen(b.Context(), wake)
-	client := asynq.NewClient(opt)
-	b.Cleanup(func() { _ = client.Close() })
-	ringer, err := NewBell(opt, q)
-	require.NoError(b, err)
-	b.Cleanup(func() { _ = ringer.Close() })
-	pub, err := NewPublisher(client, Config{Queue: q, Bell: ringer})
-	require.NoError(b, err)
-	// Warm up: the subscription is live once a task goes through.
-	for {
-		_, err = pub.EnqueueTask(b.Context(), "t", map[string]any{"n": 0})
-		require.NoError(b, err)
-		select {
-		case <-started:
-		case <-time.After(time.Second):
-			continue
-		}
-		break
-	}
-	b.ResetTimer()
+	w := newBellWorld(b)
 	for b.Loop() {
 		b.StopTimer()
 		time.Sleep(DefaultBellCooldown) // a rate below the cooldown: every task is idle-started
 		b.StartTimer()
-		_, err = pub.EnqueueTask(b.Context(), "t", map[string]any{"n": 1})
-		require.NoError(b, err)
-		<-started
+		id := w.enqueue(b)
+		for got := <-w.started; got != id; got = <-w.started {
+		}
 	}
 }
