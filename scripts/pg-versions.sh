@@ -159,7 +159,9 @@ start() {
     rm -rf "$run"
     die "initdb $major failed"
   fi
-  local opts=(-c listen_addresses=127.0.0.1 -k "$run" -c fsync=off -c full_page_writes=off)
+  # max_connections 300: the matrix runs its e2e tests four at a time
+  # (pg-matrix.sh), each with an api's and a relay's pool; 100 ran out.
+  local opts=(-c listen_addresses=127.0.0.1 -k "$run" -c fsync=off -c full_page_writes=off -c max_connections=300)
   [[ -n "$tz" ]] && opts+=(-c "timezone=$tz" -c "log_timezone=$tz")
   local try port
   for try in 1 2 3 4 5 6 7 8; do
