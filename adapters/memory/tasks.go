@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -114,7 +115,23 @@ func (s *TaskStore) Cancel(_ context.Context, id string, now time.Time, cancella
 }
 
 // RecoverExpired implements ports.TaskStore, longest expired first.
-func (s *TaskStore) RecoverExpired(_ context.Context, now time.Time, limit int) ([]string, error) {
+func (s *TaskStore) RecoverExpired(ctx context.Context, now time.Time, limit int) ([]string, error) {
+	return s.recover(ctx, now, limit, nil)
+}
+
+// TaskTable registers the store with the task-recovery sweep as name, the
+// way pgtasks.NewTaskTable does: Recover moves a batch back to Pending only
+// if deliver succeeds for every task of it, so a failed call changes
+// nothing. deliver runs under the store's lock and must not call the store.
+func (s *TaskStore) TaskTable(name string, deliver func(ctx context.Context, id string) error) ports.TaskTable {
+	return ports.TaskTable{Name: name, Store: s, Recover: func(ctx context.Context, now time.Time, limit int) ([]string, error) {
+		return s.recover(ctx, now, limit, deliver)
+	}}
+}
+
+// recover is RecoverExpired, calling deliver (when set) for each task
+// before any is stored.
+func (s *TaskStore) recover(ctx context.Context, now time.Time, limit int, deliver func(context.Context, string) error) ([]string, error) {
 	if limit < 1 {
 		return nil, fmt.Errorf("recover expired tasks: limit %d; pass 1 or more", limit)
 	}
@@ -132,15 +149,22 @@ func (s *TaskStore) RecoverExpired(_ context.Context, now time.Time, limit int) 
 	slices.SortFunc(expired, func(a, b tasks.Task) int {
 		return cmp.Or(a.Lease.ExpiresAt.Compare(b.Lease.ExpiresAt), cmp.Compare(a.ID, b.ID))
 	})
+	next := map[string]tasks.Task{}
 	ids := []string{}
 	for _, t := range expired[:min(len(expired), limit)] {
-		next, err := t.RecoverExpired(now)
+		n, err := t.RecoverExpired(now)
 		if err != nil {
-			return ids, err
+			return nil, err
 		}
-		s.rows[t.ID] = next
+		if deliver != nil {
+			if err := deliver(ctx, t.ID); err != nil {
+				return nil, fmt.Errorf("deliver task %s again: %w", t.ID, err)
+			}
+		}
+		next[t.ID] = n
 		ids = append(ids, t.ID)
 	}
+	maps.Copy(s.rows, next)
 	return ids, nil
 }
 

@@ -1,6 +1,7 @@
 package memory_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/july/template/adapters/memory"
@@ -20,5 +21,12 @@ func TestTaskStoreContract(t *testing.T) {
 	}
 	contracttests.RunTaskStore(t, caps, func(t *testing.T) ports.TaskStore {
 		return memory.NewTaskStore()
+	})
+}
+
+func TestTaskRecoveryContract(t *testing.T) {
+	t.Parallel()
+	contracttests.RunTaskRecovery(t, func(_ *testing.T, deliver func(context.Context, string) error) ports.TaskTable {
+		return memory.NewTaskStore().TaskTable("contract", deliver)
 	})
 }

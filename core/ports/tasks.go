@@ -103,19 +103,22 @@ type TaskStore interface {
 
 // TaskTable registers one business task table with the relay's
 // task-recovery sweep (core/sweep.TaskRecovery): the sweep returns tasks
-// whose lease expired (a crashed worker) to Pending through Store and
-// delivers each again through EnqueueFunc, because the crashed worker's
-// queue message may be gone.
+// whose lease expired (a crashed worker) to Pending and has each delivered
+// again, because the crashed worker's queue message may be gone.
+// pgtasks.NewTaskTable builds one.
 type TaskTable struct {
 	// Name labels the table in logs and metrics (e.g. "devices.assignment");
 	// unique among the registered tables, at most 64 bytes.
 	Name string
-	// Store is the table's TaskStore (its RecoverExpired is what the sweep
-	// calls).
+	// Store is the table's TaskStore.
 	Store TaskStore
-	// EnqueueFunc delivers task id to a worker again, e.g. by appending the
-	// domain's "task requested" outbox event. A duplicate delivery must be
-	// harmless (the worker's claim and lease make it so); an error leaves
-	// the task Pending and the sweep retries the delivery on its next pass.
-	EnqueueFunc func(ctx context.Context, id string) error
+	// Recover moves up to limit Processing tasks whose lease expired at or
+	// before now back to Pending (TaskStore.RecoverExpired) and requests
+	// each one's delivery to a worker, e.g. by appending the domain's "task
+	// requested" outbox event, in one transaction, and returns their ids.
+	// A failed call changes nothing: a delivery is never owed only in a
+	// process's memory, so a relay that restarts after a failure finds the
+	// tasks expired again. A duplicate delivery must be harmless (the
+	// worker's claim and lease make it so).
+	Recover func(ctx context.Context, now time.Time, limit int) ([]string, error)
 }

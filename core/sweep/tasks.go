@@ -36,7 +36,8 @@ type TaskRecoveryConfig struct {
 	// RecoveredFunc is told, per table and pass, how many tasks went back
 	// to Pending (a metric). Default: nothing.
 	RecoveredFunc func(table string, n int)
-	// EnqueueFailedFunc is told of each failed re-delivery (a metric).
+	// EnqueueFailedFunc is told of each failed TaskTable.Recover call (a
+	// metric): its tasks stay expired and the next pass tries again.
 	// Default: nothing.
 	EnqueueFailedFunc func(table string)
 	// Logger receives the sweep's log lines. Default: slog.Default().
@@ -55,15 +56,10 @@ type TaskRecovery struct {
 	clock  ports.Clock
 	cfg    TaskRecoveryConfig
 	log    *slog.Logger
-
-	// undelivered holds, per table, recovered ids whose EnqueueFunc failed:
-	// each pass tries them again first. They are Pending, so RecoverExpired
-	// no longer returns them.
-	undelivered map[string][]string
 }
 
 // NewTaskRecovery returns the sweep over tables. It does not start it.
-// Every table needs a unique non-empty Name, a Store and an EnqueueFunc.
+// Every table needs a unique non-empty Name, a Store and a Recover.
 // A refused setting is a *startstop.ConfigError.
 func NewTaskRecovery(tables []ports.TaskTable, clock ports.Clock, cfg TaskRecoveryConfig) (*TaskRecovery, error) {
 	cfg.Every = cmp.Or(cfg.Every, DefaultTaskRecoveryEvery)
@@ -79,9 +75,9 @@ func NewTaskRecovery(tables []ports.TaskTable, clock ports.Clock, cfg TaskRecove
 		if err := checkName(fmt.Sprintf("task table %d", i), tt.Name, seen); err != nil {
 			return nil, err
 		}
-		if tt.Store == nil || tt.EnqueueFunc == nil {
+		if tt.Store == nil || tt.Recover == nil {
 			return nil, &startstop.ConfigError{Pkg: "sweep", Field: fmt.Sprintf("task table %q", tt.Name),
-				Want: "register it with a Store and an EnqueueFunc"}
+				Want: "register it with a Store and a Recover (pgtasks.NewTaskTable)"}
 		}
 	}
 	if cfg.RecoveredFunc == nil {
@@ -91,7 +87,7 @@ func NewTaskRecovery(tables []ports.TaskTable, clock ports.Clock, cfg TaskRecove
 		cfg.EnqueueFailedFunc = func(string) {}
 	}
 	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
-	r := &TaskRecovery{tables: tables, clock: clock, cfg: cfg, log: cfg.Logger, undelivered: map[string][]string{}}
+	r := &TaskRecovery{tables: tables, clock: clock, cfg: cfg, log: cfg.Logger}
 	var err error
 	r.Periodic, err = startstop.NewPeriodic(func(ctx context.Context) error {
 		_, err := r.RunOnce(ctx)
@@ -103,9 +99,8 @@ func NewTaskRecovery(tables []ports.TaskTable, clock ports.Clock, cfg TaskRecove
 	return r, nil
 }
 
-// RunOnce recovers every registered table once: it first delivers again
-// the ids an earlier pass could not, then returns expired tasks to Pending
-// in batches and delivers each. It returns how many tasks it recovered,
+// RunOnce recovers every registered table once: it returns expired tasks
+// to Pending and has them delivered again, in batches. It returns how many tasks it recovered,
 // and the tables' errors joined (one table's failure does not stop the
 // others). It is not safe for concurrent use with itself; run it from one
 // goroutine (Start does).
@@ -123,50 +118,24 @@ func (r *TaskRecovery) RunOnce(ctx context.Context) (int, error) {
 }
 
 func (r *TaskRecovery) recoverTable(ctx context.Context, tt ports.TaskTable) (int, error) {
-	retry := r.undelivered[tt.Name]
-	delete(r.undelivered, tt.Name)
-	r.deliver(ctx, tt, retry)
 	total := 0
 	for ctx.Err() == nil {
-		ids, err := tt.Store.RecoverExpired(ctx, r.clock.Now(), r.cfg.Batch)
+		ids, err := tt.Recover(ctx, r.clock.Now(), r.cfg.Batch)
 		if err != nil {
-			return total, fmt.Errorf("recover expired tasks: %w", err)
+			r.cfg.EnqueueFailedFunc(tt.Name)
+			return total, fmt.Errorf("recover expired tasks and deliver them again (they stay expired; retried next pass): %w", err)
 		}
 		if len(ids) > 0 {
 			total += len(ids)
 			r.cfg.RecoveredFunc(tt.Name, len(ids))
 			r.log.Warn("tasks whose worker stopped were returned to pending and delivered again",
 				"task_table", tt.Name, "count", len(ids), "task_ids", ids)
-			r.deliver(ctx, tt, ids)
 		}
 		if len(ids) < r.cfg.Batch {
 			break
 		}
 	}
-	if n := len(r.undelivered[tt.Name]); n > 0 {
-		return total, fmt.Errorf("%d recovered tasks not delivered again yet (pending; retried next pass)", n)
-	}
 	return total, nil
-}
-
-// deliver calls EnqueueFunc for each id; failures are kept for the next
-// pass.
-// deliverTimeout bounds re-enqueueing one pass's recovered tasks.
-const deliverTimeout = 30 * time.Second
-
-func (r *TaskRecovery) deliver(ctx context.Context, tt ports.TaskTable, ids []string) {
-	// Detached: the tasks are already Pending; a stop must not cut their
-	// re-enqueue short and leave them without a message.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), deliverTimeout)
-	defer cancel()
-	for _, id := range ids {
-		if err := tt.EnqueueFunc(ctx, id); err != nil {
-			r.cfg.EnqueueFailedFunc(tt.Name)
-			r.log.Error("could not deliver a recovered task again; retrying next pass",
-				"task_table", tt.Name, "task_id", id, "error", err)
-			r.undelivered[tt.Name] = append(r.undelivered[tt.Name], id)
-		}
-	}
 }
 
 // checkName refuses a table name that is empty, too long for a metric

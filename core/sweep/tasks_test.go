@@ -77,7 +77,7 @@ func TestTaskRecovery(t *testing.T) {
 		b := &testBundle{clock: &clock{now: t0}, store: memory.NewTaskStore(), queue: &queue{},
 			recovered: map[string]int{}, failed: map[string]int{}}
 		var mu sync.Mutex
-		tables := append([]ports.TaskTable{{Name: "a", Store: b.store, EnqueueFunc: b.queue.enqueue}}, extra...)
+		tables := append([]ports.TaskTable{b.store.TaskTable("a", b.queue.enqueue)}, extra...)
 		s, err := sweep.NewTaskRecovery(tables, b.clock, sweep.TaskRecoveryConfig{
 			Batch:             batch,
 			RecoveredFunc:     func(name string, n int) { mu.Lock(); b.recovered[name] += n; mu.Unlock() },
@@ -131,25 +131,47 @@ func TestTaskRecovery(t *testing.T) {
 		b.queue.setFailing(true)
 		n, err := b.sweep.RunOnce(t.Context())
 		require.Error(t, err, "rule: an undelivered task is reported")
-		require.Equal(t, 1, n)
+		require.Zero(t, n, "rule: a failed delivery rolls its recovery back")
 		require.Equal(t, 1, b.failed["a"], "metric")
 		require.Empty(t, b.queue.delivered())
+		got, err := b.store.Get(t.Context(), "y")
+		require.NoError(t, err)
+		require.Equal(t, tasks.Processing, got.Status, "rule: the task stays expired, for the next pass to find")
 
 		b.queue.setFailing(false)
 		n, err = b.sweep.RunOnce(t.Context())
 		require.NoError(t, err)
-		require.Zero(t, n, "the task is Pending now: not recovered twice")
+		require.Equal(t, 1, n, "the next pass recovers it")
 		require.Equal(t, []string{"y"}, b.queue.delivered(), "rule: the next pass delivers it")
 		_, err = b.sweep.RunOnce(t.Context())
 		require.NoError(t, err)
 		require.Equal(t, []string{"y"}, b.queue.delivered(), "rule: delivered once it succeeded")
 	})
 
+	// Postgres, not the process, remembers a delivery still owed: a relay
+	// that restarts after a failed re-delivery still delivers the task.
+	t.Run("FailedDeliverySurvivesARestart", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, 10)
+		claimed(t, b.store, "r", time.Minute)
+		b.clock.Advance(time.Minute)
+		b.queue.setFailing(true)
+		_, err := b.sweep.RunOnce(t.Context())
+		require.Error(t, err, "rule: an undelivered task is reported")
+
+		b.queue.setFailing(false)
+		restarted, err := sweep.NewTaskRecovery([]ports.TaskTable{b.store.TaskTable("a", b.queue.enqueue)}, b.clock, sweep.TaskRecoveryConfig{})
+		require.NoError(t, err)
+		_, err = restarted.RunOnce(t.Context())
+		require.NoError(t, err)
+		require.Equal(t, []string{"r"}, b.queue.delivered(), "rule: the restarted sweep delivers the task its predecessor owed")
+	})
+
 	t.Run("OneTableDownDoesNotStopTheOthers", func(t *testing.T) {
 		t.Parallel()
 		down := memory.NewTaskStore()
 		q := &queue{}
-		b := setup(t, 10, ports.TaskTable{Name: "down", Store: down, EnqueueFunc: q.enqueue})
+		b := setup(t, 10, down.TaskTable("down", q.enqueue))
 		claimed(t, b.store, "z", time.Minute)
 		down.SetDown(true)
 		b.clock.Advance(time.Minute)
@@ -179,10 +201,10 @@ func TestTaskRecovery(t *testing.T) {
 		q := &queue{}
 		c := &clock{now: t0}
 		for name, tables := range map[string][]ports.TaskTable{
-			"duplicate name": {{Name: "a", Store: s, EnqueueFunc: q.enqueue}, {Name: "a", Store: s, EnqueueFunc: q.enqueue}},
-			"empty name":     {{Store: s, EnqueueFunc: q.enqueue}},
-			"no store":       {{Name: "a", EnqueueFunc: q.enqueue}},
-			"no enqueue":     {{Name: "a", Store: s}},
+			"duplicate name": {s.TaskTable("a", q.enqueue), s.TaskTable("a", q.enqueue)},
+			"empty name":     {s.TaskTable("", q.enqueue)},
+			"no store":       {{Name: "a", Recover: s.TaskTable("a", q.enqueue).Recover}},
+			"no recover":     {{Name: "a", Store: s}},
 		} {
 			_, err := sweep.NewTaskRecovery(tables, c, sweep.TaskRecoveryConfig{})
 			var ce *startstop.ConfigError

@@ -23,27 +23,20 @@ const (
 )
 
 // NewTaskTable registers ex_devices_task with the relay's task-recovery
-// sweep (core/sweep.TaskRecovery). Its EnqueueFunc appends a new
-// EventAssignmentRequested event for the task: a new event_id, because it
-// is a new delivery request (the lost message's id may still be retained
-// or archived by the queue, which would absorb a re-publish under it). The
-// relay delivers it like the upload's event, and the worker's claim makes
-// a second copy harmless.
+// sweep (core/sweep.TaskRecovery). Its delivery appends a new
+// EventAssignmentRequested event for the task, in the recovery's
+// transaction: a new event_id, because it is a new delivery request (the
+// lost message's id may still be retained or archived by the queue, which
+// would absorb a re-publish under it). The relay delivers it like the
+// upload's event, and the worker's claim makes a second copy harmless.
 func NewTaskTable(db *bun.DB, clock ports.Clock) (ports.TaskTable, error) {
 	if db == nil || clock == nil {
 		return ports.TaskTable{}, errors.New("devices: NewTaskTable needs a db and a clock")
 	}
-	store, err := pgtasks.NewStore(db, TaskTable)
-	if err != nil {
-		return ports.TaskTable{}, err
-	}
-	return ports.TaskTable{
-		Name:  SweepName,
-		Store: store,
-		EnqueueFunc: func(ctx context.Context, id string) error {
-			return appendRequested(ctx, db, id, recoveryRequestPrefix+id, clock.Now().UTC())
-		},
-	}, nil
+	// The event commits with the task's return to Pending, or neither does.
+	return pgtasks.NewTaskTable(db, SweepName, TaskTable, func(ctx context.Context, tx bun.IDB, id string) error {
+		return appendRequested(ctx, tx, id, recoveryRequestPrefix+id, clock.Now().UTC())
+	})
 }
 
 // NewIdempotencyTable registers ex_devices_task's upload idempotency

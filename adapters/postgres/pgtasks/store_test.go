@@ -2,6 +2,7 @@ package pgtasks_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -128,4 +129,57 @@ func TestColumnsEmbed(t *testing.T) {
 	require.Equal(t, "已完成", v.StatusName)
 	require.Equal(t, [3]int64{2, 1, 1}, [3]int64{v.TotalCount, v.SuccessCount, v.FailedCount})
 	require.Equal(t, 100, v.Progress)
+}
+
+func TestTaskTableContract(t *testing.T) {
+	t.Parallel()
+	contracttests.RunTaskRecovery(t, func(t *testing.T, deliver func(context.Context, string) error) ports.TaskTable {
+		t.Helper()
+		tt, err := pgtasks.NewTaskTable(newTaskTable(t, "tb_export_task"), "export", "tb_export_task",
+			func(ctx context.Context, _ bun.IDB, id string) error { return deliver(ctx, id) })
+		require.NoError(t, err)
+		return tt
+	})
+}
+
+// The delivery's writes commit with the recovery or not at all: a batch
+// whose second delivery fails leaves no trace of the first.
+func TestTaskTableDeliveryCommitsWithRecovery(t *testing.T) {
+	t.Parallel()
+	db := newTaskTable(t, "tb_export_task")
+	ctx := t.Context()
+	_, err := db.ExecContext(ctx, "CREATE TABLE tb_delivery (task_id text PRIMARY KEY)")
+	require.NoError(t, err)
+	fail := "b"
+	tt, err := pgtasks.NewTaskTable(db, "export", "tb_export_task", func(ctx context.Context, tx bun.IDB, id string) error {
+		if _, err := tx.ExecContext(ctx, "INSERT INTO tb_delivery VALUES (?)", id); err != nil {
+			return err
+		}
+		if id == fail {
+			return errors.New("refused")
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, id := range []string{"a", "b"} {
+		_, err := tt.Store.Create(ctx, id, 1, t0)
+		require.NoError(t, err)
+		_, err = tt.Store.Claim(ctx, id, "crashed", time.Minute, t0)
+		require.NoError(t, err)
+	}
+	count := func() (n int) {
+		require.NoError(t, db.NewRaw("SELECT count(*) FROM tb_delivery").Scan(ctx, &n))
+		return n
+	}
+	_, err = tt.Recover(ctx, t0.Add(time.Minute), 10)
+	require.ErrorContains(t, err, `deliver task "b" of tb_export_task again`)
+	require.Zero(t, count(), "rule: the first delivery rolled back with the batch")
+	fail = ""
+	ids, err := tt.Recover(ctx, t0.Add(time.Minute), 10)
+	require.NoError(t, err)
+	require.ElementsMatch(t, []string{"a", "b"}, ids)
+	require.Equal(t, 2, count(), "rule: the deliveries committed with the recovery")
+	_, err = pgtasks.NewTaskTable(db, "export", "tb_export_task", nil)
+	require.Error(t, err, "no deliver func")
 }
