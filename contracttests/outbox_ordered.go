@@ -264,4 +264,46 @@ func runOutboxOrdered(t *testing.T, newStore func(t *testing.T) ports.OutboxStor
 		_, err = b.store.ParkBlocked(b.ctx, t0, until, 0)
 		require.Error(t, err, "limit below 1")
 	})
+
+	// A delayed ordered event holds its successors until it is due: they
+	// are parked with its not_before (so claims stop reading past them)
+	// and counted as scheduled, not as a late backlog.
+	t.Run("Ordered/ParkBlockedHoldsEventsBehindADelayedHeadUntilItIsDue", func(t *testing.T) {
+		t.Parallel()
+		b := newOutboxBundle(t, newStore)
+		due := t0.Add(time.Hour)
+		head, err := outbox.New(outbox.NewParams{
+			EventID: uuid.NewString(), EventType: "card.expires", PayloadVersion: 1,
+			AggregateType: "card", AggregateID: "card-d", ResourceType: "card", ResourceID: "card-d",
+			RequestID: "req-card-d", Payload: map[string]any{"card_id": "card-d"}, Now: t0, Ordered: true, NotBefore: due,
+		})
+		require.NoError(t, err)
+		require.NoError(t, b.store.Append(b.ctx, head))
+		behind := b.appendOrdered("card-d", "card.renewed", "card.closed")
+		other := b.appendOrdered("card-o", "card.activated")
+
+		n, err := b.store.ParkBlocked(b.ctx, t0, t0.Add(30*time.Second), 100)
+		require.NoError(t, err)
+		require.Equal(t, 2, n, "rule: the events behind a delayed head are parked")
+		for _, ev := range behind {
+			got := b.get(ev.EventID)
+			requireTime(t, due, got.NextAttemptAt, "rule: parked until the delayed head is due")
+			requireTime(t, due, got.DueAt(), "rule: due no earlier than the delayed head")
+		}
+		st, err := b.store.Stats(b.ctx, t0.Add(time.Minute))
+		require.NoError(t, err)
+		require.EqualValues(t, 3, st.Scheduled, "rule: the head and the two behind it are scheduled, not late")
+		require.Equal(t, time.Minute, st.OldestPendingAge, "only card-o's event, committed a minute ago, is late")
+		require.Equal(t, []string{other[0].EventID}, eventIDs(b.claim("relay-a", t0, 100)))
+		n, err = b.store.ParkBlocked(b.ctx, t0, t0.Add(30*time.Second), 100)
+		require.NoError(t, err)
+		require.Zero(t, n, "rule: parking again moves nothing")
+
+		got := b.claim("relay-a", due, 100)
+		require.Equal(t, []string{head.EventID}, eventIDs(got), "at its time the head goes first")
+		_, err = b.store.Complete(b.ctx, "relay-a", due, refs(got))
+		require.NoError(t, err)
+		require.NoError(t, b.store.RecordConsumed(b.ctx, []ports.Consumption{{EventID: head.EventID, Consumer: "c", At: due, Ordered: true}}))
+		require.Equal(t, []string{behind[0].EventID}, eventIDs(b.claim("relay-a", due, 100)), "then its successor, in order")
+	})
 }

@@ -123,7 +123,40 @@ func (s *OutboxStore) ParkBlocked(_ context.Context, now, until time.Time, limit
 	for _, ev := range blocked {
 		ev.NextAttemptAt = until
 	}
-	return len(blocked), nil
+	return len(blocked) + s.parkBehindDelayed(now, limit-len(blocked)), nil
+}
+
+// parkBehindDelayed is pgoutbox's parkDelayedSQL: the Pending ordered
+// events behind the first delayed Pending ordered event of their aggregate
+// take its not_before, lowest id first. Callers hold s.mu.
+func (s *OutboxStore) parkBehindDelayed(now time.Time, limit int) int {
+	type agg struct{ typ, id string }
+	first := map[agg]*outbox.Event{}
+	for _, ev := range s.rows {
+		if ev.Ordered && ev.Status == outbox.Pending && ev.NotBefore.After(now) {
+			k := agg{ev.AggregateType, ev.AggregateID}
+			if f, ok := first[k]; !ok || ev.ID < f.ID {
+				first[k] = ev
+			}
+		}
+	}
+	var behind []*outbox.Event
+	for _, ev := range s.rows {
+		head, ok := first[agg{ev.AggregateType, ev.AggregateID}]
+		if ok && ev.Ordered && ev.Status == outbox.Pending && ev.ID > head.ID && ev.NotBefore.Before(head.NotBefore) {
+			behind = append(behind, ev)
+		}
+	}
+	slices.SortFunc(behind, func(a, b *outbox.Event) int { return cmp.Compare(a.ID, b.ID) })
+	behind = behind[:max(min(len(behind), limit), 0)]
+	for _, ev := range behind {
+		head := first[agg{ev.AggregateType, ev.AggregateID}]
+		ev.NotBefore = head.NotBefore
+		if ev.NextAttemptAt.Before(head.NotBefore) {
+			ev.NextAttemptAt = head.NotBefore
+		}
+	}
+	return len(behind)
 }
 
 // unpark is pgoutbox's consumedWakeSQL: the next ordered event after the

@@ -95,7 +95,10 @@ type OutboxRelayStore interface {
 	// consumption of an ordered event (ConsumptionRecorder with Ordered
 	// set) makes the next ordered row of its aggregate due again at once
 	// (next_attempt_at back to its due time); a row whose record came
-	// another way is due again at until.
+	// another way is due again at until. Rows behind a delayed row (the
+	// first Pending ordered row of the aggregate whose not_before is after
+	// now) take its not_before, and next_attempt_at no earlier: they are
+	// due when it is, and counted as scheduled. Both kinds share limit.
 	ParkBlocked(ctx context.Context, now, until time.Time, limit int) (int, error)
 }
 

@@ -39,7 +39,7 @@ const (
 
 // queries are a Store's statements with or without asyncCommit.
 type queries struct {
-	claim, complete, fail, renew, release, recover, park, consumed, consumedWake string
+	claim, complete, fail, renew, release, recover, park, parkDelayed, consumed, consumedWake string
 }
 
 func newQueries(async bool) queries {
@@ -51,7 +51,7 @@ func newQueries(async bool) queries {
 		return strings.NewReplacer(asyncAnd, and, asyncWhere, where).Replace(q)
 	}
 	return queries{claim: f(claimSQL), complete: f(completeSQL), fail: f(failSQL), renew: f(renewSQL),
-		release: f(releaseSQL), recover: f(recoverSQL), park: f(parkSQL), consumed: f(consumedSQL), consumedWake: f(consumedWakeSQL)}
+		release: f(releaseSQL), recover: f(recoverSQL), park: f(parkSQL), parkDelayed: f(parkDelayedSQL), consumed: f(consumedSQL), consumedWake: f(consumedWakeSQL)}
 }
 
 // Column widths of tb_outbox_event that Fail writes; longer values are cut
@@ -204,16 +204,47 @@ const parkSQL = stuckSQL + `, blocked AS MATERIALIZED (
 UPDATE tb_outbox_event AS e SET next_attempt_at = ?
 FROM blocked WHERE ` + asyncAnd + `e.id = blocked.id`
 
-// ParkBlocked implements ports.OutboxRelayStore (see parkSQL).
+// parkDelayedSQL holds the ordered rows behind a delayed one: the Pending
+// ordered rows after the first delayed Pending ordered row of their
+// aggregate take its not_before (they cannot go before it, so they are
+// due no earlier, and Stats counts them as scheduled), lowest id first.
+// A later, longer delay is taken up by the pass after the first is due.
+const parkDelayedSQL = `WITH delayed AS (
+	SELECT DISTINCT ON (d.aggregate_type, d.aggregate_id) d.id, d.aggregate_type, d.aggregate_id, d.not_before
+	FROM tb_outbox_event AS d WHERE d.status = 1 AND d.ordered AND d.not_before > ?
+	ORDER BY d.aggregate_type, d.aggregate_id, d.id
+), behind AS MATERIALIZED (
+	SELECT o.id, d.not_before FROM tb_outbox_event AS o
+	JOIN delayed AS d ON o.aggregate_type = d.aggregate_type AND o.aggregate_id = d.aggregate_id
+	WHERE o.status = 1 AND o.ordered AND o.id > d.id AND (o.not_before IS NULL OR o.not_before < d.not_before)
+	ORDER BY o.id
+	LIMIT ?
+	FOR UPDATE OF o SKIP LOCKED
+)
+UPDATE tb_outbox_event AS e SET not_before = b.not_before, next_attempt_at = greatest(e.next_attempt_at, b.not_before)
+FROM behind AS b WHERE ` + asyncAnd + `e.id = b.id`
+
+// ParkBlocked implements ports.OutboxRelayStore (see parkSQL and
+// parkDelayedSQL).
 func (s *Store) ParkBlocked(ctx context.Context, now, until time.Time, limit int) (int, error) {
 	if limit < 1 {
 		return 0, fmt.Errorf("park blocked ordered events: limit %d; pass 1 or more", limit)
 	}
-	res, err := s.db.ExecContext(ctx, s.q.park, now.Add(-ports.ParkUnconsumedAfter), now, min(limit, s.cfg.SweepLimit), until)
+	limit = min(limit, s.cfg.SweepLimit)
+	res, err := s.db.ExecContext(ctx, s.q.park, now.Add(-ports.ParkUnconsumedAfter), now, limit, until)
 	if err != nil {
 		return 0, fmt.Errorf("park blocked ordered events: %w", pgerr.Translate(err))
 	}
-	return pgerr.Affected(res)
+	n, err := pgerr.Affected(res)
+	if err != nil || n >= limit {
+		return n, err
+	}
+	res, err = s.db.ExecContext(ctx, s.q.parkDelayed, now, limit-n)
+	if err != nil {
+		return n, fmt.Errorf("park ordered events behind a delayed one: %w", pgerr.Translate(err))
+	}
+	m, err := pgerr.Affected(res)
+	return n + m, err
 }
 
 // maxCeilings bounds the backoff ceilings recoverSQL receives: from attempt
