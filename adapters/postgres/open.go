@@ -59,7 +59,7 @@ func Open(ctx context.Context, cfg Config) (*bun.DB, error) {
 	sqldb.SetConnMaxLifetime(cfg.ConnMaxLifetime)
 	sqldb.SetConnMaxIdleTime(cfg.ConnMaxIdleTime)
 	db := bun.NewDB(sqldb, pgdialect.New())
-	db = db.WithQueryHook(traceHook{})
+	db = db.WithQueryHook(traceHook{namespace: pcfg.Database})
 	if wakeAfterCommit {
 		db = db.WithQueryHook(wakeHook{w: newWaker(pcfg)})
 	}

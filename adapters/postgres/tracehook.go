@@ -18,37 +18,44 @@ import (
 const tracerName = "github.com/july/template/adapters/postgres"
 
 // TraceHook returns the query hook Open installs on every *bun.DB: add
-// it to a bun.DB built another way (db = db.WithQueryHook(postgres.TraceHook())) to trace its queries.
-func TraceHook() bun.QueryHook { return traceHook{} }
+// it to a bun.DB built another way (db = db.WithQueryHook(postgres.TraceHook("mydb")))
+// to trace its queries. database is the span's db.namespace ("" leaves it
+// out).
+func TraceHook(database string) bun.QueryHook { return traceHook{namespace: database} }
 
 // traceHook records one client span per query under the span the query's
 // context carries, with that span's provider. A query without a span in
 // its context (a relay poll, a sweep, a migration) records nothing, so an
 // idle relay does not flood the collector with empty polls.
 //
-// It is ours rather than bunotel (served only at v1.2.x for our bun
-// v1.3.0) because bun inlines the arguments into the query text and
-// bunotel exports that text as db.statement: payloads and secrets would
-// leave the process. The span carries the operation, the table and, on
+// It is ours rather than bunotel's (v1.2.x for our bun v1.3): bunotel
+// records a span for every query, a context without a span included; it
+// exports the statement text as db.statement (unformatted unless asked
+// for the formatted one, which inlines the arguments) where ours exports
+// no text at all; and it follows an older version of the conventions'
+// names. The span carries the operation, the table, the database and, on
 // failure, the SQLSTATE only.
 //
 // Names and attributes follow OpenTelemetry's database conventions: the
 // span is "{db.operation.name} {db.collection.name}" (SELECT
 // tb_outbox_event), or the operation alone when the statement does not
-// name exactly one table; db.system.name is postgresql; a failure sets
-// error.type and db.response.status_code to the SQLSTATE (a driver or
-// context error to its Go type).
-type traceHook struct{}
+// name exactly one table; db.system.name is postgresql and db.namespace
+// the database; a failure sets error.type and db.response.status_code to
+// the SQLSTATE (a driver or context error to its Go type).
+type traceHook struct{ namespace string }
 
 type spanKey struct{}
 
-func (traceHook) BeforeQuery(ctx context.Context, ev *bun.QueryEvent) context.Context {
+func (h traceHook) BeforeQuery(ctx context.Context, ev *bun.QueryEvent) context.Context {
 	parent := trace.SpanFromContext(ctx)
 	if !parent.SpanContext().IsValid() || !parent.IsRecording() {
 		return ctx
 	}
 	op := operation(ev)
 	name, attrs := op, []attribute.KeyValue{semconv.DBSystemNamePostgreSQL, semconv.DBOperationName(op)}
+	if h.namespace != "" {
+		attrs = append(attrs, semconv.DBNamespace(h.namespace))
+	}
 	if table := collection(op, ev.Query); table != "" {
 		name += " " + table
 		attrs = append(attrs, semconv.DBCollectionName(table))

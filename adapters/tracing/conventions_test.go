@@ -76,8 +76,8 @@ func TestSpanNamesAndAttributesFollowTheConventions(t *testing.T) {
 	})
 
 	t.Run("postgres", func(t *testing.T) {
-		db := testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.Migrate}).Bun
-		db.AddQueryHook(postgres.TraceHook())
+		tdb := testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.Migrate})
+		db := tdb.Bun.WithQueryHook(postgres.TraceHook(tdb.Name))
 		exp.Reset()
 		ctx, end := root(t)
 		var ids []int64
@@ -91,7 +91,7 @@ func TestSpanNamesAndAttributesFollowTheConventions(t *testing.T) {
 		end()
 		spans := exp.GetSpans()
 		for name, want := range map[string]map[string]string{
-			"SELECT tb_outbox_event": {"db.system.name": "postgresql", "db.operation.name": "SELECT", "db.collection.name": "tb_outbox_event"},
+			"SELECT tb_outbox_event": {"db.system.name": "postgresql", "db.operation.name": "SELECT", "db.collection.name": "tb_outbox_event", "db.namespace": tdb.Name},
 			"UPDATE tb_outbox_event": {"db.system.name": "postgresql", "db.operation.name": "UPDATE", "db.collection.name": "tb_outbox_event"},
 			"SELECT":                 {"db.system.name": "postgresql", "db.operation.name": "SELECT", "db.collection.name": ""},
 			"SELECT tb_no_such_table": {"db.system.name": "postgresql", "db.operation.name": "SELECT", "db.collection.name": "tb_no_such_table",
@@ -140,9 +140,10 @@ func TestSpanNamesAndAttributesFollowTheConventions(t *testing.T) {
 		t.Cleanup(srv.Shutdown)
 		exp.Reset()
 
+		created := "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01" // outbox.append's context, as stored
 		env := outbox.Envelope{EventID: uuid.NewString(), EventType: "conv.happened", PayloadVersion: 1, AggregateType: "conv", AggregateID: "a-1",
 			ResourceType: "conv", ResourceID: "r-1", RequestID: "conv-req-0002", CorrelationID: "conv-corr-0002", OccurredAt: time.Now(),
-			Payload: json.RawMessage(`{"n":1}`)}
+			Payload: json.RawMessage(`{"n":1}`), TraceParent: created}
 		now := time.Now()
 		ctx, endBatch := tracing.NewRelay(tp).StartBatch(t.Context(), relay.ClaimedBatch{Owner: "relay-conv", ClaimStart: now, ClaimEnd: now,
 			Events: []outbox.Event{{EventID: env.EventID, EventType: env.EventType, RequestID: env.RequestID, CorrelationID: env.CorrelationID}}})
@@ -163,7 +164,9 @@ func TestSpanNamesAndAttributesFollowTheConventions(t *testing.T) {
 		require.Eventually(t, func() bool { spans = exp.GetSpans(); return has(spans, "process "+q) }, 10*time.Second, 10*time.Millisecond)
 
 		send := only(t, spans, "send "+q)
-		require.Equal(t, trace.SpanKindProducer, send.SpanKind)
+		require.Equal(t, trace.SpanKindClient, send.SpanKind, "semconv: a send separate from the messages' creation is CLIENT")
+		require.Len(t, send.Links, 1, "semconv: the send links to each message's creation context")
+		require.Equal(t, "00f067aa0ba902b7", send.Links[0].SpanContext.SpanID().String())
 		requireAttrs(t, send, map[string]string{"messaging.system": "asynq", "messaging.operation.name": "send", "messaging.operation.type": "send",
 			"messaging.destination.name": q, "messaging.message.id": env.EventID, "july.outbox.event_id": env.EventID})
 		process := only(t, spans, "process "+q)

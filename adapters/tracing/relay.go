@@ -56,8 +56,8 @@ func (r *Relay) StartBatch(ctx context.Context, b relay.ClaimedBatch) (context.C
 	}
 }
 
-// Publisher wraps pub so each Publish call runs under a producer span,
-// child of the batch span, named and attributed by OpenTelemetry's
+// Publisher wraps pub so each Publish call runs under a client span,
+// child of the batch span and linked to each envelope's creation context, named and attributed by OpenTelemetry's
 // messaging conventions: "send <queue>" (the queue from pub's
 // Destination() string method; "send" alone without one), with
 // messaging.system asynq, messaging.operation.name and .type send,
@@ -95,7 +95,16 @@ func (p *publisher) Publish(ctx context.Context, envs []outbox.Envelope) []error
 	} else {
 		attrs = append(attrs, semconv.MessagingBatchMessageCount(len(envs)))
 	}
-	ctx, span := p.tracer.Start(ctx, p.name, trace.WithSpanKind(trace.SpanKindProducer), trace.WithAttributes(attrs...))
+	// A CLIENT span linked to each message's creation context (outbox.append,
+	// a PRODUCER span): the messaging conventions' shape for a send that is
+	// separate from the messages' creation.
+	var links []trace.Link
+	for i := range envs {
+		if sc := spanContextOf(envs[i].TraceParent, envs[i].TraceState); sc.IsValid() {
+			links = append(links, trace.Link{SpanContext: sc, Attributes: []attribute.KeyValue{attribute.String(AttrEventID, envs[i].EventID)}})
+		}
+	}
+	ctx, span := p.tracer.Start(ctx, p.name, trace.WithSpanKind(trace.SpanKindClient), trace.WithLinks(links...), trace.WithAttributes(attrs...))
 	defer span.End()
 	errs := p.next.Publish(ctx, envs)
 	failed := 0

@@ -64,8 +64,8 @@ type envOpts struct {
 
 func newEnv(t testing.TB, o envOpts) *env {
 	t.Helper()
-	db := testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.MigrateWith(topup.MigrationsFS)}).Bun
-	db.AddQueryHook(postgres.TraceHook()) // postgres.Open installs it in the apps
+	tdb := testinfra.NewDB(t, testinfra.DBOpts{Migrate: postgres.MigrateWith(topup.MigrationsFS)})
+	db := tdb.Bun.WithQueryHook(postgres.TraceHook(tdb.Name)) // postgres.Open installs it in the apps
 	r := testinfra.NewRedis(t)
 	if o.guard == nil {
 		g, err := redis.NewGuard(redis.Traced(r.Client), redis.GuardConfig{Prefix: r.Prefix})

@@ -6,6 +6,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/july/template/core/outbox"
@@ -27,9 +28,16 @@ func traceAppend(ctx context.Context, events []outbox.Event) (context.Context, t
 	if !parent.SpanContext().IsValid() {
 		return ctx, traceContext{}, func(error) {}
 	}
-	attrs := []attribute.KeyValue{attribute.Int("july.outbox.event_count", len(events))}
+	// The messaging conventions' "create" span: the message is created
+	// here, for the queue the relay later sends it to (its send span
+	// links back to this one).
+	attrs := []attribute.KeyValue{semconv.MessagingSystemKey.String("asynq"), semconv.MessagingOperationTypeCreate,
+		semconv.MessagingOperationName("append"), attribute.Int("july.outbox.event_count", len(events))}
 	if len(events) == 1 {
+		attrs = append(attrs, semconv.MessagingMessageID(events[0].EventID))
 		attrs = append(attrs, eventAttrs(&events[0])...)
+	} else {
+		attrs = append(attrs, semconv.MessagingBatchMessageCount(len(events)))
 	}
 	ctx, span := parent.TracerProvider().Tracer(tracerName).Start(ctx, "outbox.append",
 		trace.WithSpanKind(trace.SpanKindProducer), trace.WithAttributes(attrs...))

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/july/template/adapters/postgres"
 	"github.com/july/template/adapters/postgres/pgoutbox"
@@ -37,6 +38,15 @@ func TestTraceContextIsStoredAndKept(t *testing.T) {
 		}
 	}
 	require.Equal(t, req.SpanContext().SpanID(), appendSpan.Parent.SpanID(), "outbox.append is a child of the caller's span")
+	require.Equal(t, trace.SpanKindProducer, appendSpan.SpanKind, "semconv: the message's creation is a PRODUCER span")
+	attrs := map[string]string{}
+	for _, a := range appendSpan.Attributes {
+		attrs[string(a.Key)] = a.Value.Emit()
+	}
+	for k, v := range map[string]string{"messaging.system": "asynq", "messaging.operation.type": "create",
+		"messaging.operation.name": "append", "messaging.message.id": ev.EventID} {
+		require.Equal(t, v, attrs[k], "outbox.append attribute %s", k)
+	}
 	want := "00-" + appendSpan.SpanContext.TraceID().String() + "-" + appendSpan.SpanContext.SpanID().String() + "-01"
 
 	claim := func(now time.Time, lease time.Duration) outbox.Event {
