@@ -86,7 +86,9 @@ func TestCheckAndUpUnderLiveWrites(t *testing.T) {
 	stop := startWriters(t, db)
 	defer stop()
 	pending := 0
-	for round := 1; round <= 5; round++ {
+	// Three rounds: a new migration, nothing new, a new one again (five
+	// took two and a half minutes under -race and proved nothing more).
+	for round := 1; round <= 3; round++ {
 		if round%2 == 1 {
 			pending++ // odd rounds bring a new migration
 		}

@@ -182,28 +182,41 @@ func TestUpResumesPartialLookupsAfterACrashAtEveryStatement(t *testing.T) {
 	testinfra.Scenario(t)
 	t.Parallel()
 
-	db := beforePartialLookups(t)
 	// Passes on the rehearsal's empty table, divides by zero on live rows.
 	const crash = `SELECT 1 / (1 - least(1, (SELECT count(*) FROM tb_outbox_event)))::int`
 	sts := partialLookupsStatements(t)
+	// One database per cut statement, the cuts side by side: each runs
+	// the release step (and its rehearsal) four times, one after another
+	// took four and a half minutes.
 	for n := 0; n <= len(sts); n++ {
-		lasts := map[string]string{fmt.Sprintf("crash before statement %d of %d", n+1, len(sts)): crash}
-		if n < len(sts) {
-			if m := reCreateIndex.FindStringSubmatch(sts[n]); m != nil {
-				// The build itself fails on the live rows (duplicates) and
-				// leaves an INVALID index of the same name, built differently.
-				lasts[fmt.Sprintf("crash inside statement %d (%s)", n+1, m[1])] =
-					`CREATE UNIQUE INDEX CONCURRENTLY ` + m[1] + ` ON tb_outbox_event (correlation_id)`
-			}
-		}
-		for what, last := range lasts {
-			r := migrateCLIWith(t, db, crashedFoundation(t, n, last), backfills(), "up")
-			require.Equal(t, exitApplyFailed, r.code, "%s: %s%s", what, r.stdout, r.stderr)
-			require.Contains(t, r.stderr, "migration "+partialLookups, what)
+		t.Run(fmt.Sprintf("statement %d", n+1), func(t *testing.T) {
+			t.Parallel()
+			db := beforePartialLookups(t)
+			runCrashAt(t, db, n, sts, crash)
+		})
+	}
+}
 
-			requireResumed(t, db, what)
-			r = migrateCLIWith(t, db, foundationUntil(t, lastBeforeNotBefore), backfills(), "down", "--to", "20261201000008")
-			require.Equal(t, exitOK, r.code, "%s: %s%s", what, r.stdout, r.stderr)
+// runCrashAt crashes the partial lookups at statement n+1 (before it, and
+// inside it when it builds an index) and requires the next up to resume.
+func runCrashAt(t *testing.T, db *testinfra.DB, n int, sts []string, crash string) {
+	t.Helper()
+	lasts := map[string]string{fmt.Sprintf("crash before statement %d of %d", n+1, len(sts)): crash}
+	if n < len(sts) {
+		if m := reCreateIndex.FindStringSubmatch(sts[n]); m != nil {
+			// The build itself fails on the live rows (duplicates) and
+			// leaves an INVALID index of the same name, built differently.
+			lasts[fmt.Sprintf("crash inside statement %d (%s)", n+1, m[1])] =
+				`CREATE UNIQUE INDEX CONCURRENTLY ` + m[1] + ` ON tb_outbox_event (correlation_id)`
 		}
+	}
+	for what, last := range lasts {
+		r := migrateCLIWith(t, db, crashedFoundation(t, n, last), backfills(), "up")
+		require.Equal(t, exitApplyFailed, r.code, "%s: %s%s", what, r.stdout, r.stderr)
+		require.Contains(t, r.stderr, "migration "+partialLookups, what)
+
+		requireResumed(t, db, what)
+		r = migrateCLIWith(t, db, foundationUntil(t, lastBeforeNotBefore), backfills(), "down", "--to", "20261201000008")
+		require.Equal(t, exitOK, r.code, "%s: %s%s", what, r.stdout, r.stderr)
 	}
 }
