@@ -45,6 +45,7 @@ type limitedBody struct {
 	declared int64
 	n        int64
 	err      error
+	eof      bool
 	// guard, when set, is the request's BodyBudget reservation and rate.
 	guard *bodyGuard
 }
@@ -78,6 +79,7 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 		p = p[:room] // one byte beyond the limit tells "too large" from "exactly full"
 	}
 	n, err := b.rc.Read(p)
+	b.eof = b.eof || errors.Is(err, io.EOF)
 	if b.guard != nil {
 		if err = b.guard.after(n, err); err != nil && !errors.Is(err, io.EOF) {
 			var e *Error
@@ -97,3 +99,17 @@ func (b *limitedBody) Read(p []byte) (int, error) {
 }
 
 func (b *limitedBody) Close() error { return b.rc.Close() }
+
+// unread reports whether some of the body was never read.
+func (b *limitedBody) unread() bool {
+	return !b.eof && (b.declared < 0 || b.n < b.declared)
+}
+
+// bodyLeft reports whether r's body was not read to its end. The error
+// handler then closes the connection, so the server does not read and
+// discard up to 256 KB of a refused request to keep it (net/http's
+// maxPostHandlerReadBytes).
+func bodyLeft(r *http.Request) bool {
+	b, ok := r.Body.(*limitedBody)
+	return ok && b.unread()
+}

@@ -44,6 +44,9 @@ func NewErrorHandler(log *slog.Logger, mappers ...ErrorMapper) echo.HTTPErrorHan
 		if c.Response().Committed {
 			return // the handler already started a response; nothing more can be sent
 		}
+		if bodyLeft(c.Request()) {
+			c.Response().Header().Set("Connection", "close")
+		}
 		if e.RetryAfter > 0 {
 			c.Response().Header().Set("Retry-After", strconv.Itoa(max(1, int(e.RetryAfter.Seconds()))))
 		}
