@@ -61,3 +61,36 @@ func TestRefusalWithUnreadBodyClosesTheConnection(t *testing.T) {
 	require.Equal(t, http.StatusUnprocessableEntity, res.StatusCode)
 	require.False(t, res.Close, "a refusal after the whole body was read keeps the connection")
 }
+
+// A request with both Content-Length and Transfer-Encoding (request
+// smuggling's shape) is read as chunked, and its connection is closed
+// after the answer, so nothing can follow it on that connection.
+func TestChunkedRequestClosesTheConnection(t *testing.T) {
+	t.Parallel()
+	e := httpx.NewServer(httpx.ServerConfig{}, newLogger(&testinfra.LogBuffer{}))
+	e.POST("/read", func(c echo.Context) error {
+		b, err := io.ReadAll(c.Request().Body)
+		if err != nil {
+			return err
+		}
+		return c.String(http.StatusOK, string(b))
+	})
+	srv := httptest.NewServer(e)
+	t.Cleanup(srv.Close)
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = conn.Close() })
+	smuggled := "GET /read HTTP/1.1\r\nHost: t\r\n\r\n"
+	_, err = io.WriteString(conn, "POST /read HTTP/1.1\r\nHost: t\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n"+
+		"2\r\nok\r\n0\r\n\r\n"+smuggled)
+	require.NoError(t, err)
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(time.Minute)))
+	br := bufio.NewReader(conn)
+	res, err := http.ReadResponse(br, nil)
+	require.NoError(t, err)
+	b, _ := io.ReadAll(res.Body)
+	require.Equal(t, "ok", string(b), "read as chunked")
+	require.True(t, res.Close, "rule: Connection: close after a chunked request")
+	_, err = http.ReadResponse(br, nil)
+	require.Error(t, err, "rule: no answer to the request behind it: the connection is closed")
+}

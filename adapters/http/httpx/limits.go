@@ -22,11 +22,20 @@ var errHeadersTooLarge = NewError(http.StatusRequestHeaderFieldsTooLarge, CodeHe
 	"请求头过大：请减少或缩短请求头（例如 Cookie）后重试", false)
 
 // HeaderLimit returns the middleware that answers 431 HEADERS_TOO_LARGE
-// when the request line and headers together exceed limit bytes.
+// when the request line and headers together exceed limit bytes. It also
+// closes the connection after every chunked request: net/http reads a
+// request with both Content-Length and Transfer-Encoding as chunked and
+// drops the Content-Length, so the pair cannot be told from plain chunked
+// here, and RFC 9112 (6.1) wants the connection closed after it; a proxy
+// that framed it by its Content-Length then cannot slip a second request
+// in behind it.
 func HeaderLimit(limit int) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			r := c.Request()
+			if len(r.TransferEncoding) > 0 {
+				c.Response().Header().Set("Connection", "close")
+			}
 			n := len(r.Method) + len(r.RequestURI) + len(r.Proto) + len(r.Host)
 			for k, vs := range r.Header {
 				for _, v := range vs {
