@@ -30,9 +30,10 @@ const (
 // principal answer 429 CONFIG_UPDATE_RATE_LIMITED with Retry-After, the
 // first of them is audited once and each is counted by OnLimited.
 type RejectLimit struct {
-	// Counter is shared by every replica (Redis). When it fails, or is
-	// nil, an in-process counter takes over, so the limit holds per replica
-	// during a Redis outage without adding load on Postgres.
+	// Counter is shared by every replica (Redis). An in-process counter
+	// counts too, and the higher count decides, so the limit holds per
+	// replica while Redis fails or answers only sometimes, without adding
+	// load on Postgres.
 	Counter ports.WindowCounter
 	// Max rejected attempts per Window. Default: DefaultRejectMax.
 	Max int64
@@ -44,14 +45,19 @@ type RejectLimit struct {
 	local memCounter
 }
 
+// add counts in process always and in Counter when it answers; the
+// higher count decides. Counting only where the call went split a flood
+// between the two when some of Redis's answers timed out, each half below
+// the limit.
 func (l *RejectLimit) add(ctx context.Context, key string, delta int64) (int64, time.Duration) {
 	w := cmp.Or(l.Window, DefaultRejectWindow)
+	n, reset := l.local.Add(key, delta, w, time.Now())
 	if l.Counter != nil {
-		if n, reset, err := l.Counter.Add(ctx, key, delta, w); err == nil {
-			return n, reset
+		if shared, sreset, err := l.Counter.Add(ctx, key, delta, w); err == nil && shared >= n {
+			return shared, sreset
 		}
 	}
-	return l.local.Add(key, delta, w, time.Now())
+	return n, reset
 }
 
 var errRateLimited = httpx.TooManyRequests(CodeRateLimited,

@@ -24,7 +24,9 @@ import (
 func TestRefusalWithUnreadBodyClosesTheConnection(t *testing.T) {
 	t.Parallel()
 	e := httpx.NewServer(httpx.ServerConfig{BodyLimit: 64 << 10}, newLogger(&testinfra.LogBuffer{}))
-	e.POST("/refuse", func(echo.Context) error { return httpx.Forbidden(httpx.CodeForbidden, "当前账号无权执行此操作") })
+	e.POST("/refuse", func(echo.Context) error {
+		return httpx.Forbidden(httpx.CodeForbidden, "当前账号无权执行此操作")
+	})
 	e.POST("/read", func(c echo.Context) error {
 		if _, err := io.Copy(io.Discard, c.Request().Body); err != nil {
 			return err

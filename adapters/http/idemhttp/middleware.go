@@ -222,8 +222,9 @@ func (cfg *Config) acquire(ctx context.Context, key ports.IdempotencyKey) (relea
 		// own timeout.
 		rctx := context.WithoutCancel(ctx)
 		if _, err := cfg.Guard.Release(rctx, name, owner); err != nil {
-			httpx.Logger(ctx, cfg.Logger).WarnContext(ctx, "idempotency guard not released; it expires by itself",
-				slog.String("operation", key.Scope.Operation), slog.Any("error", err))
+			// Not left for its TTL: retries of this (committed) request
+			// would get 409 until then.
+			cfg.orphans.release(rctx, cfg, name, owner)
 		}
 	}, nil
 }

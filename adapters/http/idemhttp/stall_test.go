@@ -2,13 +2,16 @@ package idemhttp_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/july/template/adapters/http/idemhttp"
+	"github.com/july/template/adapters/memory"
 	"github.com/july/template/core/idempotency"
 	"github.com/july/template/core/ports"
 )
@@ -60,4 +63,49 @@ func TestIdemRedisStallLeavesNoOrphanedGuard(t *testing.T) {
 	require.Equal(t, "true", again.Header.Get(idemhttp.HeaderReplayed))
 	require.Equal(t, first.Body, again.Body)
 	require.EqualValues(t, 1, a.rows(t))
+}
+
+// lateGuard is a real (memory) guard whose first Acquire times out on the
+// client while its SET lands later than the release the middleware sends
+// after it: rueidis spreads commands over several pipelined connections,
+// so under load the release can run first and find nothing to free.
+type lateGuard struct {
+	*memory.Guard
+	once   sync.Once
+	landed chan struct{}
+}
+
+func (g *lateGuard) Acquire(ctx context.Context, key, owner string, ttl time.Duration) (bool, error) {
+	late := false
+	g.once.Do(func() { late = true })
+	if !late {
+		return g.Guard.Acquire(ctx, key, owner, ttl)
+	}
+	go func() {
+		time.Sleep(300 * time.Millisecond) // after the first release attempt
+		_, _ = g.Guard.Acquire(context.Background(), key, owner, ttl)
+		close(g.landed)
+	}()
+	return false, fmt.Errorf("acquire guard %q: %w", key, ports.ErrUnavailable)
+}
+
+// Regression: a guard SET that lands after the first background release
+// is still released; retries of the committed request replay.
+func TestIdemLateGuardWriteIsReleasedToo(t *testing.T) {
+	t.Parallel()
+	g := &lateGuard{Guard: memory.NewGuard(time.Now), landed: make(chan struct{})}
+	a := newApp(t, appOpts{guard: g, guardTTL: 10 * time.Minute, capture: true})
+	name := idemhttp.GuardName(ports.IdempotencyKey{
+		Scope:     idempotency.Scope{Principal: "user-1", Operation: "order.create"},
+		RequestID: "order-req-0052",
+	})
+	first := a.post(t, createBody, "X-Request-ID", "order-req-0052")
+	require.Equal(t, http.StatusCreated, first.Status, "body %s", first.Body)
+	<-g.landed
+	require.Eventually(t, func() bool {
+		holder, err := g.Owner(t.Context(), name)
+		return err == nil && holder == ""
+	}, 30*time.Second, 20*time.Millisecond, "rule: a guard whose SET landed late is released too")
+	again := a.post(t, createBody, "X-Request-ID", "order-req-0052")
+	require.Equal(t, http.StatusCreated, again.Status, "rule: the retry of a committed request replays (body %s)", again.Body)
 }
