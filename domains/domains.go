@@ -16,8 +16,8 @@ import (
 )
 
 // All is every domain of the service, one line each, in the order
-// migrate applies their sets. make remove-examples deletes the examples'
-// two lines.
+// migrate applies their sets.
+// (make remove-examples deletes the examples' two lines and this one.)
 func All() []domain.Domain {
 	return []domain.Domain{
 		// Your domains, one line each, e.g. orders.Domain(),

@@ -31,7 +31,8 @@ if [ -f domains/domains.go ]; then
   module_re=$(printf '%s' "$module" | sed 's/[.[\*^$/]/\\&/g')
   pkgs=$(find examples -mindepth 1 -maxdepth 1 -type d -printf '%f\n' | paste -sd'|')
   sed -i -E -e "/^[[:space:]]*\"${module_re}\\/examples(\\/[a-z]+)?\"\$/d" \
-    -e "/^[[:space:]]*(${pkgs:-none})\\.Domain\\(\\),?[[:space:]]*(\\/\\/.*)?\$/d" domains/domains.go
+    -e "/^[[:space:]]*(${pkgs:-none})\\.Domain\\(\\),?[[:space:]]*(\\/\\/.*)?\$/d" \
+    -e "/make remove-examples deletes the examples/d" domains/domains.go
   gofmt -w domains/domains.go
 fi
 rm -rf examples
@@ -39,7 +40,9 @@ if [ -f template.lock ]; then
   sed -i -e 's/^examples = .*/examples = removed/' -e '/^foundation = /s/ examples\( \|$\)/\1/' template.lock
 fi
 
-left=$(grep -rlF --include='*.go' --exclude-dir=.git -- "\"$module/examples" . || true)
+# bench/ is a module of its own and template-only (make new-service
+# leaves it behind); its example benchmarks go with the template.
+left=$(grep -rlF --include='*.go' --exclude-dir=.git --exclude-dir=bench -- "\"$module/examples" . || true)
 [ -z "$left" ] || die "these still import the examples; remove their use of them: $left"
 
 cat <<MSG
