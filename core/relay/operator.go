@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -102,6 +103,9 @@ func (o *Operator) Replay(ctx context.Context, cmd ReplayCommand) (ReplayOutcome
 	if len(cmd.EventIDs) > MaxReplayIDs {
 		return ReplayOutcome{}, &outbox.ValidationError{Field: "event_id", Reason: fmt.Sprintf("give at most %d event ids per replay", MaxReplayIDs)}
 	}
+	if err := o.failUnconsumedBlockers(ctx, cmd.EventIDs, now); err != nil {
+		return ReplayOutcome{}, fmt.Errorf("replay outbox events: %w", err)
+	}
 	failures, err := o.store.OpenConsumerFailures(ctx, ports.ConsumerFailureFilter{EventIDs: cmd.EventIDs, Limit: MaxReplayIDs})
 	if err != nil {
 		return ReplayOutcome{}, fmt.Errorf("replay outbox events: read consumer failures: %w", err)
@@ -163,6 +167,30 @@ func (o *Operator) Replay(ctx context.Context, cmd ReplayCommand) (ReplayOutcome
 	}
 	out.Replayed = append(out.Replayed, resolved...)
 	return out, nil
+}
+
+// failUnconsumedBlockers records a consumer failure (CodeNeverConsumed)
+// for each of ids that blocks its ordered aggregate delivered and never
+// recorded as consumed, with no failure open (its task lost after a
+// replay, or a consumer that does not record): the replay then takes the
+// consumer path for it (its retained task deleted, enqueued again, the
+// reconciler watching it), where the relay's replay would refuse a
+// delivered event. Only the StuckAggregates listing's first 500 are seen.
+func (o *Operator) failUnconsumedBlockers(ctx context.Context, ids []string, now time.Time) error {
+	stuck, err := o.store.StuckAggregates(ctx, now, 500)
+	if err != nil {
+		return fmt.Errorf("read stuck aggregates: %w", err)
+	}
+	for _, a := range stuck {
+		if a.Reason != ports.StuckUnconsumed || !slices.Contains(ids, a.Blocker.EventID) {
+			continue
+		}
+		if _, err := o.store.MarkConsumerFailed(ctx, ports.ConsumerFailure{EventID: a.Blocker.EventID, Code: CodeNeverConsumed,
+			Message: "delivered and never recorded as consumed; replayed by an operator", At: now}); err != nil {
+			return fmt.Errorf("record the unconsumed blocker %s: %w", a.Blocker.EventID, err)
+		}
+	}
+	return nil
 }
 
 // requeue deletes the retained task of a delivered event and enqueues its

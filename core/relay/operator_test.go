@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
 	"github.com/july/template/core/outbox"
@@ -273,4 +274,41 @@ func TestMarkIsRetriedWhileTheLeaseHolds(t *testing.T) {
 		require.Equal(t, outbox.Delivered, b.get(t, id).Status, "marked delivered without waiting for the lease to expire")
 		require.Equal(t, 1, b.pub.Attempts(id), "published once")
 	}
+}
+
+// Regression (issue 43 item 2): a delivered ordered blocker that no
+// consumer recorded and no failure names (its task lost after a replay,
+// or a consumer that never records) blocks its aggregate; the replay
+// refused it ("status delivered"), so no operator tool could unblock it.
+// It is now replayed through the queue like a consumer failure.
+func TestOperatorReplaysAnUnconsumedOrderedBlocker(t *testing.T) {
+	t.Parallel()
+	b := setup(t, relay.Config{})
+	var ids []string
+	for i := range 2 {
+		id := uuid.NewString()
+		ev, err := outbox.New(outbox.NewParams{EventID: id, EventType: "card.changed", PayloadVersion: 1,
+			AggregateType: "card", AggregateID: "c-1", ResourceType: "card", ResourceID: "c-1",
+			RequestID: "req-card", Payload: map[string]int{"n": i}, Now: b.clock.Now(), Ordered: true})
+		require.NoError(t, err)
+		require.NoError(t, b.store.Append(t.Context(), ev))
+		ids = append(ids, id)
+	}
+	b.claimAndMark(t, "relay-a/0", true, 1) // the head is delivered; its task is gone
+	b.clock.Advance(ports.StuckUnconsumedAfter + time.Minute)
+	stuck, err := b.store.StuckAggregates(t.Context(), b.clock.Now(), 10)
+	require.NoError(t, err)
+	require.Len(t, stuck, 1)
+	require.Equal(t, ports.StuckUnconsumed, stuck[0].Reason)
+	b.pub.ActiveFunc = func(string) bool { return false }
+	op, err := relay.NewOperator(b.store, b.pub, b.pub, b.clock)
+	require.NoError(t, err)
+
+	out, err := op.Replay(t.Context(), relay.ReplayCommand{EventIDs: ids[:1], Operator: "alice", Reason: "its task was lost"})
+	require.NoError(t, err)
+	require.Equal(t, ids[:1], out.Replayed, "rule: the blocker is replayed (skipped: %v)", out.Skipped)
+	require.Len(t, b.pub.Tasks(), 1, "rule: through the queue: the envelope is enqueued again")
+	open, err := b.store.OpenConsumerFailures(t.Context(), ports.ConsumerFailureFilter{})
+	require.NoError(t, err)
+	require.Empty(t, open, "the failure recorded for it is resolved once it is enqueued again")
 }
