@@ -18,7 +18,7 @@ func TestOpenAPIDocumentsTopupRoutes(t *testing.T) {
 		path, method string
 		statuses     []string
 	}{
-		{"/api/v1/topups", "POST", []string{"201", "400", "401", "403", "409", "415", "422", "429", "500", "503"}},
+		{"/api/v1/topups", "POST", []string{"201", "400", "401", "403", "409", "413", "415", "422", "429", "500", "503"}},
 		{"/api/v1/topups/{id}", "GET", []string{"200", "400", "401", "403", "404", "500", "503"}},
 		{"/api/v1/wallets/me", "GET", []string{"200", "401", "403", "500", "503"}},
 	}
