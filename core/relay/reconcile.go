@@ -100,7 +100,15 @@ type ReconcileResult struct {
 type watched struct {
 	created     time.Time
 	republished int
+	last        time.Time // when it was last published again
 }
+
+// republishSpacing is the least time between two republishes of one
+// event, doubling with each (5 s, 10 s, 20 s, 40 s): a storm of loss
+// signals (an eviction runs a pass every few hundred milliseconds) would
+// otherwise spend MaxRepublish in a second, while the storm still evicts
+// what was just published, and the event would be given up for good.
+const republishSpacing = 5 * time.Second
 
 // Reconciler makes Postgres, not Redis, the final fact for events: it
 // follows every delivered event until a consumer records it (or its final
@@ -361,6 +369,9 @@ func (r *Reconciler) checkChunk(ctx context.Context, ids []string, states []port
 		switch states[i] {
 		case ports.QueueMissing:
 			w := r.watch[id]
+			if w.republished > 0 && now.Before(w.last.Add(republishSpacing<<(w.republished-1))) {
+				continue // published again a moment ago: give it time
+			}
 			if w.republished >= r.cfg.MaxRepublish {
 				r.log.Error("event published again without any consumer recording it; stopped following it (does a worker with consumption evidence consume this type?)",
 					"event_id", id, "event_type", ev.EventType, "republished", w.republished)
@@ -449,7 +460,9 @@ func (r *Reconciler) republish(ctx context.Context, ids []string, res *Reconcile
 			failed = err
 			continue
 		}
-		r.watch[envs[i].EventID].republished++
+		w := r.watch[envs[i].EventID]
+		w.republished++
+		w.last = r.clock.Now()
 		res.Republished++
 	}
 	if failed != nil {

@@ -123,6 +123,7 @@ func TestReconcileAbandonedAndGiveUp(t *testing.T) {
 		res := w.rec.Pass(t.Context(), relay.TriggerPeriodic)
 		require.NoError(t, res.Err)
 		republished += res.Republished
+		w.now = w.now.Add(time.Hour)
 	}
 	require.Equal(t, 2, republished, "published again at most MaxRepublish times")
 	open, err := w.store.OpenConsumerFailures(t.Context(), ports.ConsumerFailureFilter{})
@@ -165,6 +166,7 @@ func TestReconcileGiveUpOnAnOrderedEventRecordsAFailure(t *testing.T) {
 	for range 4 {
 		q.Lose(ids[0])
 		require.NoError(t, rec.Pass(ctx, relay.TriggerPeriodic).Err)
+		now = now.Add(time.Hour)
 	}
 	open, err := store.OpenConsumerFailures(ctx, ports.ConsumerFailureFilter{})
 	require.NoError(t, err)
@@ -275,4 +277,29 @@ func TestReconcileWatchesReplayedEventsAgain(t *testing.T) {
 	require.Equal(t, 1, res.Republished, "the replayed event whose task was lost is published again")
 	require.Equal(t, before+1, w.queue.Attempts(id))
 	require.Equal(t, 1, res.Watched, "and followed until a consumer records it")
+}
+
+// Regression (an eviction e2e at load 35): a storm of loss signals ran a
+// pass every few hundred milliseconds, each publishing again what the
+// storm had just evicted, and spent MaxRepublish within seconds; the
+// event was given up and never applied. Republishes of one event are
+// spaced (5 s, doubling), so a storm's passes do not spend the budget.
+func TestReconcileStormDoesNotSpendTheRepublishBudget(t *testing.T) {
+	t.Parallel()
+	w := newReconcileWorld(t, 1, relay.ReconcileConfig{MaxRepublish: 2})
+	republished := 0
+	for range 10 { // ten passes within a second, the task lost each time
+		w.queue.Lose(w.ids[0])
+		res := w.rec.Pass(t.Context(), "eviction")
+		require.NoError(t, res.Err)
+		republished += res.Republished
+		w.now = w.now.Add(100 * time.Millisecond)
+	}
+	require.Equal(t, 1, republished, "rule: one republish per spacing, however many signals")
+	w.now = w.now.Add(time.Minute)
+	w.queue.Lose(w.ids[0])
+	res := w.rec.Pass(t.Context(), "eviction")
+	require.NoError(t, res.Err)
+	require.Equal(t, 1, res.Republished, "once the spacing passed it is published again")
+	require.Equal(t, 1, res.Watched, "and still followed: the budget was not spent by the storm")
 }
