@@ -23,8 +23,10 @@
 #                   18 keeps a UTC run.
 # -parallel 4 (PG_MATRIX_PARALLEL): go test's default is GOMAXPROCS, 2
 # here, and the e2e and scenario tests mostly wait on failovers, restarts
-# and polls, not on the CPU: four at a time took apps/relay from 324 s to
-# about 230 s (each server allows 300 connections for it).
+# and polls, not on the CPU: six at a time took apps/relay (non-race)
+# from 324 s to 226 s but ran a 100-connection server out of connections;
+# four, on servers that allow 300, is the setting the gate measured (the
+# version jobs' matrix 1738 s -> 1379 s, docs/testing.md).
 # Without -race: the default run has it; here it would only add CPU.
 # PG_MATRIX_RACE=1 adds it: the template's gate runs `make test-full-tz`
 # (this script's tz job with -race) in place of make test-full and the tz

@@ -71,8 +71,15 @@ func TestIdemRedisStallLeavesNoOrphanedGuard(t *testing.T) {
 // so under load the release can run first and find nothing to free.
 type lateGuard struct {
 	*memory.Guard
-	once   sync.Once
-	landed chan struct{}
+	once, released sync.Once
+	firstRelease   chan struct{} // closed by the first Release call
+	landed         chan struct{}
+}
+
+func (g *lateGuard) Release(ctx context.Context, key, owner string) (bool, error) {
+	freed, err := g.Guard.Release(ctx, key, owner)
+	g.released.Do(func() { close(g.firstRelease) })
+	return freed, err
 }
 
 func (g *lateGuard) Acquire(ctx context.Context, key, owner string, ttl time.Duration) (bool, error) {
@@ -82,7 +89,7 @@ func (g *lateGuard) Acquire(ctx context.Context, key, owner string, ttl time.Dur
 		return g.Guard.Acquire(ctx, key, owner, ttl)
 	}
 	go func() {
-		time.Sleep(300 * time.Millisecond) // after the first release attempt
+		<-g.firstRelease // the SET lands after the first release attempt, whatever the machine's load
 		_, _ = g.Guard.Acquire(context.Background(), key, owner, ttl)
 		close(g.landed)
 	}()
@@ -93,7 +100,7 @@ func (g *lateGuard) Acquire(ctx context.Context, key, owner string, ttl time.Dur
 // is still released; retries of the committed request replay.
 func TestIdemLateGuardWriteIsReleasedToo(t *testing.T) {
 	t.Parallel()
-	g := &lateGuard{Guard: memory.NewGuard(time.Now), landed: make(chan struct{})}
+	g := &lateGuard{Guard: memory.NewGuard(time.Now), firstRelease: make(chan struct{}), landed: make(chan struct{})}
 	a := newApp(t, appOpts{guard: g, guardTTL: 10 * time.Minute, capture: true})
 	name := idemhttp.GuardName(ports.IdempotencyKey{
 		Scope:     idempotency.Scope{Principal: "user-1", Operation: "order.create"},
