@@ -150,7 +150,58 @@ func worldOn(t *testing.T, db *testinfra.DB, redisURL, q string) *world {
 	require.NoError(t, err)
 	w := &world{t: t, db: db, store: store, redisURL: redisURL, queue: q}
 	t.Cleanup(func() { deleteQueue(t, redisURL, w.queue) })
+	t.Cleanup(func() { // registered before the processes', so it prints last
+		if t.Failed() {
+			t.Logf("state when the test failed: %s", w.summary())
+		}
+	})
 	return w
+}
+
+// summary says where the events of a failed test stand, in Postgres and
+// in the queue, in a few lines: CI shows only the end of a test's output.
+func (w *world) summary() string {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var byStatus []struct {
+		Status int
+		N      int
+	}
+	err := w.db.Bun.NewRaw("SELECT status, count(*) AS n FROM tb_outbox_event GROUP BY status ORDER BY status").Scan(ctx, &byStatus)
+	var unconsumed []struct {
+		EventID       string
+		Status        int
+		RetryCount    int
+		LastErrorCode string
+	}
+	if err == nil {
+		err = w.db.Bun.NewRaw(`SELECT event_id::text, status, retry_count, coalesce(last_error_code, '') AS last_error_code FROM tb_outbox_event e
+			WHERE NOT EXISTS (SELECT 1 FROM tb_outbox_consumption c WHERE c.event_id = e.event_id) ORDER BY id LIMIT 5`).Scan(ctx, &unconsumed)
+	}
+	if err != nil {
+		return fmt.Sprintf("read the outbox: %v", err)
+	}
+	out := fmt.Sprintf("outbox events by status %v; first unconsumed:", byStatus)
+	topo, err := redisurl.Parse(w.redisURL)
+	if err != nil {
+		return out + " " + err.Error()
+	}
+	ins := asynq.NewInspector(queue.ConnOpt(topo))
+	defer ins.Close()
+	for _, e := range unconsumed {
+		state := "no task"
+		if ti, err := ins.GetTaskInfo(w.queue, e.EventID); err == nil {
+			state = fmt.Sprintf("task %s, retried %d, last error %q", ti.State, ti.Retried, ti.LastErr)
+		} else if !errors.Is(err, asynq.ErrTaskNotFound) && !errors.Is(err, asynq.ErrQueueNotFound) {
+			state = err.Error()
+		}
+		out += fmt.Sprintf("\n  %s status %d retries %d error %q: %s", e.EventID, e.Status, e.RetryCount, e.LastErrorCode, state)
+	}
+	if qi, err := ins.GetQueueInfo(w.queue); err == nil {
+		out += fmt.Sprintf("\n  queue: pending %d active %d scheduled %d retry %d archived %d completed %d",
+			qi.Pending, qi.Active, qi.Scheduled, qi.Retry, qi.Archived, qi.Completed)
+	}
+	return out
 }
 
 // deleteQueue removes the test's queue, including the completed tasks
@@ -659,8 +710,12 @@ func blackHole(t *testing.T) string {
 var lossEnv = []string{"RELAY_RECONCILE_INTERVAL=2s", "RELAY_RECONCILE_GRACE=1s", "RELAY_LOSS_CHECK_INTERVAL=200ms",
 	"RELAY_LEASE_TTL=2s", "WORKER_RETRY_BASE=100ms", "WORKER_RETRY_MAX=1s", "WORKER_CONCURRENCY=8"}
 
-// stallLimit fails a wait only when nothing moved for this long.
-const stallLimit = 90 * time.Second
+// stallLimit fails a wait only when nothing moved for this long. It is
+// longer than asynq's own bound for a task a Redis failover orphans in
+// its active list (the dequeue replicated, its answer lost with the old
+// master): the recoverer takes it back once its 30 s lease has been
+// expired 30 s, on a one-minute tick, so up to 2 minutes.
+const stallLimit = 150 * time.Second
 
 // waitProgress polls probe until it reports done, failing only when its
 // progress figure has not changed for stall: a busy machine is slow, not
