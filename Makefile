@@ -13,6 +13,9 @@ export GOTOOLCHAIN := $(GO_TOOLCHAIN)
 GO ?= go
 PKGS := ./...
 FUZZTIME ?= 10s
+# RACE is the race detector flag of make test and test-full; RACE= drops it
+# where another run already covers the same code with it.
+RACE ?= -race
 
 .DEFAULT_GOAL := help
 
@@ -42,7 +45,7 @@ run:
 
 ## test: the inner loop: start/install Postgres+Redis (and promtool) if needed, lint, check the alert rules, run every test but the failover/loss/crash scenarios (go test -short; race detector on).
 test: services lint alerts openapi-lint
-	$(GO) test -race -short -count=1 -timeout 30m $(PKGS)
+	$(GO) test $(RACE) -short -count=1 -timeout 30m $(PKGS)
 
 # phase TARGET: $(MAKE) TARGET, then its wall time (the gate's budget is per phase; docs/testing.md).
 phase = @s=$$(date +%s); $(MAKE) $(1) && echo "ci: $(firstword $(filter-out -%,$(1))) passed in $$(($$(date +%s) - s)) s"
@@ -53,29 +56,29 @@ test-full-tz: services
 
 ## test-full: make test with the scenarios too (no -short): HA topologies, failovers, lost queues, killed processes.
 test-full: services lint alerts openapi-lint
-	$(GO) test -race -count=1 -timeout 45m $(PKGS)
+	$(GO) test $(RACE) -count=1 -timeout 45m $(PKGS)
 
 ifeq ($(SERVICE_LOCK),)
-## ci: the template's gate (.ci/run): the whole suite once with -race in China time (test-full-tz), the pooler, the supply chain, the OpenAPI client, fuzzing, the update and run checks, then containers, the update check beside the PostgreSQL matrix's version jobs, and the disaster-recovery drill. Each phase prints its time.
+## ci: the template's gate (.ci/run): the whole suite once with -race in China time (test-full-tz) and containers, then two lanes side by side: the update check followed by the pooler, the supply chain, the OpenAPI client, fuzzing, the run check and the disaster-recovery drill; and the PostgreSQL matrix's version jobs. Each phase prints its time.
 ci: services lint alerts openapi-lint
 	$(call phase,test-full-tz)
-	$(call phase,test-pooler)
-	$(call phase,supply-chain)
-	$(call phase,openapi-client)
-	$(call phase,fuzz FUZZTIME=5s)
-	$(call phase,check-run)
 	$(call phase,test-containers)
 	@$(MAKE) -j2 ci-pair
-	$(call phase,dr-drill)
 
-# ci-pair: the update check and the matrix's version jobs side by side:
-# one mostly compiles (a renamed service shares no build cache), the
-# other mostly waits on its own servers, so together they take little more
-# than the longer one (docs/testing.md).
+# ci-pair: two lanes side by side. The matrix's version jobs mostly wait
+# on their own servers; the other lane is the update check (it mostly
+# compiles: a renamed service shares no build cache) and then the short
+# phases, so together they take little more than the matrix (docs/testing.md).
 .PHONY: ci-pair ci-pair-update ci-pair-matrix
 ci-pair: ci-pair-update ci-pair-matrix
 ci-pair-update:
 	$(call phase,-j1 check-template-update)
+	$(call phase,-j1 test-pooler)
+	$(call phase,-j1 supply-chain)
+	$(call phase,-j1 openapi-client)
+	$(call phase,-j1 fuzz FUZZTIME=5s)
+	$(call phase,-j1 check-run)
+	$(call phase,-j1 dr-drill)
 ci-pair-matrix:
 	$(call phase,-j1 test-pg-matrix PG_MATRIX="14 18 16 17")
 else

@@ -10,7 +10,9 @@
 #  3. scripts/check-images.sh: the three images built offline (classic and
 #     BuildKit), run against containers, and docker-compose up/down.
 # All three run side by side: the test runs mostly wait (lease expiries,
-# outage bounds), the image builds mostly compute.
+# outage bounds), the image builds mostly compute. Without -race: the
+# gate's test-full-tz runs the same tests with it; here the question is the
+# container wiring.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${DOCKER_HOST:?run this through scripts/container-env.sh run}"
@@ -27,14 +29,14 @@ mkdir -p bin
 $GO build -o bin/withcontainers ./contracttests/containers/cmd/withcontainers
 ./scripts/check-images.sh >"$log" 2>&1 &
 images=$!
-(cd contracttests/containers && $GO test -race -count=1 -timeout 15m ./...) &
+(cd contracttests/containers && $GO test -count=1 -timeout 15m ./...) &
 inproc=$!
 rc=0
 # shellcheck disable=SC2086 # PKGS is a list of patterns
 # The Redis topology tests start their own Redis processes and ran in the
 # main test run already; under the image builds' load here they would only
 # be slower copies (-skip), since they use no container.
-bin/withcontainers $GO test -race -count=1 -timeout 20m -skip 'TestTopologies|TestPublisherOnTopologies|FailoverDuringDrain|TestSentinelFailoverIsFollowed' $PKGS || rc=$?
+bin/withcontainers $GO test -count=1 -timeout 20m -skip 'TestTopologies|TestPublisherOnTopologies|FailoverDuringDrain|TestSentinelFailoverIsFollowed' $PKGS || rc=$?
 wait "$inproc" || rc=$?
 echo "test-containers: suites and adapters against containers: $((SECONDS - t0))s" >&2
 irc=0
