@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -64,6 +65,9 @@ func (r *RedisProc) Start(t testing.TB) {
 	cmd := exec.Command(r.bin, append([]string{"--port", strconv.Itoa(r.Port), "--bind", "127.0.0.1",
 		"--save", "", "--appendonly", "no", "--daemonize", "no", "--protected-mode", "no"}, r.args...)...)
 	cmd.Stdout, cmd.Stderr = r.out, r.out
+	// Its own process group, so Stop also ends a BGSAVE or AOF rewrite
+	// child, which would outlive a SIGKILL and keep writing into --dir.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v. Fix: install redis-server (apt-get install redis-server)", r.bin, err)
 	}
@@ -91,7 +95,7 @@ func (r *RedisProc) Stop(t testing.TB) {
 	if r.cmd == nil {
 		return
 	}
-	_ = r.cmd.Process.Kill()
+	_ = syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL)
 	_ = r.cmd.Wait()
 	r.cmd = nil
 }

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -195,6 +196,9 @@ func (tp *Topology) start(t testing.TB, port int, extra ...string) {
 func (tp *Topology) spawn(t testing.TB, port int, args ...string) {
 	t.Helper()
 	cmd := exec.Command("redis-server", args...)
+	// Its own process group, so stopping it stops the BGSAVE or AOF rewrite
+	// child it forked, which would otherwise keep writing into tp.dir.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start redis-server on port %d: %v", port, err)
 	}
@@ -203,7 +207,7 @@ func (tp *Topology) spawn(t testing.TB, port int, args ...string) {
 	}
 	tp.procs[addr(port)] = cmd
 	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		_ = cmd.Wait()
 	})
 	deadline := time.Now().Add(10 * time.Second)
