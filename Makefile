@@ -19,7 +19,7 @@ RACE ?= -race
 
 .DEFAULT_GOAL := help
 
-.PHONY: help build clean dr-drill openapi-lint openapi-client run test test-full ci ci-foundation test-pooler test-containers test-pg-matrix services lint alerts unit fuzz bench bench-relays bench-ordered bench-wake rename remove-examples check-run new-service template-status template-update check-template-update
+.PHONY: help build clean dr-drill openapi-lint openapi-client run test test-full ci ci-foundation test-pooler test-containers test-pg-matrix services lint golangci-lint alerts unit fuzz bench bench-relays bench-ordered bench-wake rename remove-examples check-run new-service template-status template-update check-template-update
 
 # A service made by make new-service has template.lock (docs/template.md);
 # the template itself has none. bench/ is the template's only.
@@ -59,7 +59,7 @@ test-full: services lint alerts openapi-lint
 	$(GO) test $(RACE) -count=1 -timeout 45m $(PKGS)
 
 ifeq ($(SERVICE_LOCK),)
-## ci: the template's gate (.ci/run): the whole suite once with -race in China time (test-full-tz) and containers, then two lanes side by side: the update check followed by the pooler, the supply chain, the OpenAPI client, fuzzing, the run check and the disaster-recovery drill; and the PostgreSQL matrix's version jobs. Each phase prints its time.
+## ci: the template's gate (.ci/run): the whole suite once with -race in China time (test-full-tz) and containers, then two lanes side by side: the update check followed by the pooler, the supply chain, the OpenAPI client, fuzzing, the run check, the disaster-recovery drill and golangci-lint; and the PostgreSQL matrix's version jobs. Each phase prints its time.
 ci: services lint alerts openapi-lint
 	$(call phase,test-full-tz)
 	$(call phase,test-containers)
@@ -79,11 +79,13 @@ ci-pair-update:
 	$(call phase,-j1 fuzz FUZZTIME=5s)
 	$(call phase,-j1 check-run)
 	$(call phase,-j1 dr-drill)
+	$(call phase,-j1 golangci-lint)
 ci-pair-matrix:
 	$(call phase,-j1 test-pg-matrix PG_MATRIX="14 18 16 17")
 else
-## ci: the service's gate (.ci/run), on every change: make test-full, the supply-chain scan, the OpenAPI client, fuzzing, the run check and the disaster-recovery drill. make ci-foundation after a template-update or when template-status shows drift.
+## ci: the service's gate (.ci/run), on every change: make test-full, golangci-lint, the supply-chain scan, the OpenAPI client, fuzzing, the run check and the disaster-recovery drill. make ci-foundation after a template-update or when template-status shows drift.
 ci: test-full
+	$(call phase,golangci-lint)
 	$(call phase,supply-chain-scan)
 	$(call phase,openapi-client)
 	$(call phase,fuzz FUZZTIME=5s)
@@ -133,6 +135,10 @@ lint:
 	@./scripts/check-pipes.sh
 	@./scripts/check-kustomize.sh
 	@! grep -q 'ory/dockertest' go.mod || { echo "go.mod requires dockertest: it belongs in contracttests/containers (docs/containers.md)"; exit 1; }
+
+## golangci-lint: golangci-lint (pinned, installed once by scripts/golangci-lint.sh) with .golangci.yml on every module and build tag; make ci runs it.
+golangci-lint:
+	./scripts/golangci-lint.sh
 
 ## alerts: promtool checks the Prometheus rules and runs their unit tests (deploy/prometheus/tests).
 alerts:

@@ -47,12 +47,12 @@ func runOutboxConcurrency(t *testing.T, caps OutboxCaps, newStore func(t *testin
 					}
 					lost, err := b.store.Complete(b.ctx, thief, t0, r)
 					if err != nil || !sameIDs(lost, ids) {
-						errs <- fmt.Errorf("rule: only the lease owner may complete a row: %s completed %v of %s's rows %v (err %v)", thief, ids, owner, lost, err)
+						errs <- fmt.Errorf("rule: only the lease owner may complete a row: %s completed %v of %s's rows %v (err %w)", thief, ids, owner, lost, err)
 						return
 					}
 					lost, err = b.store.Complete(b.ctx, owner, t0, r)
 					if err != nil || len(lost) > 0 {
-						errs <- fmt.Errorf("%s complete own rows %v: lost %v, err %v", owner, ids, lost, err)
+						errs <- fmt.Errorf("%s complete own rows %v: lost %v, err %w", owner, ids, lost, err)
 						return
 					}
 					mu.Lock()

@@ -30,7 +30,7 @@ set -euo pipefail
 # Template-only: never copied into a service. Everything else is the
 # service's: domains/, README.md, template.lock and any path not listed; a
 # service takes a foundation path over by adding it to the lock's service.
-FOUNDATION=".ci .dockerignore .gitignore Makefile go.mod go.sum go.work go.work.sum redocly.yaml CHANGELOG.md adapters apps contracttests core deploy docs internal scripts tools"
+FOUNDATION=".ci .dockerignore .gitignore .golangci.yml Makefile go.mod go.sum go.work go.work.sum redocly.yaml CHANGELOG.md adapters apps contracttests core deploy docs internal scripts tools"
 TEMPLATE_ONLY="bench scripts/check-template-update.sh"
 RESERVED="domains README.md template.lock" # never written, whatever a list says
 

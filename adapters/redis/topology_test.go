@@ -65,9 +65,9 @@ func TestTopologies(t *testing.T) {
 			t.Run("WindowCounter", func(t *testing.T) {
 				wc, err := redis.NewWindowCounter(client, prefix())
 				require.NoError(t, err)
-				n, _, err := wc.Add(t.Context(), "login:user-1", 1, time.Minute)
+				_, _, err = wc.Add(t.Context(), "login:user-1", 1, time.Minute)
 				require.NoError(t, err)
-				n, _, err = wc.Add(t.Context(), "login:user-1", 2, time.Minute)
+				n, _, err := wc.Add(t.Context(), "login:user-1", 2, time.Minute)
 				require.NoError(t, err)
 				require.EqualValues(t, 3, n)
 			})

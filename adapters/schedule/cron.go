@@ -24,7 +24,7 @@ func (e *Error) Error() string { return fmt.Sprintf("schedule: cron %q: %s", e.S
 
 // parser reads the standard five fields (minute hour day-of-month month
 // day-of-week) and the @daily-style descriptors.
-var parser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
+var parser = cron.MustNewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
 
 // Cron returns the schedule of a standard five-field cron expression
 // ("0 2 * * *" is 02:00 every day) evaluated in loc, so every relay

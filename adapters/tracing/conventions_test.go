@@ -216,7 +216,7 @@ func requireAttrs(t *testing.T, s tracetest.SpanStub, want map[string]string) {
 func attr(s tracetest.SpanStub, key string) string {
 	for _, a := range s.Attributes {
 		if string(a.Key) == key {
-			return a.Value.Emit()
+			return a.Value.String()
 		}
 	}
 	return ""

@@ -74,17 +74,17 @@ func TestResourceAndRedaction(t *testing.T) {
 	require.Len(t, spans, 1)
 	got := map[string]string{}
 	for _, a := range spans[0].Attributes {
-		got[string(a.Key)] = a.Value.Emit()
+		got[string(a.Key)] = a.Value.String()
 	}
 	require.Equal(t, "[REDACTED]", got["password"])
 	require.NotContains(t, got["note"], "eyJ")
 	require.Equal(t, "0b7e6f2a-5c1d-4e8f-9a3b-2c4d6e8f0a1b", got["event_id"], "ids pass unchanged")
 	require.Equal(t, "3", got["retries"])
-	require.Equal(t, "[REDACTED]", spans[0].Events[0].Attributes[0].Value.Emit())
+	require.Equal(t, "[REDACTED]", spans[0].Events[0].Attributes[0].Value.String())
 
 	res := map[string]string{}
 	for _, a := range spans[0].Resource.Attributes() {
-		res[string(a.Key)] = a.Value.Emit()
+		res[string(a.Key)] = a.Value.String()
 	}
 	require.Equal(t, "api", res["service.name"])
 	require.Equal(t, "v1.2.3", res["service.version"])

@@ -36,7 +36,7 @@ func TestAccessLogBodyCapComesFromSystemConfig(t *testing.T) {
 	}})
 	items := strings.TrimSuffix(strings.Repeat(`{"sku":"SKU-0001","qty":1},`, 400), ",")
 	body := `{"amount":100,"items":[` + items + `]}`
-	a.send(apitest.Request{Method: "POST", Path: testdomain.RouteOrders, Token: writer(t, "agent-cap"), Body: body,
+	_, _ = a.send(apitest.Request{Method: "POST", Path: testdomain.RouteOrders, Token: writer(t, "agent-cap"), Body: body,
 		Header: map[string]string{"Idempotency-Key": "cap-test-0001"}})
 
 	var found bool
@@ -68,7 +68,7 @@ func TestAccessLogBodyCapAppliesAtRuntime(t *testing.T) {
 	agent := writer(t, "agent-cap-rt")
 	truncated := func(key string) (bool, int) {
 		t.Helper()
-		a.send(apitest.Request{Method: "POST", Path: testdomain.RouteOrders, Token: agent, Body: body, Header: map[string]string{"Idempotency-Key": key, "X-Request-ID": key}})
+		_, _ = a.send(apitest.Request{Method: "POST", Path: testdomain.RouteOrders, Token: agent, Body: body, Header: map[string]string{"Idempotency-Key": key, "X-Request-ID": key}})
 		for _, line := range strings.Split(a.logs.String(), "\n") {
 			var entry struct {
 				Msg       string `json:"msg"`

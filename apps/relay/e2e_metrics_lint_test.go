@@ -36,7 +36,7 @@ func TestE2EMetricsPassPromtool(t *testing.T) {
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE tb_outbox_event SET retry_count = 2, next_attempt_at = now() + interval '1 hour'
-			WHERE event_id IN (?)`, bun.In(ids))
+			WHERE event_id IN (?)`, bun.List(ids))
 		return err
 	}))
 	eventually(t, "the relay exposes the backing-off row by retry count", func() (bool, string) {

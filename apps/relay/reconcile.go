@@ -79,7 +79,7 @@ func switchWatch(cfg config, log *slog.Logger, signal func(ports.LossSignal)) (*
 	sw := &switchWatcher{}
 	topo, err := redisurl.Parse(cfg.RedisURL)
 	if err != nil || topo.Mode != redisurl.Sentinel {
-		return sw, nil // config already refused a bad URL
+		return sw, nil //nolint:nilerr // config already refused a bad URL
 	}
 	w, err := redis.NewMasterSwitchWatcher(topo, log)
 	if err != nil {

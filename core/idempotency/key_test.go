@@ -43,7 +43,7 @@ func TestValidateKey(t *testing.T) {
 				return
 			}
 			require.ErrorIs(t, err, tt.wantErr, "key %q", tt.key)
-			if tt.wantErr == idempotency.ErrKeyMissing {
+			if errors.Is(tt.wantErr, idempotency.ErrKeyMissing) {
 				require.NotErrorIs(t, err, idempotency.ErrKeyMalformed, "key %q", tt.key)
 				return
 			}

@@ -31,10 +31,10 @@ type Scope struct {
 // ErrScopeInvalid that says which field is wrong and why.
 func (s Scope) Validate() error {
 	if err := validatePrincipal(s.Principal); err != nil {
-		return fmt.Errorf("%w: principal %s", ErrScopeInvalid, err)
+		return fmt.Errorf("%w: principal %w", ErrScopeInvalid, err)
 	}
 	if err := validateOperation(s.Operation); err != nil {
-		return fmt.Errorf("%w: operation %q %s", ErrScopeInvalid, s.Operation, err)
+		return fmt.Errorf("%w: operation %q %w", ErrScopeInvalid, s.Operation, err)
 	}
 	return nil
 }

@@ -186,48 +186,6 @@ func (m legacyMatcher) secretValue(s string) bool {
 	return m.privateURL(s)
 }
 
-// legacyMayBeSecret is a cheap filter on a raw JSON string literal so that most
-// values are copied without being unquoted.
-// It looks for a backslash, '?', "eyJ", "earer ", "EARER ", "asic " or
-// "ASIC " in one pass.
-func legacyMayBeSecret(raw []byte) bool {
-	if len(raw) < 10 {
-		return false
-	}
-	if len(raw) >= blobMinLen || bytes.HasPrefix(raw, []byte(`"data:`)) {
-		return true
-	}
-	for i, c := range raw {
-		if !legacySecretHint[c] {
-			continue
-		}
-		switch rest := raw[i:]; c {
-		case '\\', '?':
-			return true
-		case 'e':
-			if bytes.HasPrefix(rest, []byte("eyJ")) || bytes.HasPrefix(rest, []byte("earer ")) {
-				return true
-			}
-		case 'E':
-			if bytes.HasPrefix(rest, []byte("EARER ")) {
-				return true
-			}
-		case 'a':
-			if bytes.HasPrefix(rest, []byte("asic ")) {
-				return true
-			}
-		case 'A':
-			if bytes.HasPrefix(rest, []byte("ASIC ")) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// legacySecretHint marks the bytes at which legacyMayBeSecret's patterns start.
-var legacySecretHint = [256]bool{'\\': true, '?': true, 'e': true, 'E': true, 'a': true, 'A': true}
-
 func legacyHasAuthScheme(s string) bool {
 	t := strings.TrimSpace(s)
 	if len(t) > 7 && (strings.EqualFold(t[:7], "bearer ") || strings.EqualFold(t[:6], "basic ")) {

@@ -48,7 +48,7 @@ func TestUploadedFileNeverAppearsInQueryText(t *testing.T) {
 	t.Parallel()
 	v := newEnvOpts(t, envOpts{productionPool: true})
 	capture := &queryCapture{}
-	v.db.AddQueryHook(capture)
+	v.db.AddQueryHook(capture) //nolint:staticcheck // in place: the stores already hold v.db
 	for _, q := range []string{
 		`CREATE TABLE t_seen_query (q text NOT NULL)`,
 		`CREATE FUNCTION t_seen_query() RETURNS trigger LANGUAGE plpgsql AS $$

@@ -108,11 +108,11 @@ func requireNoPayload(t *testing.T, spans tracetest.SpanStubs, body string, forb
 		kvs := append([]string{}, s.Name)
 		for _, a := range s.Attributes {
 			require.NotContains(t, []string{"db.statement", "db.query.text", "url.query", "url.full"}, string(a.Key), "span %s", s.Name)
-			kvs = append(kvs, a.Value.Emit())
+			kvs = append(kvs, a.Value.String())
 		}
 		for _, ev := range s.Events {
 			for _, a := range ev.Attributes {
-				kvs = append(kvs, a.Value.Emit())
+				kvs = append(kvs, a.Value.String())
 			}
 		}
 		for _, v := range kvs {
@@ -126,7 +126,7 @@ func requireNoPayload(t *testing.T, spans tracetest.SpanStubs, body string, forb
 func attr(s tracetest.SpanStub, key string) string {
 	for _, a := range s.Attributes {
 		if string(a.Key) == key {
-			return a.Value.Emit()
+			return a.Value.String()
 		}
 	}
 	return ""

@@ -90,6 +90,7 @@ func TestChunkedRequestClosesTheConnection(t *testing.T) {
 	br := bufio.NewReader(conn)
 	res, err := http.ReadResponse(br, nil)
 	require.NoError(t, err)
+	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
 	require.Equal(t, "ok", string(b), "read as chunked")
 	require.True(t, res.Close, "rule: Connection: close after a chunked request")

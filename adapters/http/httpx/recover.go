@@ -28,7 +28,7 @@ func Recover(log *slog.Logger) echo.MiddlewareFunc {
 				if v == nil {
 					return
 				}
-				if v == http.ErrAbortHandler {
+				if v == http.ErrAbortHandler { //nolint:errorlint // recover() returns the value net/http panicked with, unwrapped
 					panic(v)
 				}
 				ctx := c.Request().Context()

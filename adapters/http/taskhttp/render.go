@@ -47,8 +47,8 @@ func PollsSoFar(c echo.Context) (int, error) {
 		}
 	}
 	n, err := strconv.Atoi(raw)
-	if err != nil { // only digits: too large
-		return math.MaxInt, nil
+	if err != nil {
+		return math.MaxInt, nil //nolint:nilerr // only digits: too large, which the caller caps
 	}
 	return n, nil
 }

@@ -187,7 +187,7 @@ WHERE idem_principal = $5 AND idem_operation = $6 AND idem_request_id = $7`
 		return fmt.Errorf("save idempotent response %s: %w", cols.IdemOperation, pgerr.Translate(err))
 	}
 	if n, err := res.RowsAffected(); err != nil || n != 1 {
-		return fmt.Errorf("save idempotent response %s: %w: no row with this key (rows %d, err %v)", cols.IdemOperation, ports.ErrNotFound, n, err)
+		return fmt.Errorf("save idempotent response %s: %w: no row with this key (rows %d, err %w)", cols.IdemOperation, ports.ErrNotFound, n, err)
 	}
 	cols.IdemResultRef, cols.IdemResponseStatus = resp.ResultRef, resp.Status
 	cols.IdemResponseBody, cols.IdemResponseContentType = resp.Body, resp.ContentType

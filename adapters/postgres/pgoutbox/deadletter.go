@@ -34,7 +34,7 @@ const consumerFailureColumns = `event_id, event_type, error_code, error_message,
 // column).
 func (s *Store) MarkConsumerFailed(ctx context.Context, f ports.ConsumerFailure) (bool, error) {
 	if _, err := uuid.Parse(f.EventID); err != nil {
-		return false, nil // no row can have this id
+		return false, nil //nolint:nilerr // no row can have this id
 	}
 	// Run the core rule, so the stored code and message are exactly what it
 	// decides.

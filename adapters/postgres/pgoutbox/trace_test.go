@@ -41,7 +41,7 @@ func TestTraceContextIsStoredAndKept(t *testing.T) {
 	require.Equal(t, trace.SpanKindProducer, appendSpan.SpanKind, "semconv: the message's creation is a PRODUCER span")
 	attrs := map[string]string{}
 	for _, a := range appendSpan.Attributes {
-		attrs[string(a.Key)] = a.Value.Emit()
+		attrs[string(a.Key)] = a.Value.String()
 	}
 	for k, v := range map[string]string{"messaging.system": "asynq", "messaging.operation.type": "create",
 		"messaging.operation.name": "append", "messaging.message.id": ev.EventID} {

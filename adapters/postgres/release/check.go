@@ -70,9 +70,7 @@ func check(ctx context.Context, db *bun.DB, sets []Set, reh *Rehearsal, opts Che
 					}
 				}
 			}
-			for _, f := range step.findings {
-				r.Findings = append(r.Findings, f)
-			}
+			r.Findings = append(r.Findings, step.findings...)
 		}
 		if err := checkPending(ctx, tx, sets, r.Pending, r); err != nil {
 			return err

@@ -64,11 +64,11 @@ func pgErrors(err error) []*pgconn.PgError {
 		if err == nil {
 			return
 		}
-		if pe, ok := err.(*pgconn.PgError); ok {
+		if pe, ok := err.(*pgconn.PgError); ok { //nolint:errorlint // this walks the chain itself, one link at a time
 			out = append(out, pe)
 			return
 		}
-		switch u := err.(type) {
+		switch u := err.(type) { //nolint:errorlint // the walk above
 		case interface{ Unwrap() error }:
 			walk(u.Unwrap())
 		case interface{ Unwrap() []error }:

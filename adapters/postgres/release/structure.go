@@ -2,6 +2,7 @@ package release
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"slices"
@@ -79,8 +80,8 @@ type parseError struct {
 func (e *parseError) Error() string { return e.file + ": " + e.err.Error() }
 
 func isParseError(err error) bool {
-	_, ok := err.(*parseError)
-	return ok
+	var pe *parseError
+	return errors.As(err, &pe)
 }
 
 // readMigration reads and parses m's up file.

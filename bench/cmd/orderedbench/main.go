@@ -262,7 +262,7 @@ func once(ctx context.Context, c config, mode string, relays int, explain bool) 
 		var moved int
 		if err := db.NewRaw(`SELECT count(*) FROM tb_outbox_event AS e
 			WHERE e.aggregate_id IN (?) AND (e.status NOT IN (1, 4) OR EXISTS (SELECT 1 FROM tb_outbox_consumption AS c WHERE c.event_id = e.event_id))`,
-			bun.In(blocked)).Scan(ctx, &moved); err != nil {
+			bun.List(blocked)).Scan(ctx, &moved); err != nil {
 			return result{}, err
 		}
 		if moved > 0 {
@@ -325,7 +325,7 @@ func block(ctx context.Context, db *bun.DB, c config) ([]string, error) {
 	res, err := db.ExecContext(ctx, `UPDATE tb_outbox_event
 		SET status = 4, last_error_code = 'BENCH_BLOCKED', last_error_message = 'orderedbench: blocked on purpose', updated_at = now()
 		WHERE id IN (SELECT min(id) FROM tb_outbox_event WHERE ordered AND aggregate_type = 'order' AND aggregate_id IN (?) GROUP BY aggregate_id)`,
-		bun.In(ids))
+		bun.List(ids))
 	if err != nil {
 		return nil, err
 	}

@@ -125,7 +125,7 @@ var relayStoreConfig = pgoutbox.Config{AsynchronousCommit: true}
 func (e *env) viaPooler(poolerURL string) (string, error) {
 	p, err := url.Parse(poolerURL)
 	if err != nil || p.Host == "" {
-		return "", fmt.Errorf("-pooler-url %q: want postgres://host:port/...", poolerURL)
+		return "", fmt.Errorf("-pooler-url %q: want postgres://host:port/db", poolerURL)
 	}
 	u, err := url.Parse(e.url)
 	if err != nil {

@@ -635,7 +635,7 @@ func (w *walMeter) dbBytes(ctx context.Context, from, to string) (int64, error) 
 	}
 	werr := cmd.Wait()
 	if records == 0 && werr != nil {
-		return 0, fmt.Errorf("pg_waldump %s..%s: %v: %s", from, to, werr, strings.TrimSpace(stderr.String()))
+		return 0, fmt.Errorf("pg_waldump %s..%s: %w: %s", from, to, werr, strings.TrimSpace(stderr.String()))
 	}
 	return total, nil
 }

@@ -336,7 +336,7 @@ func (s *subject) measureDrain(ctx context.Context, c config) (float64, error) {
 	deadline := t0.Add(10 * time.Minute)
 	for {
 		var n int
-		if err := s.db.NewRaw("SELECT count(*) FROM tb_outbox_consumption WHERE event_id IN (?)", bun.In(ids)).Scan(ctx, &n); err != nil {
+		if err := s.db.NewRaw("SELECT count(*) FROM tb_outbox_consumption WHERE event_id IN (?)", bun.List(ids)).Scan(ctx, &n); err != nil {
 			return 0, err
 		}
 		if n >= len(ids) {
@@ -358,7 +358,7 @@ func waitConsumed(ctx context.Context, db *bun.DB, ids []string, limit time.Dura
 			EventID string    `bun:"event_id"`
 			At      time.Time `bun:"at"`
 		}
-		if err := db.NewRaw("SELECT event_id::text, min(consumed_at) AS at FROM tb_outbox_consumption WHERE event_id IN (?) GROUP BY event_id", bun.In(ids)).Scan(ctx, &rows); err != nil {
+		if err := db.NewRaw("SELECT event_id::text, min(consumed_at) AS at FROM tb_outbox_consumption WHERE event_id IN (?) GROUP BY event_id", bun.List(ids)).Scan(ctx, &rows); err != nil {
 			return nil, err
 		}
 		if len(rows) == len(ids) {
@@ -422,7 +422,7 @@ func monitor(addr string, d time.Duration, ports func() map[string]bool) (map[st
 	}
 	r := bufio.NewReaderSize(conn, 1<<20)
 	if line, err := r.ReadString('\n'); err != nil || !strings.HasPrefix(line, "+OK") {
-		return nil, fmt.Errorf("MONITOR: %q %v", line, err)
+		return nil, fmt.Errorf("MONITOR: %q %w", line, err)
 	}
 	end := time.Now().Add(d)
 	_ = conn.SetReadDeadline(end)
