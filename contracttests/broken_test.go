@@ -350,7 +350,7 @@ func (s uncountedRecoverStore) RecoverExpired(ctx context.Context, p ports.Recov
 	SET status = 1, next_attempt_at = ?, updated_at = ?, lease_owner = NULL, lease_expires_at = NULL
 	FROM expired WHERE e.id = expired.id`, p.Now, p.Limit, p.Now, p.Now)
 	if err != nil {
-		return ports.RecoverResult{}, fmt.Errorf("recover expired outbox leases: %w: %v", ports.ErrUnavailable, err)
+		return ports.RecoverResult{}, fmt.Errorf("recover expired outbox leases: %w: %w", ports.ErrUnavailable, err)
 	}
 	n, err := res.RowsAffected()
 	return ports.RecoverResult{Requeued: int(n)}, err
@@ -373,7 +373,7 @@ func (s unlockedClaimStore) Claim(ctx context.Context, p ports.ClaimParams) ([]o
 	err := s.db.NewRaw(`SELECT id FROM tb_outbox_event WHERE status = 1 AND next_attempt_at <= ?
 		ORDER BY next_attempt_at, id LIMIT ?`, p.Now, p.Limit).Scan(ctx, &ids)
 	if err != nil {
-		return nil, fmt.Errorf("claim outbox events: %w: %v", ports.ErrUnavailable, err)
+		return nil, fmt.Errorf("claim outbox events: %w: %w", ports.ErrUnavailable, err)
 	}
 	if len(ids) == 0 {
 		return []outbox.Event{}, nil
@@ -381,9 +381,9 @@ func (s unlockedClaimStore) Claim(ctx context.Context, p ports.ClaimParams) ([]o
 	var eventIDs []string
 	err = s.db.NewRaw(`UPDATE tb_outbox_event SET status = 2, lease_owner = ?, lease_token = lease_token + 1,
 		lease_expires_at = ?, updated_at = ? WHERE id IN (?) RETURNING event_id::text`,
-		p.Owner, p.Now.Add(p.LeaseFor), p.Now, bun.In(ids)).Scan(ctx, &eventIDs)
+		p.Owner, p.Now.Add(p.LeaseFor), p.Now, bun.List(ids)).Scan(ctx, &eventIDs)
 	if err != nil {
-		return nil, fmt.Errorf("claim outbox events: %w: %v", ports.ErrUnavailable, err)
+		return nil, fmt.Errorf("claim outbox events: %w: %w", ports.ErrUnavailable, err)
 	}
 	evs := make([]outbox.Event, 0, len(eventIDs))
 	for _, id := range eventIDs {
