@@ -210,7 +210,8 @@ func (e *env) startRelay(t testing.TB) *worker {
 		_ = w.insp.Close()
 		_ = w.client.Close()
 	})
-	enq, err := queue.NewPublisher(w.client, queue.Config{Queue: w.queue})
+	wake := queue.NewWake() // as queue.Module shares one between publisher and worker
+	enq, err := queue.NewPublisher(w.client, queue.Config{Queue: w.queue, Wake: wake})
 	require.NoError(t, err)
 	pgStore, err := pgoutbox.NewStore(e.db, pgoutbox.Config{})
 	require.NoError(t, err)
@@ -229,7 +230,7 @@ func (e *env) startRelay(t testing.TB) *worker {
 	if e.trace != nil {
 		mux.Use(queue.TraceMiddleware(e.trace))
 	}
-	srv := queue.NewServer(opt, queue.ServerConfig{Queues: map[string]int{w.queue: 1}, Concurrency: 4, Logger: log, ShutdownTimeout: 2 * time.Second})
+	srv := queue.NewServer(opt, queue.ServerConfig{Queues: map[string]int{w.queue: 1}, Concurrency: 4, Logger: log, ShutdownTimeout: 2 * time.Second, Wake: wake})
 	require.NoError(t, srv.Start(mux))
 	require.NoError(t, rl.Start(t.Context()))
 	t.Cleanup(func() {
