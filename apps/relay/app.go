@@ -65,6 +65,7 @@ func options(cfg config, log *slog.Logger) fx.Option {
 		postgres.MetricsModule,
 		queue.MetricsModule,
 		durabilityOption,
+		historyOption(cfg), // before the worker and the relays start
 		workerOption(cfg),
 		fx.Provide(
 			func() ports.Clock { return ports.SystemClock },

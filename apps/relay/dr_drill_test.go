@@ -14,9 +14,8 @@ package main_test
 //	    before it.
 //
 // Each case follows the runbook (docs/dr.md): stop the relays, restore,
-// `migrate check`, delete what Redis holds for the service (the queue and
-// the config cache, which are ahead of the restored database), start the
-// relays; the api is never restarted. Each prints the measured RPO (the
+// `migrate check`, start the relays, which see the restore and have the
+// queue forget what it held (relay.History); the api is never restarted. Each prints the measured RPO (the
 // acknowledged orders missing, and the span of time they cover) and RTO
 // (from the loss to the api's /readyz 200, and to the first event
 // delivered after the restore), and asserts: every order acknowledged
@@ -435,7 +434,7 @@ func (d *drill) readiness() (first func() time.Time) {
 
 // restore runs the runbook from a stopped server to relays running: the
 // restore itself (pgbackrest args), the server's start and recovery,
-// `migrate check`, the Redis reset, the relays. The api stays up.
+// `migrate check`, the relays. The api stays up.
 func (d *drill) restore(r *drResult, args ...string) {
 	d.t.Helper()
 	d.srv.Mkdir(d.t, d.srv.DataDir)
@@ -463,15 +462,10 @@ func (d *drill) restore(r *drResult, args ...string) {
 	// What Redis holds is ahead of the restored database: queue items for
 	// events the restore took back, completed items whose consumer effects
 	// it rolled back (a re-publish under the same event_id would be
-	// absorbed and never run), cached config newer than its row. It is
-	// rebuilt from Postgres: delete it, and the relays publish the pending
-	// events and their reconcilers the delivered, unconsumed ones. This is
-	// the runbook's own script, run as an operator runs it.
-	reset := exec.Command("../../scripts/dr-reset-redis.sh", d.w.queue)
-	reset.Env = []string{"PATH=" + os.Getenv("PATH"), "REDIS_URL=" + d.red.URL}
-	out, err = reset.CombinedOutput()
-	require.NoError(d.t, err, "scripts/dr-reset-redis.sh:\n%s", out)
-	d.t.Logf("%s", strings.TrimSpace(string(out)))
+	// absorbed and never run). No one deletes it: the relays see the new
+	// timeline before their worker starts (relay.History), have the queue
+	// forget its tasks, and publish the pending events and reconcile the
+	// delivered, unconsumed ones from Postgres.
 	d.startRelays()
 }
 

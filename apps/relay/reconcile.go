@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 
 	"go.uber.org/fx"
@@ -21,6 +22,33 @@ import (
 // (queue.EvidenceMiddleware), which the reconciler and retention read.
 var evidenceOption = fx.Provide(func(s relayStore) ports.ConsumptionRecorder { return s.Store })
 
+// historyOption checks, before the worker and the relays start, that the
+// queue's tasks belong to the database's history (relay.History: after a
+// restore the queue forgets them), and gives the reconciler the same check
+// for every pass. It goes with the reconciler, which publishes again what
+// the queue forgot.
+func historyOption(cfg config) fx.Option {
+	if !cfg.Reconcile {
+		return fx.Options()
+	}
+	return fx.Options(
+		fx.Provide(func(s relayStore, q ports.QueueHistory, log *slog.Logger) (*relay.History, error) {
+			db, ok := s.Store.(ports.DBHistory)
+			if !ok {
+				return nil, fmt.Errorf("relay: the outbox store %T cannot tell the database's position (ports.DBHistory); set RELAY_RECONCILE=false to run without the reconciler", s.Store)
+			}
+			return relay.NewHistory(db, q, log)
+		}),
+		fx.Invoke(func(lc fx.Lifecycle, h *relay.History, log *slog.Logger) {
+			lc.Append(fx.StartHook(func(ctx context.Context) {
+				if _, err := h.Check(ctx); err != nil {
+					log.Warn("could not check the queue against the database's history at start; the reconciler's passes retry", "error", err)
+				}
+			}))
+		}),
+	)
+}
+
 // reconcileOption runs the outbox reconciler (relay.Reconciler) with a
 // queue.LossWatcher that triggers it, and with a Sentinel REDIS_URL a
 // watcher of master switches, unless RELAY_RECONCILE=false.
@@ -38,9 +66,9 @@ func reconcileOption(cfg config) fx.Option {
 }
 
 func newReconciler(cfg config, inv ports.QueueInventory, pub ports.Publisher, clock ports.Clock,
-	obs relay.ReconcileObserver, log *slog.Logger, s relayStore) (*relay.Reconciler, error) {
+	obs relay.ReconcileObserver, log *slog.Logger, s relayStore, h *relay.History) (*relay.Reconciler, error) {
 	store := s.Store
-	return relay.NewReconciler(relay.ReconcileStores{Outbox: store, Failures: store, Recorder: store, Queue: inv, Pub: pub},
+	return relay.NewReconciler(relay.ReconcileStores{Outbox: store, Failures: store, Recorder: store, Queue: inv, Pub: pub, History: h},
 		clock, relay.ReconcileConfig{Every: cfg.ReconcileEvery, Grace: cfg.ReconcileGrace, Horizon: cfg.ReconcileHorizon}, obs, log)
 }
 

@@ -80,3 +80,37 @@ type LossSignal struct {
 	Kind   string // restart, failover, canary_missing, eviction, master_switch
 	Detail string // safe text for the log (no addresses with credentials)
 }
+
+// DBPosition is where a database's history stands: which cluster, which
+// timeline (a restore or a promotion starts a new one) and how far its
+// write-ahead log has gone.
+type DBPosition struct {
+	System   string // the cluster's system identifier
+	Timeline uint32
+	LSN      uint64
+}
+
+// After reports whether p is prev's history carried on: same cluster and
+// timeline, and not behind it. It is false after a restore (a new
+// timeline, another cluster, or the log set back), and after a promotion.
+func (p DBPosition) After(prev DBPosition) bool {
+	return p.System == prev.System && p.Timeline == prev.Timeline && p.LSN >= prev.LSN
+}
+
+// DBHistory reads where the outbox's database stands.
+type DBHistory interface {
+	Position(ctx context.Context) (DBPosition, error)
+}
+
+// QueueHistory is what the task queue remembers of the database: the
+// position it last saw, and a way to forget what it holds for a history
+// the database no longer has.
+type QueueHistory interface {
+	// SeenPosition returns the position last recorded; false when none is
+	// (a new queue, or a queue that lost its data).
+	SeenPosition(ctx context.Context) (DBPosition, bool, error)
+	RecordPosition(ctx context.Context, p DBPosition) error
+	// Forget deletes every task the queue holds but the running ones, and
+	// returns how many.
+	Forget(ctx context.Context) (int, error)
+}

@@ -77,6 +77,9 @@ type ReconcileStores struct {
 	Recorder ports.ConsumptionRecorder
 	Queue    ports.QueueInventory
 	Pub      ports.Publisher
+	// History, when set, is checked first in every pass: after a restore
+	// the queue forgets its tasks and the pass starts over from Horizon.
+	History *History
 }
 
 // ReconcileObserver receives what the reconciler did, for metrics.
@@ -213,7 +216,9 @@ func (r *Reconciler) run(ctx context.Context) {
 func (r *Reconciler) Pass(ctx context.Context, trigger string) ReconcileResult {
 	now := r.clock.Now()
 	res := ReconcileResult{Trigger: trigger}
-	if err := r.scan(ctx, now, trigger != TriggerPeriodic); err != nil {
+	if err := r.checkHistory(ctx); err != nil {
+		res.Err = err
+	} else if err := r.scan(ctx, now, trigger != TriggerPeriodic); err != nil {
 		res.Err = err
 	} else {
 		res.Err = r.check(ctx, now, &res)
@@ -232,6 +237,22 @@ func (r *Reconciler) Pass(ctx context.Context, trigger string) ReconcileResult {
 	}
 	r.obs.Pass(res)
 	return res
+}
+
+// checkHistory runs History's check; when the queue forgot its tasks, the
+// watched set and the cursor start over, since every delivered event of
+// the horizon that no consumer recorded (in the restored database) may
+// have lost its task.
+func (r *Reconciler) checkHistory(ctx context.Context) error {
+	if r.st.History == nil {
+		return nil
+	}
+	forgot, err := r.st.History.Check(ctx)
+	if forgot {
+		r.started = false
+		clear(r.watch)
+	}
+	return err
 }
 
 // scan reads newly delivered, unconsumed events into the watched set. The

@@ -38,7 +38,8 @@ const ConsumerGroup = `group:"asynq.consumers"`
 
 // Module provides asynq.RedisConnOpt, *asynq.Client and *asynq.Inspector
 // (closed on stop), *Publisher also as ports.Publisher, ports.RetainedTasks
-// and ports.QueueInventory on the Publisher's queue, LossWatchers, a
+// ports.QueueInventory and ports.QueueHistory on the Publisher's queue,
+// LossWatchers, a
 // *DurabilityChecker (closed on stop), its readiness Probe, the *Wake by
 // which the Publisher starts the worker at once, the queue's *Bell by
 // which it starts workers in other processes, and
@@ -55,6 +56,7 @@ var Module = fx.Module("asynq",
 		fx.Annotate(newPublisher, fx.As(fx.Self()), fx.As(new(ports.Publisher))),
 		fx.Annotate(newRetained, fx.As(new(ports.RetainedTasks))),
 		fx.Annotate(newInventory, fx.As(new(ports.QueueInventory))),
+		fx.Annotate(newHistory, fx.As(new(ports.QueueHistory))),
 		newLossWatchers,
 		newDurabilityChecker,
 		newProbe,
@@ -162,6 +164,15 @@ func newInventory(lc fx.Lifecycle, opt asynq.RedisConnOpt, e *Publisher) (*Inven
 	}
 	lc.Append(fx.StopHook(inv.Close))
 	return inv, nil
+}
+
+func newHistory(lc fx.Lifecycle, opt asynq.RedisConnOpt, ins *asynq.Inspector, e *Publisher) (*History, error) {
+	h, err := NewHistory(opt, ins, e.Config().Queue)
+	if err != nil {
+		return nil, err
+	}
+	lc.Append(fx.StopHook(h.Close))
+	return h, nil
 }
 
 // LossWatchers makes LossWatchers of the Publisher's queue (Module
