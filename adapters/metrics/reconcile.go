@@ -24,7 +24,7 @@ var _ relay.ReconcileObserver = (*ReconcileMetrics)(nil)
 
 // Loss signal kinds and pass triggers exported at 0 from the start.
 var (
-	lossSignals       = []string{"restart", "failover", "canary_missing", "eviction", "master_switch"}
+	lossSignals       = []string{"restart", "failover", "canary_missing", "eviction", "master_switch", "database_restored"}
 	reconcileTriggers = append([]string{relay.TriggerPeriodic}, lossSignals...)
 )
 
@@ -32,7 +32,7 @@ var (
 func NewReconcileMetrics(reg prometheus.Registerer) (*ReconcileMetrics, error) {
 	m := &ReconcileMetrics{
 		signals: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "outbox_queue_loss_signals_total", Help: "Signs that the queue's Redis forgot acknowledged tasks, by signal (restart, failover, canary_missing, eviction, master_switch).",
+			Name: "outbox_queue_loss_signals_total", Help: "Signs that the queue's Redis forgot acknowledged tasks, by signal (restart, failover, canary_missing, eviction, master_switch, database_restored).",
 		}, []string{"signal"}),
 		passes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "outbox_reconcile_passes_total", Help: "Reconciliation passes by trigger and result (ok, error).",

@@ -69,4 +69,5 @@ func TestE2EEffectsComeBackAfterRestore(t *testing.T) {
 		return c, c == n, fmt.Sprintf("%d of %d consumed (%v)", c, n, err)
 	})
 	require.Positive(t, metricSum(t, []*relayProc{second}, "outbox_republished_total", ""), "the effects came back through the reconciler")
+	require.Equal(t, 1.0, metricSum(t, []*relayProc{second}, "outbox_queue_loss_signals_total", `signal="database_restored"`), "the restore is counted once")
 }

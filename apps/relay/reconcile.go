@@ -39,9 +39,9 @@ func historyOption(cfg config) fx.Option {
 			}
 			return relay.NewHistory(db, q, log)
 		}),
-		fx.Invoke(func(lc fx.Lifecycle, h *relay.History, log *slog.Logger) {
+		fx.Invoke(func(lc fx.Lifecycle, r *relay.Reconciler, log *slog.Logger) {
 			lc.Append(fx.StartHook(func(ctx context.Context) {
-				if _, err := h.Check(ctx); err != nil {
+				if err := r.CheckHistory(ctx); err != nil {
 					log.Warn("could not check the queue against the database's history at start; the reconciler's passes retry", "error", err)
 				}
 			}))

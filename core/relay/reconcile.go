@@ -56,6 +56,9 @@ const (
 	// LossMasterSwitch is the ports.LossSignal kind of a queue master
 	// switch Sentinel announced (ports.MasterSwitchWatcher).
 	LossMasterSwitch = "master_switch"
+	// LossDatabaseRestored is the signal counted when History found the
+	// database restored or promoted and the queue forgot its tasks.
+	LossDatabaseRestored = "database_restored"
 
 	reconcilePage = 500
 )
@@ -216,7 +219,7 @@ func (r *Reconciler) run(ctx context.Context) {
 func (r *Reconciler) Pass(ctx context.Context, trigger string) ReconcileResult {
 	now := r.clock.Now()
 	res := ReconcileResult{Trigger: trigger}
-	if err := r.checkHistory(ctx); err != nil {
+	if err := r.CheckHistory(ctx); err != nil {
 		res.Err = err
 	} else if err := r.scan(ctx, now, trigger != TriggerPeriodic); err != nil {
 		res.Err = err
@@ -239,16 +242,18 @@ func (r *Reconciler) Pass(ctx context.Context, trigger string) ReconcileResult {
 	return res
 }
 
-// checkHistory runs History's check; when the queue forgot its tasks, the
-// watched set and the cursor start over, since every delivered event of
-// the horizon that no consumer recorded (in the restored database) may
-// have lost its task.
-func (r *Reconciler) checkHistory(ctx context.Context) error {
+// CheckHistory runs History's check (every pass does, first); when the
+// queue forgot its tasks, the watched set and the cursor start over, since
+// every delivered event of the horizon that no consumer recorded (in the
+// restored database) may have lost its task. An app calls it before the
+// worker and the relays start, and before Start.
+func (r *Reconciler) CheckHistory(ctx context.Context) error {
 	if r.st.History == nil {
 		return nil
 	}
 	forgot, err := r.st.History.Check(ctx)
 	if forgot {
+		r.obs.Signal(LossDatabaseRestored)
 		r.started = false
 		clear(r.watch)
 	}
