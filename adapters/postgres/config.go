@@ -26,6 +26,10 @@ type Config struct {
 	// Env names the variable URL came from, for Open's errors (default
 	// "DATABASE_URL").
 	Env string
+	// RelayClaimBytes caps the payload bytes of one claim of RelayModule's
+	// store (pgoutbox.Config.ClaimBytes; default its default). A relay
+	// with many loops divides its memory budget by them.
+	RelayClaimBytes int64
 	// MaxOpenConns caps open connections (default DefaultMaxOpenConns).
 	MaxOpenConns int
 	// MaxIdleConns caps idle connections (default DefaultMaxIdleConns).

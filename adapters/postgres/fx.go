@@ -113,8 +113,8 @@ type relayDB struct {
 	DB *bun.DB `name:"postgres_relay_db"` // relayDBName
 }
 
-func newFxRelayOutbox(p relayDB) (*pgoutbox.Store, error) {
-	return pgoutbox.NewStore(p.DB, pgoutbox.Config{AsynchronousCommit: true})
+func newFxRelayOutbox(p relayDB, cfg Config) (*pgoutbox.Store, error) {
+	return pgoutbox.NewStore(p.DB, pgoutbox.Config{AsynchronousCommit: true, ClaimBytes: cfg.RelayClaimBytes})
 }
 
 // newFxListener LISTENs on cfg.DirectURL (default URL) and probes itself

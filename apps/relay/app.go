@@ -16,6 +16,7 @@ import (
 	"github.com/july/template/adapters/http/httpx"
 	"github.com/july/template/adapters/metrics"
 	"github.com/july/template/adapters/postgres"
+	"github.com/july/template/adapters/postgres/pgoutbox"
 	"github.com/july/template/adapters/tracing"
 	"github.com/july/template/apps/domain"
 	"github.com/july/template/apps/internal/domains"
@@ -47,7 +48,8 @@ func options(cfg config, log *slog.Logger) fx.Option {
 		fx.Supply(cfg, log),
 		fx.Supply(cfg.Tracing),
 		tracing.Module,
-		fx.Supply(postgres.Config{URL: cfg.DatabaseURL, DirectURL: cfg.DirectURL, RuntimeParams: map[string]string{"application_name": "relay"}}),
+		fx.Supply(postgres.Config{URL: cfg.DatabaseURL, DirectURL: cfg.DirectURL, RuntimeParams: map[string]string{"application_name": "relay"},
+			RelayClaimBytes: claimBytes(cfg.Loops)}),
 		postgres.Module,
 		postgres.RelayModule,
 		fx.Supply(queue.ModuleConfig{
@@ -88,6 +90,18 @@ func options(cfg config, log *slog.Logger) fx.Option {
 		tuningOption(cmp.Or(cfg.TuningRefresh, TuningRefresh)),
 		adminOption, // after every other hook: stops first, see newAdmin
 	)
+}
+
+// InFlightBytes is the payload bytes all of a relay's loops may hold at
+// once (two loops' worth of pgoutbox.DefaultClaimBytes): each claim gets
+// its share, at least one payload at the cap. With payloads at the cap it
+// peaks at about 200 MiB of RSS whatever RELAY_LOOPS is (relaysbench
+// -payload), inside the pod's 512 Mi; a claim's budget alone let 64 loops
+// take 2.5 GiB.
+const InFlightBytes = 2 * pgoutbox.DefaultClaimBytes
+
+func claimBytes(loops int) int64 {
+	return max(outbox.MaxPayloadBytes, InFlightBytes/int64(max(loops, 1)))
 }
 
 // workerOption runs the Asynq worker unless WORKER_ENABLED=false (a relay

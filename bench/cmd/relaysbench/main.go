@@ -5,9 +5,12 @@
 // against the batch size, and outbox_claims_total by result: with a
 // backlog left, a short or empty claim means SKIP LOCKED skipped rows
 // another relay held). It shows where adding replicas stops helping
-// (docs/scaling.md).
+// (docs/scaling.md). The last column is the largest peak RSS (VmHWM) of
+// one relay: with -payload at outbox.MaxPayloadBytes it shows whether the
+// pod's memory limit holds (docs/operations.md).
 //
 //	go run ./bench/cmd/relaysbench -events 200000 -relays 1,2,4,8
+//	go run ./bench/cmd/relaysbench -events 2000 -relays 1 -payload 262144
 package main
 
 import (
@@ -34,14 +37,23 @@ func main() {
 	relays := flag.String("relays", "1,2,4,8", "relay process counts to try")
 	batch := flag.Int("batch", 0, "RELAY_BATCH_SIZE for every relay (0: the relay's default)")
 	loops := flag.Int("loops", 0, "RELAY_LOOPS for every relay (0: the relay's default)")
+	payload := flag.Int("payload", 0, "bytes of filler in each event's payload, up to outbox.MaxPayloadBytes less 64 (0: a small payload)")
 	dbURL := flag.String("db", relayproc.EnvOr("TEST_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"), "a Postgres role that may CREATE DATABASE")
 	redisURL := flag.String("redis", relayproc.EnvOr("TEST_REDIS_URL", "redis://127.0.0.1:6379/0"), "Redis for Asynq")
 	flag.Parse()
+	if *payload < 0 || *payload > outbox.MaxPayloadBytes-64 {
+		fmt.Fprintf(os.Stderr, "relaysbench: -payload %d outside 0..%d\n", *payload, outbox.MaxPayloadBytes-64)
+		os.Exit(2)
+	}
+	fill = strings.Repeat("x", *payload)
 	if err := run(context.Background(), *dbURL, *redisURL, *events, *relays, *batch, *loops); err != nil {
 		fmt.Fprintln(os.Stderr, "relaysbench:", err)
 		os.Exit(1)
 	}
 }
+
+// fill is each event's filler (-payload).
+var fill string
 
 func run(ctx context.Context, base, redisURL string, n int, relaysFlag string, batch, loops int) error {
 	var counts []int
@@ -61,14 +73,14 @@ func run(ctx context.Context, base, redisURL string, n int, relaysFlag string, b
 	if err != nil {
 		return err
 	}
-	fmt.Printf("| relays | events/s | CPU µs/event: relays / Postgres / Redis | claims: full / short / empty | rows per claim |\n|---:|---:|---|---|---:|\n")
+	fmt.Printf("| relays | events/s | CPU µs/event: relays / Postgres / Redis | claims: full / short / empty | rows per claim | peak RSS MiB |\n|---:|---:|---|---|---:|---:|\n")
 	for _, c := range counts {
 		r, err := once(ctx, base, redisURL, bin, n, c, batch, loops)
 		if err != nil {
 			return fmt.Errorf("%d relays: %w", c, err)
 		}
-		fmt.Printf("| %d | %.0f | %.1f / %.1f / %.1f | %.0f / %.0f / %.0f | %.1f |\n", c, r.rate, r.relayUS, r.pgUS, r.redisUS,
-			r.claims["full"], r.claims["short"], r.claims["empty"], r.rowsPerClaim)
+		fmt.Printf("| %d | %.0f | %.1f / %.1f / %.1f | %.0f / %.0f / %.0f | %.1f | %.0f |\n", c, r.rate, r.relayUS, r.pgUS, r.redisUS,
+			r.claims["full"], r.claims["short"], r.claims["empty"], r.rowsPerClaim, float64(r.peakRSS)/(1<<20))
 	}
 	return nil
 }
@@ -77,6 +89,7 @@ type result struct {
 	rate, relayUS, pgUS, redisUS float64
 	claims                       map[string]float64 // outbox_claims_total by result
 	rowsPerClaim                 float64
+	peakRSS                      uint64 // the largest VmHWM of one relay
 }
 
 func once(ctx context.Context, base, redisURL, bin string, n, relays, batch, loops int) (result, error) {
@@ -125,6 +138,7 @@ func once(ctx context.Context, base, redisURL, bin string, n, relays, batch, loo
 	var rows, batches float64
 	for _, p := range procs {
 		relayCPU += procstat.CPU(p.Cmd.Process.Pid)
+		res.peakRSS = max(res.peakRSS, procstat.PeakRSS(p.Cmd.Process.Pid))
 		m, err := relayproc.Scrape(p.Admin, "outbox_claims_total")
 		if err != nil {
 			return result{}, err
@@ -152,7 +166,7 @@ func prefill(ctx context.Context, db *bun.DB, n int) error {
 				EventID: uuid.NewString(), EventType: "bench.relays", PayloadVersion: 1,
 				AggregateType: "order", AggregateID: strconv.Itoa(j), ResourceType: "order", ResourceID: strconv.Itoa(j),
 				RequestID: "req-" + strconv.Itoa(j), CorrelationID: "corr-" + strconv.Itoa(j/100),
-				Payload: map[string]any{"n": j, "amount_cents": 1500}, Now: now,
+				Payload: map[string]any{"n": j, "amount_cents": 1500, "fill": fill}, Now: now,
 			})
 			if err != nil {
 				return err

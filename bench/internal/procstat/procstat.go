@@ -77,3 +77,19 @@ func (s Servers) Since(prev Servers) (pg, redis time.Duration) {
 	}
 	return pg, s.redis - prev.redis
 }
+
+// PeakRSS returns the most resident memory pid has held so far (VmHWM, in
+// bytes); 0 when it cannot be read.
+func PeakRSS(pid int) uint64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
