@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -23,6 +22,7 @@ const StuckAfter = 10 * time.Minute
 type OperatorStore interface {
 	ports.OutboxOperatorStore
 	ports.ConsumerFailureStore
+	ports.OutboxConsumptionReader
 }
 
 // Operator runs the operator commands on the outbox. Every change commits
@@ -175,19 +175,20 @@ func (o *Operator) Replay(ctx context.Context, cmd ReplayCommand) (ReplayOutcome
 // replay, or a consumer that does not record): the replay then takes the
 // consumer path for it (its retained task deleted, enqueued again, the
 // reconciler watching it), where the relay's replay would refuse a
-// delivered event. Only the StuckAggregates listing's first 500 are seen.
+// delivered event. It reads ids themselves (at most MaxReplayIDs), not a
+// listing of stuck aggregates, which is bounded and would miss some.
 func (o *Operator) failUnconsumedBlockers(ctx context.Context, ids []string, now time.Time) error {
-	stuck, err := o.store.StuckAggregates(ctx, now, 500)
+	evs, err := o.store.Unconsumed(ctx, ids)
 	if err != nil {
-		return fmt.Errorf("read stuck aggregates: %w", err)
+		return fmt.Errorf("read which events are delivered and unconsumed: %w", err)
 	}
-	for _, a := range stuck {
-		if a.Reason != ports.StuckUnconsumed || !slices.Contains(ids, a.Blocker.EventID) {
-			continue
+	for _, ev := range evs {
+		if !ev.Ordered || ev.DeliveredAt == nil || now.Sub(*ev.DeliveredAt) < ports.StuckUnconsumedAfter {
+			continue // not blocking, or not for long enough to be stuck
 		}
-		if _, err := o.store.MarkConsumerFailed(ctx, ports.ConsumerFailure{EventID: a.Blocker.EventID, Code: CodeNeverConsumed,
+		if _, err := o.store.MarkConsumerFailed(ctx, ports.ConsumerFailure{EventID: ev.EventID, Code: CodeNeverConsumed,
 			Message: "delivered and never recorded as consumed; replayed by an operator", At: now}); err != nil {
-			return fmt.Errorf("record the unconsumed blocker %s: %w", a.Blocker.EventID, err)
+			return fmt.Errorf("record the unconsumed blocker %s: %w", ev.EventID, err)
 		}
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"testing"
@@ -311,4 +312,46 @@ func TestOperatorReplaysAnUnconsumedOrderedBlocker(t *testing.T) {
 	open, err := b.store.OpenConsumerFailures(t.Context(), ports.ConsumerFailureFilter{})
 	require.NoError(t, err)
 	require.Empty(t, open, "the failure recorded for it is resolved once it is enqueued again")
+}
+
+// Regression (issue 43): the blocker replay looked for its events in the
+// first 500 stuck aggregates only, so the blocker of a 501st was refused.
+func TestOperatorReplaysABlockerPastTheFirst500Stuck(t *testing.T) {
+	t.Parallel()
+	b := setup(t, relay.Config{BatchSize: 1000})
+	const n = 501
+	var heads []string
+	for i := range n {
+		heads = append(heads, uuid.NewString())
+		for j, id := range []string{heads[i], uuid.NewString()} { // a head and the event behind it
+			ev, err := outbox.New(outbox.NewParams{EventID: id, EventType: "card.changed", PayloadVersion: 1,
+				AggregateType: "card", AggregateID: fmt.Sprintf("c-%d", i), ResourceType: "card", ResourceID: "c",
+				RequestID: "req-card", Payload: map[string]int{"n": j}, Now: b.clock.Now(), Ordered: true})
+			require.NoError(t, err)
+			require.NoError(t, b.store.Append(t.Context(), ev))
+		}
+	}
+	b.claimAndMark(t, "relay-a/0", true, n) // every head delivered; their tasks are gone
+	b.clock.Advance(ports.StuckUnconsumedAfter + time.Minute)
+	stuck, err := b.store.StuckAggregates(t.Context(), b.clock.Now(), 500)
+	require.NoError(t, err)
+	require.Len(t, stuck, 500)
+	listed := map[string]bool{}
+	for _, a := range stuck {
+		listed[a.Blocker.EventID] = true
+	}
+	var last string // the blocker the first 500 do not list
+	for _, id := range heads {
+		if !listed[id] {
+			last = id
+		}
+	}
+	require.NotEmpty(t, last)
+	b.pub.ActiveFunc = func(string) bool { return false }
+	op, err := relay.NewOperator(b.store, b.pub, b.pub, b.clock)
+	require.NoError(t, err)
+
+	out, err := op.Replay(t.Context(), relay.ReplayCommand{EventIDs: []string{last}, Operator: "alice", Reason: "its task was lost"})
+	require.NoError(t, err)
+	require.Equal(t, []string{last}, out.Replayed, "the 501st stuck aggregate's blocker is replayed (skipped: %v)", out.Skipped)
 }
