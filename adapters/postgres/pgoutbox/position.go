@@ -24,8 +24,11 @@ func (s *Store) Position(ctx context.Context) (ports.DBPosition, error) {
 	if err != nil {
 		return ports.DBPosition{}, fmt.Errorf("read the database's WAL position: %w", pgerr.Translate(err))
 	}
-	tl, err := strconv.ParseUint(seg[:min(8, len(seg))], 16, 32)
-	if err != nil || len(seg) != 24 {
+	if len(seg) != 24 {
+		return ports.DBPosition{}, fmt.Errorf("read the database's timeline: WAL segment name %q is not 24 hex digits", seg)
+	}
+	tl, err := strconv.ParseUint(seg[:8], 16, 32)
+	if err != nil {
 		return ports.DBPosition{}, fmt.Errorf("read the database's timeline: WAL segment name %q is not 24 hex digits", seg)
 	}
 	hi, lo, ok := strings.Cut(lsn, "/")
